@@ -1,0 +1,22 @@
+# A thin wrapper over meson: every target sets up what it needs.
+BUILD ?= build
+MESON_ARGS ?=
+SUITES_TEST = --no-suite bench
+
+.PHONY: all deps check sim bench coverage check-valgrind check-sanitize check-fuzz clean
+
+all: $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+deps:
+	@sh scripts/deps.sh
+
+$(BUILD)/build.ninja:
+	@sh scripts/deps.sh
+	meson setup $(BUILD) $(MESON_ARGS)
+
+check: deps all
+	meson test -C $(BUILD) --print-errorlogs $(SUITES_TEST)
+
+clean:
+	rm -rf $(BUILD) build-*

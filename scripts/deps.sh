@@ -1,0 +1,23 @@
+#!/bin/sh
+# Make sure the Debian packages rtid needs are present. As root, install the
+# missing ones; otherwise print the exact command and fail.
+set -eu
+pkgs="meson ninja-build pkg-config gcc libjansson-dev libcmocka-dev libfuse3-dev fuse3 \
+libfiu-dev fiu-utils valgrind lcov gnuplot-nox clang"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ]; then
+	echo "rtid: installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing
+else
+	echo "rtid: missing packages. Install them with:" >&2
+	echo "  sudo apt-get install -y$missing" >&2
+	exit 1
+fi

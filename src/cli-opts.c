@@ -1,0 +1,130 @@
+/* Options and environment shared by the rtid subcommands. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+const char cli_common_help[] =
+	"  --mode MODE           driver (default), scan, crosscheck or canary   [RTID_MODE]\n"
+	"  --backend B           tool (default: spawn cuda-checkpoint) or api (one worker\n"
+	"                        process that loads libcuda once for the batch)\n"
+	"  --tool PATH           cuda-checkpoint to run (default: from PATH)\n"
+	"                                                             [RTID_CUDA_CHECKPOINT]\n"
+	"  --libcuda PATH        driver library for --backend api (default libcuda.so.1)\n"
+	"                                                             [RTID_LIBCUDA]\n"
+	"  --proc DIR            proc tree to scan (default /proc)    [RTID_PROC]\n"
+	"  --pattern ERE         restore-thread name (default " RTID_PATTERN_DEFAULT ")\n"
+	"  --driver-version V    driver version (default: from DIR/driver/nvidia/version)\n"
+	"                                                             [RTID_DRIVER_VERSION]\n"
+	"  --attestation FILE    per-driver cross-check record (default\n"
+	"                        " RTID_ATTESTATION_DEFAULT ")       [RTID_ATTESTATION]\n"
+	"  --unattested          let scan mode scan without a clean attestation (warns)\n"
+	"  --timeout SECONDS     per driver query (default 60)\n"
+	"  --deadline SECONDS    for the whole batch (default none)\n"
+	"  --jobs N              driver queries at once, 1..64 (default 8)\n"
+	"  --json                one JSON object per pid and line\n";
+
+int cli_parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v <= 0 || v > 1e6)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_count(const char *s, unsigned max, unsigned *out)
+{
+	int v;
+
+	if (rtid_parse_pid(s, &v) < 0 || (unsigned)v > max)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int bad(const char *prog, const char *what, const char *val)
+{
+	fprintf(stderr, "%s: invalid %s: '%s' (see --help)\n", prog, what, val ? val : "");
+	return -1;
+}
+
+int cli_opts_init(struct cli_opts *o, const char *prog)
+{
+	const char *mode = getenv("RTID_MODE");
+
+	memset(o, 0, sizeof(*o));
+	o->cfg.tool = getenv("RTID_CUDA_CHECKPOINT");
+	o->cfg.libcuda = getenv("RTID_LIBCUDA");
+	o->cfg.proc_root = getenv("RTID_PROC");
+	o->cfg.driver_version = getenv("RTID_DRIVER_VERSION");
+	o->attestation_path = getenv("RTID_ATTESTATION");
+	if (mode && *mode && rtid_mode_parse(mode, &o->cfg.mode) < 0)
+		return bad(prog, "RTID_MODE", mode);
+	return 0;
+}
+
+static int opt_backend(struct cli_opts *o, const char *arg, const char *prog)
+{
+	if (strcmp(arg, "tool") == 0)
+		o->cfg.backend = RTID_BACKEND_TOOL;
+	else if (strcmp(arg, "api") == 0)
+		o->cfg.backend = RTID_BACKEND_API;
+	else
+		return bad(prog, "--backend", arg);
+	return 1;
+}
+
+int cli_opt_common(struct cli_opts *o, int c, const char *arg, const char *prog)
+{
+	struct rtid_config *cfg = &o->cfg;
+
+	switch (c) {
+	case OPT_MODE:
+		return rtid_mode_parse(arg, &cfg->mode) < 0 ? bad(prog, "--mode", arg) : 1;
+	case OPT_BACKEND:
+		return opt_backend(o, arg, prog);
+	case OPT_TOOL: cfg->tool = arg; return 1;
+	case OPT_LIBCUDA: cfg->libcuda = arg; return 1;
+	case OPT_PROC: cfg->proc_root = arg; return 1;
+	case OPT_PATTERN: cfg->pattern = arg; return 1;
+	case OPT_DRIVER_VERSION:
+		return rtid_version_valid(arg) ? (cfg->driver_version = arg, 1)
+					       : bad(prog, "--driver-version", arg);
+	case OPT_ATTESTATION: o->attestation_path = arg; return 1;
+	case OPT_UNATTESTED: cfg->allow_unattested = true; return 1;
+	case OPT_TIMEOUT:
+		return cli_parse_seconds(arg, &cfg->timeout_s) < 0 ? bad(prog, "--timeout", arg) : 1;
+	case OPT_DEADLINE:
+		return cli_parse_seconds(arg, &cfg->deadline_s) < 0 ? bad(prog, "--deadline", arg) : 1;
+	case OPT_JOBS:
+		return cli_parse_count(arg, 64, &cfg->jobs) < 0 ? bad(prog, "--jobs", arg) : 1;
+	case OPT_JSON: o->json = true; return 1;
+	}
+	return 0;
+}
+
+int cli_load_attestation(struct cli_opts *o, const char *prog)
+{
+	const char *path = o->attestation_path ? o->attestation_path : RTID_ATTESTATION_DEFAULT;
+	char err[512];
+	int r = rtid_attest_load(path, &o->attestation, err, sizeof(err));
+
+	if (r < 0) {
+		if (r == -EINVAL)
+			fprintf(stderr, "%s: attestation %s\n", prog, err);
+		else
+			fprintf(stderr, "%s: attestation %s: %s\n", prog, path, strerror(-r));
+		return -1;
+	}
+	o->cfg.attestation = o->attestation;
+	return 0;
+}

@@ -1,0 +1,113 @@
+/* rtid resolve: answer for each pid given, in order. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char resolve_help[] =
+	"Usage: rtid resolve [OPTIONS] PID...\n"
+	"Find the CUDA driver's restore thread of each PID.\n\n"
+	"Options:\n";
+
+static const char resolve_tail[] =
+	"\nExit status: 0 every pid got a tid or a definite none; 1 some pid ended in an\n"
+	"error (the others' answers are still printed); 2 usage error.\n";
+
+static void usage(FILE *f)
+{
+	fprintf(f, "%s%s  -h, --help            this help\n%s", resolve_help, cli_common_help,
+		resolve_tail);
+}
+
+static int parse_args(int argc, char **argv, struct cli_opts *o, int **pids, size_t *n)
+{
+	static const struct option longopts[] = { CLI_COMMON_LONGOPTS,
+						   { "help", 0, NULL, 'h' }, { 0 } };
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		int r = cli_opt_common(o, c, optarg, "rtid resolve");
+
+		if (c == 'h') {
+			usage(stdout);
+			exit(0);
+		}
+		if (r <= 0) {
+			if (r == 0)
+				usage(stderr);
+			return -1;
+		}
+	}
+	*n = (size_t)(argc - optind);
+	if (*n == 0) {
+		fprintf(stderr, "rtid resolve: no PID given (see --help)\n");
+		return -1;
+	}
+	*pids = calloc(*n, sizeof(**pids));
+	if (!*pids)
+		return -1;
+	for (size_t i = 0; i < *n; i++)
+		if (rtid_parse_pid(argv[optind + (int)i], &(*pids)[i]) < 0) {
+			fprintf(stderr, "rtid resolve: invalid PID: '%s'\n", argv[optind + (int)i]);
+			return -1;
+		}
+	return 0;
+}
+
+static int print_all(const struct cli_opts *o, const struct rtid_result *res, size_t n)
+{
+	int rc = 0;
+
+	if (!o->json)
+		cli_print_table_head(stdout);
+	for (size_t i = 0; i < n; i++) {
+		if (o->json)
+			cli_print_json(stdout, &res[i]);
+		else
+			cli_print_row(stdout, &res[i]);
+		if (res[i].error)
+			rc = 1;
+	}
+	return rc;
+}
+
+static bool needs_attestation(const struct rtid_config *cfg)
+{
+	return cfg->mode == RTID_MODE_SCAN || cfg->mode == RTID_MODE_CANARY;
+}
+
+int cmd_resolve(int argc, char **argv)
+{
+	struct rtid_result *res = NULL;
+	struct rtid_ctx *ctx = NULL;
+	struct cli_opts o;
+	int *pids = NULL, rc = 2, r;
+	size_t n = 0;
+
+	if (cli_opts_init(&o, "rtid resolve") < 0 || parse_args(argc, argv, &o, &pids, &n) < 0 ||
+	    (needs_attestation(&o.cfg) && cli_load_attestation(&o, "rtid resolve") < 0))
+		goto out;
+	r = rtid_ctx_new(&o.cfg, &ctx);
+	if (r < 0) {
+		fprintf(stderr, "rtid resolve: %s\n",
+			r == -EINVAL ? "invalid --pattern (not a POSIX extended regex)" : strerror(-r));
+		goto out;
+	}
+	if (o.cfg.mode == RTID_MODE_SCAN && o.cfg.allow_unattested && !rtid_ctx_attested(ctx))
+		fprintf(stderr, "rtid resolve: warning: scanning for driver %s without a clean "
+			"attestation (--unattested)\n", rtid_ctx_driver_version(ctx) ?: "(unknown)");
+	res = calloc(n, sizeof(*res));
+	if (!res || rtid_resolve_many(ctx, pids, n, res) < 0) {
+		fprintf(stderr, "rtid resolve: out of memory\n");
+		goto out;
+	}
+	rc = print_all(&o, res, n);
+out:
+	rtid_ctx_free(ctx);
+	rtid_attest_free(o.attestation);
+	free(res);
+	free(pids);
+	return rc;
+}

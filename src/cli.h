@@ -1,0 +1,59 @@
+/* Shared pieces of the rtid command's subcommands. */
+#ifndef RTID_CLI_H
+#define RTID_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "rtid.h"
+
+struct cli_opts {
+	struct rtid_config cfg;
+	const char *attestation_path;
+	struct rtid_attestation *attestation;
+	bool json;
+};
+
+/* Options every resolving subcommand takes; the help text lists them. */
+extern const char cli_common_help[];
+
+/* Defaults from the environment (RTID_MODE, RTID_PROC, ...). Returns 0 or -1
+ * after printing what is wrong. */
+int cli_opts_init(struct cli_opts *o, const char *prog);
+
+/* Handle one common option (getopt_long's value c, its argument arg). Returns
+ * 1 if handled, 0 if not a common option, -1 after printing a usage error. */
+int cli_opt_common(struct cli_opts *o, int c, const char *arg, const char *prog);
+
+/* Load the attestation the options name. Returns 0 or -1 after printing. */
+int cli_load_attestation(struct cli_opts *o, const char *prog);
+
+/* Strict numbers from the command line. */
+int cli_parse_seconds(const char *s, double *out);
+int cli_parse_count(const char *s, unsigned max, unsigned *out);
+
+/* Print one result as a JSON line, or a table row. */
+void cli_print_json(FILE *f, const struct rtid_result *r);
+void cli_print_table_head(FILE *f);
+void cli_print_row(FILE *f, const struct rtid_result *r);
+
+int cmd_resolve(int argc, char **argv);
+
+/* getopt_long values of the common long options. */
+enum {
+	OPT_MODE = 0x100, OPT_BACKEND, OPT_TOOL, OPT_LIBCUDA, OPT_PROC, OPT_PATTERN,
+	OPT_DRIVER_VERSION, OPT_ATTESTATION, OPT_UNATTESTED, OPT_TIMEOUT, OPT_DEADLINE,
+	OPT_JOBS, OPT_JSON,
+};
+
+#define CLI_COMMON_LONGOPTS                                                   \
+	{ "mode", 1, NULL, OPT_MODE }, { "backend", 1, NULL, OPT_BACKEND },   \
+	{ "tool", 1, NULL, OPT_TOOL }, { "libcuda", 1, NULL, OPT_LIBCUDA },   \
+	{ "proc", 1, NULL, OPT_PROC }, { "pattern", 1, NULL, OPT_PATTERN },   \
+	{ "driver-version", 1, NULL, OPT_DRIVER_VERSION },                    \
+	{ "attestation", 1, NULL, OPT_ATTESTATION },                          \
+	{ "unattested", 0, NULL, OPT_UNATTESTED },                            \
+	{ "timeout", 1, NULL, OPT_TIMEOUT }, { "deadline", 1, NULL, OPT_DEADLINE }, \
+	{ "jobs", 1, NULL, OPT_JOBS }, { "json", 0, NULL, OPT_JSON }
+
+#endif

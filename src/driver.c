@@ -1,0 +1,133 @@
+/* The driver's answers for a batch: up to cfg.jobs cuda-checkpoint children at
+ * once, each under its timeout, all under the batch deadline. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define JOBS_DEFAULT 8
+
+struct slot {
+	struct rtid__child child;
+	size_t idx;   /* which pid */
+	bool busy;
+	double start; /* monotonic seconds */
+};
+
+static unsigned jobs_of(const struct rtid_ctx *ctx)
+{
+	unsigned j = ctx->cfg.jobs ? ctx->cfg.jobs : JOBS_DEFAULT;
+
+	return j > RTID__MAX_CHILDREN ? RTID__MAX_CHILDREN : j;
+}
+
+static double timeout_of(const struct rtid_ctx *ctx)
+{
+	return ctx->cfg.timeout_s > 0 ? ctx->cfg.timeout_s : RTID_TIMEOUT_DEFAULT;
+}
+
+/* Start the query for pid; on failure the result carries the error. */
+static bool start_query(struct rtid_ctx *ctx, struct slot *s, int pid, struct rtid_result *r)
+{
+	char pidstr[16];
+	char *argv[] = { ctx->tool_path, "--get-restore-tid", "--pid", pidstr, NULL };
+	int e;
+
+	r->source = RTID_SRC_TOOL;
+	if (!ctx->tool_path) {
+		rtid__set_error(r, RTID_ERR_TOOL_NOT_FOUND, "no %s on PATH",
+				ctx->tool_name ? ctx->tool_name : "cuda-checkpoint");
+		return false;
+	}
+	snprintf(pidstr, sizeof(pidstr), "%d", pid);
+	s->start = rtid__now();
+	e = rtid__child_start(&s->child, ctx->tool_path, argv, timeout_of(ctx));
+	if (e == -ENOENT)
+		rtid__set_error(r, RTID_ERR_TOOL_NOT_FOUND, "%s: no such file", ctx->tool_path);
+	else if (e < 0)
+		rtid__set_error(r, RTID_ERR_SPAWN_FAILED, "%s: %s", ctx->tool_path, strerror(-e));
+	return e == 0;
+}
+
+static bool past(double deadline)
+{
+	return deadline > 0 && rtid__now() >= deadline;
+}
+
+/* Give a free slot the next pid that needs the driver. Returns false when
+ * there is none left (or the deadline passed). */
+static bool fill(struct rtid_ctx *ctx, struct slot *s, const int *pids, const bool *need,
+		 size_t n, size_t *next, struct rtid_result *out, double deadline)
+{
+	while (*next < n && !past(deadline)) {
+		size_t i = (*next)++;
+
+		if (need[i] && start_query(ctx, s, pids[i], &out[i])) {
+			s->idx = i;
+			s->busy = true;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void finish(struct slot *s, struct rtid_result *out)
+{
+	rtid__tool_interpret(&s->child, &out[s->idx]);
+	out[s->idx].ms += (rtid__now() - s->start) * 1000.0;
+	s->busy = false;
+}
+
+static void deadline_all(struct slot *slots, size_t jobs, const bool *need, size_t next,
+			 size_t n, struct rtid_result *out)
+{
+	for (size_t j = 0; j < jobs; j++) {
+		if (!slots[j].busy)
+			continue;
+		rtid__child_abort(&slots[j].child, false);
+		slots[j].busy = false;
+		rtid__set_error(&out[slots[j].idx], RTID_ERR_DEADLINE,
+				"batch deadline passed during the driver query");
+	}
+	for (size_t i = next; i < n; i++)
+		if (need[i]) {
+			out[i].source = RTID_SRC_TOOL;
+			rtid__set_error(&out[i], RTID_ERR_DEADLINE,
+					"batch deadline passed before the driver query");
+		}
+}
+
+static void tool_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
+		       struct rtid_result *out, double deadline)
+{
+	struct slot slots[RTID__MAX_CHILDREN] = { 0 };
+	struct rtid__child *cv[RTID__MAX_CHILDREN];
+	size_t jobs = jobs_of(ctx), next = 0;
+
+	for (;;) {
+		size_t nact = 0;
+
+		for (size_t j = 0; j < jobs; j++) {
+			if (!slots[j].busy)
+				fill(ctx, &slots[j], pids, need, n, &next, out, deadline);
+			if (slots[j].busy)
+				cv[nact++] = &slots[j].child;
+		}
+		if (nact == 0)
+			break;
+		if (rtid__children_wait(cv, nact, deadline, true))
+			break;
+		for (size_t j = 0; j < jobs; j++)
+			if (slots[j].busy && rtid__child_done(&slots[j].child))
+				finish(&slots[j], out);
+	}
+	/* Whatever is still running or not started has met the deadline. */
+	deadline_all(slots, jobs, need, next, n, out);
+}
+
+void rtid__driver_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
+			struct rtid_result *out, double deadline)
+{
+	tool_batch(ctx, pids, need, n, out, deadline);
+}

@@ -1,0 +1,115 @@
+/* Internal interfaces between rtid's modules. Names carry a double underscore. */
+#ifndef RTID_INTERNAL_H
+#define RTID_INTERNAL_H
+
+#include <poll.h>
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "rtid.h"
+
+#define RTID__OUT_MAX 256  /* kept stdout bytes; a tid needs 11 */
+#define RTID__ERR_MAX 512  /* kept stderr bytes, for the error detail */
+#define RTID__MAX_CHILDREN 64 /* most children one wait handles */
+
+/* --- match.c: the thread-name matcher --- */
+struct rtid__matcher {
+	regex_t re;
+};
+int rtid__matcher_init(struct rtid__matcher *m, const char *pattern);
+void rtid__matcher_fini(struct rtid__matcher *m);
+/* comm is len bytes, without the trailing newline; a NUL inside never matches. */
+bool rtid__matcher_match(const struct rtid__matcher *m, const char *comm, size_t len);
+
+/* --- scan.c: walk <proc>/<pid>/task/x/comm --- */
+enum rtid__scan_status {
+	RTID__SCAN_FOUND,    /* exactly one candidate, stable on re-read */
+	RTID__SCAN_ZERO,
+	RTID__SCAN_MULTIPLE,
+	RTID__SCAN_UNSTABLE, /* the single candidate changed or vanished */
+	RTID__SCAN_ERROR,    /* a task could not be read: uniqueness unproven */
+	RTID__SCAN_NOPROC,   /* the process is not there */
+};
+struct rtid__scan {
+	enum rtid__scan_status status;
+	int tid;        /* the candidate when FOUND */
+	int candidates; /* matches seen in the walk */
+	int err;        /* errno behind SCAN_ERROR */
+};
+/* Always fills *out (the walk itself cannot fail as a call). */
+void rtid__scan(const char *proc_root, int pid, const struct rtid__matcher *m,
+		struct rtid__scan *out);
+/* Read a comm file at dirfd/path into buf (no trailing newline). Returns the
+ * length or a negative errno. */
+ssize_t rtid__read_comm(int dirfd, const char *path, char *buf, size_t buflen);
+
+/* --- spawn.c: a child with captured output, a timeout, its own group --- */
+struct rtid__child {
+	pid_t pid;
+	int pidfd;
+	int fd[2]; /* stdout, stderr read ends; -1 once at EOF */
+	bool exited, reaped, timed_out;
+	int status;      /* waitpid status once reaped */
+	double deadline; /* monotonic seconds */
+	char out[RTID__OUT_MAX];
+	size_t out_len;
+	bool out_overflow;
+	char err[RTID__ERR_MAX];
+	size_t err_len;
+};
+/* Start path with argv (stdin /dev/null, fresh process group, default signal
+ * dispositions). Returns 0 or a negative errno (-ENOENT: no such program). */
+int rtid__child_start(struct rtid__child *c, const char *path, char *const argv[],
+		      double timeout_s);
+bool rtid__child_done(const struct rtid__child *c);
+/* Fill up to 3 pollfds for c; returns how many. */
+int rtid__child_pollfds(const struct rtid__child *c, struct pollfd *p);
+/* Consume the events of the pollfds that rtid__child_pollfds gave. */
+void rtid__child_handle(struct rtid__child *c, const struct pollfd *p, int np);
+/* Kill the group, reap the child, close everything; marks timed_out when asked. */
+void rtid__child_abort(struct rtid__child *c, bool timed_out);
+/* Run children until each is done (any: until one is), a child past its own
+ * deadline being aborted as timed out, or until batch_deadline (monotonic
+ * seconds, <= 0: none) passes. Returns true if the batch deadline stopped it;
+ * undone children are then left for the caller to abort. */
+bool rtid__children_wait(struct rtid__child **v, size_t n, double batch_deadline, bool any);
+
+/* --- clock --- */
+double rtid__now(void); /* CLOCK_MONOTONIC seconds */
+
+/* --- tool.c: the cuda-checkpoint query --- */
+/* Find the program to run: a path with '/', else name on PATH, skipping rtid
+ * itself (the shim). Returns 0 and a malloc'd *out, or -ENOENT. */
+int rtid__tool_find(const char *name, char **out);
+/* Turn a finished child into an answer or error in r (tid, source, error, detail). */
+void rtid__tool_interpret(const struct rtid__child *c, struct rtid_result *r);
+/* Set r's error and detail. */
+void rtid__set_error(struct rtid_result *r, enum rtid_error e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* --- decide.c: pure decisions --- */
+enum rtid_fallback rtid__scan_fallback(const struct rtid__scan *s);
+enum rtid_xcheck rtid__crosscheck(const struct rtid__scan *s, int driver_tid);
+
+/* --- version.c --- */
+/* Read <proc>/driver/nvidia/version. Returns 0 and out, or a negative errno. */
+int rtid__driver_version_read(const char *proc_root, char *out, size_t outlen);
+
+/* --- context --- */
+struct rtid_ctx {
+	struct rtid_config cfg;
+	char *proc_root, *tool_name, *tool_path, *libcuda;
+	char driver_version[32];
+	bool have_version, attested, revoked;
+	struct rtid__matcher matcher;
+};
+
+/* --- driver.c: run the driver queries of a batch --- */
+/* For every i with need[i], ask the driver for pids[i] and fill out[i]'s tid,
+ * source, error, detail and ms. */
+void rtid__driver_batch(struct rtid_ctx *ctx, const int *pids, const bool *need,
+			size_t n, struct rtid_result *out, double batch_deadline);
+
+#endif

@@ -1,0 +1,42 @@
+/* The rtid command: subcommands, and the cuda-checkpoint shim when invoked
+ * under that name. */
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char main_help[] =
+	"Usage: rtid COMMAND [OPTIONS] ...\n"
+	"Find the CUDA driver's restore thread of GPU processes, for CRIU.\n\n"
+	"Commands:\n"
+	"  resolve PID...        the restore thread of each pid (see rtid resolve --help)\n\n"
+	"Modes (--mode / RTID_MODE):\n"
+	"  driver      ask the driver (cuda-checkpoint or the driver API); the default\n"
+	"  scan        use /proc/PID/task/*/comm when exactly one thread matches, its name\n"
+	"              is stable, and the driver version has a clean attestation;\n"
+	"              otherwise ask the driver and report why (fallback)\n"
+	"  crosscheck  ask both, return the driver's answer, report agree/agree-none/mismatch\n"
+	"  canary      cross-check the first pid that can tell; on agreement scan the rest\n\n"
+	"Common options:\n";
+
+static void usage(FILE *f)
+{
+	fprintf(f, "%s%s", main_help, cli_common_help);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "resolve") == 0)
+		return cmd_resolve(argc - 1, argv + 1);
+	fprintf(stderr, "rtid: unknown command '%s' (see rtid --help)\n", argv[1]);
+	return 2;
+}

@@ -1,0 +1,114 @@
+/* Strict parsers for foreign text: tool output, /proc names, the driver
+ * version file. No atoi/sscanf: every byte is accounted for. */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "rtid.h"
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Decimal digits in [s, s+len) to a positive int. -EINVAL on any other byte,
+ * on zero, or on overflow. */
+static int parse_decimal(const char *s, size_t len, int *out)
+{
+	long v = 0;
+
+	if (len == 0)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		if (!is_digit(s[i]))
+			return -EINVAL;
+		v = v * 10 + (s[i] - '0');
+		if (v > INT_MAX)
+			return -EINVAL;
+	}
+	if (v == 0)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+int rtid_parse_tid(const char *buf, size_t len, int *tid)
+{
+	size_t b = 0, e = len;
+
+	if (!buf)
+		return -EINVAL;
+	while (b < e && is_space(buf[b]))
+		b++;
+	while (e > b && is_space(buf[e - 1]))
+		e--;
+	return parse_decimal(buf + b, e - b, tid);
+}
+
+int rtid_parse_pid(const char *s, int *pid)
+{
+	if (!s)
+		return -EINVAL;
+	return parse_decimal(s, strlen(s), pid);
+}
+
+bool rtid_version_valid(const char *v)
+{
+	size_t n = 0, groups = 1, digits = 0;
+
+	if (!v)
+		return false;
+	for (; v[n]; n++) {
+		if (v[n] == '.') {
+			if (digits == 0)
+				return false;
+			groups++;
+			digits = 0;
+		} else if (is_digit(v[n])) {
+			digits++;
+		} else {
+			return false;
+		}
+		if (n >= 31)
+			return false;
+	}
+	return digits > 0 && groups >= 2 && groups <= 4;
+}
+
+/* The version is the first whitespace-separated token of the first line that
+ * has the N.N[.N] shape: the words before it vary between the proprietary and
+ * the open kernel module ("x86_64" never has that shape). */
+int rtid_parse_driver_version(const char *buf, size_t len, char *out, size_t outlen)
+{
+	static const char prefix[] = "NVRM version:";
+	size_t line = 0, i;
+
+	if (!buf || len < sizeof(prefix) - 1 || memcmp(buf, prefix, sizeof(prefix) - 1))
+		return -EINVAL;
+	while (line < len && buf[line] != '\n')
+		line++;
+	for (i = sizeof(prefix) - 1; i < line;) {
+		char tok[33];
+		size_t b;
+
+		while (i < line && is_space(buf[i]))
+			i++;
+		b = i;
+		while (i < line && !is_space(buf[i]))
+			i++;
+		if (i - b == 0 || i - b >= sizeof(tok))
+			continue;
+		memcpy(tok, buf + b, i - b);
+		tok[i - b] = '\0';
+		if (!rtid_version_valid(tok))
+			continue;
+		if (i - b + 1 > outlen)
+			return -ENOSPC;
+		memcpy(out, tok, i - b + 1);
+		return 0;
+	}
+	return -EINVAL;
+}

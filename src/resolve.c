@@ -1,0 +1,257 @@
+/* The resolver: per pid, what the mode asks of the scan and of the driver,
+ * and how the two answers combine. Driver queries of a batch run together
+ * (driver.c); scans are quick and run in order. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int dup_opt(const char *s, char **out)
+{
+	*out = NULL;
+	if (s && !(*out = strdup(s)))
+		return -ENOMEM;
+	return 0;
+}
+
+static int ctx_version(struct rtid_ctx *ctx)
+{
+	const struct rtid_attest_entry *e;
+	const char *v = ctx->cfg.driver_version;
+
+	if (v) {
+		if (!rtid_version_valid(v))
+			return -EINVAL;
+		strcpy(ctx->driver_version, v); /* valid means at most 31 bytes */
+		ctx->have_version = true;
+	} else {
+		ctx->have_version = rtid__driver_version_read(ctx->proc_root, ctx->driver_version,
+							      sizeof(ctx->driver_version)) == 0;
+	}
+	if (!ctx->have_version)
+		return 0; /* unknown: never attested */
+	ctx->attested = rtid_attest_clean(ctx->cfg.attestation, ctx->driver_version);
+	e = rtid_attest_find(ctx->cfg.attestation, ctx->driver_version);
+	ctx->revoked = e && (e->revoked || e->mismatch > 0);
+	return 0;
+}
+
+static int ctx_setup(struct rtid_ctx *ctx, const struct rtid_config *cfg)
+{
+	int r;
+
+	ctx->cfg = *cfg;
+	if ((unsigned)cfg->mode > RTID_MODE_CANARY || (unsigned)cfg->backend > RTID_BACKEND_API)
+		return -EINVAL;
+	if ((r = dup_opt(cfg->proc_root ? cfg->proc_root : "/proc", &ctx->proc_root)) < 0 ||
+	    (r = dup_opt(cfg->tool, &ctx->tool_name)) < 0 ||
+	    (r = dup_opt(cfg->libcuda, &ctx->libcuda)) < 0)
+		return r;
+	ctx->cfg.driver_version = NULL; /* not kept: ctx->driver_version holds it */
+	ctx->cfg.pattern = NULL;
+	if ((r = ctx_version(ctx)) < 0)
+		return r;
+	/* A tool that is missing is reported per pid, where it is needed. */
+	if (cfg->backend == RTID_BACKEND_TOOL) {
+		r = rtid__tool_find(cfg->tool, &ctx->tool_path);
+		if (r < 0 && r != -ENOENT)
+			return r;
+	}
+	return 0;
+}
+
+int rtid_ctx_new(const struct rtid_config *cfg, struct rtid_ctx **out)
+{
+	struct rtid_ctx *ctx;
+	int r;
+
+	if (!cfg || !out)
+		return -EINVAL;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	if (rtid__matcher_init(&ctx->matcher, cfg->pattern) < 0) {
+		free(ctx);
+		return -EINVAL;
+	}
+	ctx->cfg.driver_version = cfg->driver_version;
+	r = ctx_setup(ctx, cfg);
+	if (r < 0) {
+		rtid_ctx_free(ctx);
+		return r;
+	}
+	*out = ctx;
+	return 0;
+}
+
+void rtid_ctx_free(struct rtid_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	rtid__matcher_fini(&ctx->matcher);
+	free(ctx->proc_root);
+	free(ctx->tool_name);
+	free(ctx->tool_path);
+	free(ctx->libcuda);
+	free(ctx);
+}
+
+const char *rtid_ctx_driver_version(const struct rtid_ctx *ctx)
+{
+	return ctx && ctx->have_version ? ctx->driver_version : NULL;
+}
+
+bool rtid_ctx_attested(const struct rtid_ctx *ctx)
+{
+	return ctx && ctx->attested;
+}
+
+static enum rtid_source driver_source(const struct rtid_ctx *ctx)
+{
+	return ctx->cfg.backend == RTID_BACKEND_API ? RTID_SRC_API : RTID_SRC_TOOL;
+}
+
+/* Scan pid into r and s; returns false when the process is missing, which
+ * ends the pid with an error and no driver query. */
+static bool scan_into(struct rtid_ctx *ctx, int pid, struct rtid_result *r, struct rtid__scan *s)
+{
+	rtid__scan(ctx->proc_root, pid, &ctx->matcher, s);
+	r->scan_candidates = s->candidates;
+	r->scan_tid = s->status == RTID__SCAN_FOUND ? s->tid : 0;
+	if (s->status != RTID__SCAN_NOPROC)
+		return true;
+	r->scan_candidates = -1;
+	rtid__set_error(r, RTID_ERR_NO_SUCH_PROCESS, "no process %d under %s", pid,
+			ctx->proc_root);
+	return false;
+}
+
+/* The scan half of scan mode. trusted: the driver version may be scanned. */
+static bool plan_scan(struct rtid_ctx *ctx, int pid, bool trusted, struct rtid_result *r,
+		      struct rtid__scan *s)
+{
+	if (!trusted) {
+		r->fallback = RTID_FB_UNATTESTED;
+		return true;
+	}
+	if (!scan_into(ctx, pid, r, s))
+		return false;
+	r->fallback = rtid__scan_fallback(s);
+	if (r->fallback != RTID_FB_NONE)
+		return true;
+	r->tid = s->tid;
+	r->source = RTID_SRC_SCAN;
+	return false;
+}
+
+/* Fill what needs no driver; returns whether the driver must be asked. */
+static bool plan(struct rtid_ctx *ctx, enum rtid_mode mode, bool trusted, int pid,
+		 struct rtid_result *r, struct rtid__scan *s)
+{
+	double t0 = rtid__now();
+	bool need = true;
+
+	memset(r, 0, sizeof(*r));
+	r->pid = pid;
+	r->scan_candidates = -1;
+	if (mode == RTID_MODE_SCAN)
+		need = plan_scan(ctx, pid, trusted, r, s);
+	else if (mode == RTID_MODE_CROSSCHECK)
+		need = scan_into(ctx, pid, r, s);
+	if (need)
+		r->source = driver_source(ctx);
+	r->ms = (rtid__now() - t0) * 1000.0;
+	return need;
+}
+
+static void verdict(enum rtid_mode mode, struct rtid_result *r, const struct rtid__scan *s)
+{
+	if (mode == RTID_MODE_CROSSCHECK && r->error == RTID_OK)
+		r->crosscheck = rtid__crosscheck(s, r->tid);
+}
+
+struct batch {
+	struct rtid_ctx *ctx;
+	double deadline;
+	const int *pids;
+	struct rtid_result *out;
+	struct rtid__scan *scans;
+	bool *need;
+};
+
+/* Resolve pids [from, to) in one mode. */
+static void run_group(struct batch *b, size_t from, size_t to, enum rtid_mode mode,
+		      bool trusted, enum rtid_fallback why)
+{
+	for (size_t i = from; i < to; i++) {
+		b->need[i] = plan(b->ctx, mode, trusted, b->pids[i], &b->out[i], &b->scans[i]);
+		if (why != RTID_FB_NONE && b->out[i].fallback == RTID_FB_NONE &&
+		    b->out[i].source != RTID_SRC_SCAN)
+			b->out[i].fallback = why;
+	}
+	rtid__driver_batch(b->ctx, b->pids + from, b->need + from, to - from, b->out + from,
+			   b->deadline);
+	for (size_t i = from; i < to; i++)
+		verdict(mode, &b->out[i], &b->scans[i]);
+}
+
+/* Canary: cross-check pids one by one until one gives a verdict on the naming
+ * (agree or mismatch); then the rest go by scan, or all by the driver. */
+static void run_canary(struct batch *b, size_t n)
+{
+	size_t i = 0;
+
+	if (b->ctx->revoked) {
+		run_group(b, 0, n, RTID_MODE_DRIVER, false, RTID_FB_UNATTESTED);
+		return;
+	}
+	for (; i < n; i++) {
+		enum rtid_xcheck x;
+
+		run_group(b, i, i + 1, RTID_MODE_CROSSCHECK, false, RTID_FB_NONE);
+		x = b->out[i].crosscheck;
+		if (x == RTID_XC_AGREE) {
+			run_group(b, i + 1, n, RTID_MODE_SCAN, true, RTID_FB_NONE);
+			return;
+		}
+		if (x == RTID_XC_MISMATCH) {
+			run_group(b, i + 1, n, RTID_MODE_DRIVER, false, RTID_FB_CANARY_MISMATCH);
+			return;
+		}
+	}
+}
+
+int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n, struct rtid_result *out)
+{
+	struct batch b = { ctx, 0, pids, out, NULL, NULL };
+	bool trusted;
+
+	if (!ctx || (n && (!pids || !out)))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] <= 0)
+			return -EINVAL;
+	b.scans = calloc(n ? n : 1, sizeof(*b.scans));
+	b.need = calloc(n ? n : 1, sizeof(*b.need));
+	if (!b.scans || !b.need) {
+		free(b.scans);
+		free(b.need);
+		return -ENOMEM;
+	}
+	if (ctx->cfg.deadline_s > 0)
+		b.deadline = rtid__now() + ctx->cfg.deadline_s;
+	trusted = ctx->attested || (ctx->cfg.allow_unattested && !ctx->revoked);
+	if (ctx->cfg.mode == RTID_MODE_CANARY)
+		run_canary(&b, n);
+	else
+		run_group(&b, 0, n, ctx->cfg.mode, trusted, RTID_FB_NONE);
+	free(b.scans);
+	free(b.need);
+	return 0;
+}
+
+int rtid_resolve(struct rtid_ctx *ctx, int pid, struct rtid_result *out)
+{
+	return rtid_resolve_many(ctx, &pid, 1, out);
+}

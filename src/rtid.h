@@ -1,0 +1,195 @@
+/* rtid: find the CUDA driver's restore thread of a process, safely.
+ *
+ * All functions return 0 or a negative errno unless said otherwise, write their
+ * out-parameters only on success, and never print. */
+#ifndef RTID_H
+#define RTID_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The driver's restore-thread name in every public sighting; NOT an API. */
+#define RTID_PATTERN_DEFAULT "^cuda[0-9a-f]{11}$"
+#define RTID_ATTESTATION_DEFAULT "/var/lib/rtid/attestation.json"
+#define RTID_TIMEOUT_DEFAULT 60.0
+/* Agreements a driver version needs, with no mismatch, before the scan is trusted. */
+#define RTID_ATTEST_MIN_AGREE 10
+
+enum rtid_mode {
+	RTID_MODE_DRIVER,     /* the driver's answer only */
+	RTID_MODE_SCAN,       /* scan when attested and unambiguous, else driver */
+	RTID_MODE_CROSSCHECK, /* both; the driver's answer is returned */
+	RTID_MODE_CANARY,     /* batch: cross-check the first pid, scan the rest */
+};
+
+enum rtid_backend {
+	RTID_BACKEND_TOOL, /* spawn cuda-checkpoint per query */
+	RTID_BACKEND_API,  /* one worker process that loads libcuda once */
+};
+
+enum rtid_source { RTID_SRC_NONE, RTID_SRC_SCAN, RTID_SRC_TOOL, RTID_SRC_API };
+
+enum rtid_fallback {
+	RTID_FB_NONE,
+	RTID_FB_ZERO_MATCHES,
+	RTID_FB_MULTIPLE_MATCHES,
+	RTID_FB_UNSTABLE,
+	RTID_FB_SCAN_ERROR,
+	RTID_FB_UNATTESTED,
+	RTID_FB_CANARY_MISMATCH,
+};
+
+enum rtid_xcheck { RTID_XC_NONE, RTID_XC_AGREE, RTID_XC_AGREE_NONE, RTID_XC_MISMATCH };
+
+enum rtid_error {
+	RTID_OK,
+	RTID_ERR_TIMEOUT,         /* the driver query ran past its timeout */
+	RTID_ERR_TOOL_CRASHED,    /* the tool died by a signal */
+	RTID_ERR_TOOL_FAILED,     /* the tool exited with a failure other than "none" */
+	RTID_ERR_TOOL_NOT_FOUND,  /* no cuda-checkpoint to run */
+	RTID_ERR_BAD_OUTPUT,      /* exit 0 but stdout is not one positive decimal */
+	RTID_ERR_NO_SUCH_PROCESS, /* the pid is not in the proc tree */
+	RTID_ERR_DEADLINE,        /* the batch deadline passed first */
+	RTID_ERR_SPAWN_FAILED,    /* the tool could not be started */
+	RTID_ERR_API_FAILED,      /* the driver API returned an error */
+	RTID_ERR_WORKER_CRASHED,  /* the driver-API worker died */
+	RTID_ERR_WORKER_FAILED,   /* the driver-API worker could not start */
+};
+
+struct rtid_result {
+	int pid;
+	int tid;                     /* > 0: the restore thread; 0: none or error */
+	enum rtid_source source;     /* who gave the answer (also for "none") */
+	enum rtid_fallback fallback; /* why the scan's answer was not used */
+	enum rtid_xcheck crosscheck;
+	enum rtid_error error;
+	int scan_candidates; /* matching threads the scan saw; -1 when not scanned */
+	int scan_tid;        /* the scan's single stable candidate, 0 if none */
+	double ms;           /* wall time spent on this pid */
+	char detail[160];    /* short human reason for an error, or "" */
+};
+
+struct rtid_attestation;
+
+struct rtid_config {
+	enum rtid_mode mode;
+	enum rtid_backend backend;
+	const char *proc_root;      /* NULL: "/proc" */
+	const char *tool;           /* NULL: "cuda-checkpoint" from PATH */
+	const char *libcuda;        /* NULL: "libcuda.so.1" */
+	const char *pattern;        /* NULL: RTID_PATTERN_DEFAULT (POSIX ERE) */
+	const char *driver_version; /* NULL: read <proc>/driver/nvidia/version */
+	const struct rtid_attestation *attestation; /* NULL: nothing attested */
+	bool allow_unattested; /* permit the scan without attestation */
+	double timeout_s;      /* per driver query; <= 0: RTID_TIMEOUT_DEFAULT */
+	double deadline_s;     /* whole batch; <= 0: none */
+	unsigned jobs;         /* parallel tool queries in a batch; 0: 8 */
+};
+
+struct rtid_ctx;
+
+/* Create a resolver for cfg. Returns 0 and *out, or -EINVAL (bad pattern, mode),
+ * -ENOMEM. Strings in cfg are copied; the attestation is borrowed and must
+ * outlive the context. Free with rtid_ctx_free(). */
+int rtid_ctx_new(const struct rtid_config *cfg, struct rtid_ctx **out);
+
+/* Free a context; NULL is allowed. */
+void rtid_ctx_free(struct rtid_ctx *ctx);
+
+/* The driver version the context uses (given, or read from proc), or NULL if
+ * unknown. Owned by ctx. */
+const char *rtid_ctx_driver_version(const struct rtid_ctx *ctx);
+
+/* True when the context's driver version holds a clean attestation. */
+bool rtid_ctx_attested(const struct rtid_ctx *ctx);
+
+/* Resolve one pid into *out. Returns 0 when *out holds an answer or a per-pid
+ * error (see out->error); -EINVAL for a pid <= 0. */
+int rtid_resolve(struct rtid_ctx *ctx, int pid, struct rtid_result *out);
+
+/* Resolve n pids, results in input order. Driver queries run up to cfg.jobs at
+ * once; cfg.deadline_s bounds the whole batch (outstanding pids get
+ * RTID_ERR_DEADLINE and their children are killed and reaped). Returns 0 when
+ * every slot of out was written, -EINVAL or -ENOMEM otherwise. */
+int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n,
+		      struct rtid_result *out);
+
+/* Attestation: per driver version, counts of agreeing and mismatching
+ * cross-checks. */
+struct rtid_attest_entry {
+	char version[32];
+	unsigned long agree, agree_none, mismatch;
+	bool revoked;
+};
+
+/* Load an attestation file. A missing file gives an empty attestation.
+ * Returns 0 and *out, -EINVAL for malformed content (err gets "file:line:col:
+ * reason" when not NULL), or another negative errno. */
+int rtid_attest_load(const char *path, struct rtid_attestation **out,
+		     char *err, size_t errlen);
+
+/* An empty attestation. Returns 0 and *out or -ENOMEM. */
+int rtid_attest_new(struct rtid_attestation **out);
+
+void rtid_attest_free(struct rtid_attestation *a);
+
+/* The entry for version, or NULL. Borrowed from a. */
+const struct rtid_attest_entry *rtid_attest_find(const struct rtid_attestation *a,
+						 const char *version);
+
+/* Clean: at least RTID_ATTEST_MIN_AGREE agreements, no mismatch, not revoked. */
+bool rtid_attest_clean(const struct rtid_attestation *a, const char *version);
+
+/* Add counts for version (creating it); any mismatch revokes it. Returns 0,
+ * -EINVAL for a bad version string, -ENOMEM. */
+int rtid_attest_add(struct rtid_attestation *a, const char *version,
+		    unsigned long agree, unsigned long agree_none,
+		    unsigned long mismatch, bool revoke);
+
+/* Merge src into dst: counts add up, a revocation anywhere wins. */
+int rtid_attest_merge(struct rtid_attestation *dst,
+		      const struct rtid_attestation *src);
+
+/* Number of entries, and entry i (0 <= i < count). */
+size_t rtid_attest_count(const struct rtid_attestation *a);
+const struct rtid_attest_entry *rtid_attest_entry_at(const struct rtid_attestation *a,
+						     size_t i);
+
+/* Write atomically (temp file + rename). Returns 0 or a negative errno. */
+int rtid_attest_save(const struct rtid_attestation *a, const char *path);
+
+/* Names used in JSON and tables; never NULL. */
+const char *rtid_mode_name(enum rtid_mode m);
+const char *rtid_source_name(enum rtid_source s);   /* NULL for RTID_SRC_NONE */
+const char *rtid_fallback_name(enum rtid_fallback f); /* NULL for RTID_FB_NONE */
+const char *rtid_xcheck_name(enum rtid_xcheck x);   /* NULL for RTID_XC_NONE */
+const char *rtid_error_name(enum rtid_error e);     /* NULL for RTID_OK */
+
+/* Parse a mode name. Returns 0 and *out, or -EINVAL. */
+int rtid_mode_parse(const char *s, enum rtid_mode *out);
+
+/* Strict parsers for foreign text. */
+
+/* Tool stdout: exactly one positive decimal that fits an int, optional
+ * surrounding ASCII whitespace. Returns 0 and *tid, -EINVAL otherwise. */
+int rtid_parse_tid(const char *buf, size_t len, int *tid);
+
+/* A whole decimal pid/tid string ("1234"): no sign, no spaces, > 0. */
+int rtid_parse_pid(const char *s, int *pid);
+
+/* First line of /proc/driver/nvidia/version: copies the version ("580.65.06")
+ * into out. Returns 0, -EINVAL when no version is found, -ENOSPC if outlen is
+ * too small. */
+int rtid_parse_driver_version(const char *buf, size_t len, char *out, size_t outlen);
+
+/* A version string of the form N(.N){1,3}. */
+bool rtid_version_valid(const char *v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

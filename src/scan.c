@@ -1,0 +1,188 @@
+/* The scan: find the threads of a process whose comm matches the pattern.
+ *
+ * The rules it serves: exactly one candidate, stable when read again after the
+ * walk, is an answer; anything else (none, several, a changed name, a task that
+ * could not be read) is a reason to ask the driver instead. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+ssize_t rtid__read_comm(int dirfd, const char *path, char *buf, size_t buflen)
+{
+	size_t len = 0;
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	/* Loop to EOF: a read may return fewer bytes than are there. */
+	for (;;) {
+		ssize_t n;
+
+		if (len == buflen) {
+			close(fd);
+			return -EOVERFLOW;
+		}
+		n = read(fd, buf + len, buflen - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			close(fd);
+			return -e;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (len > 0 && buf[len - 1] == '\n')
+		len--;
+	return (ssize_t)len;
+}
+
+/* A task that exited between readdir and open is normal, not an error. */
+static bool vanished(ssize_t err)
+{
+	return err == -ENOENT || err == -ESRCH;
+}
+
+struct walk {
+	int candidates, first, err;
+};
+
+/* Read one task's comm and count it. Returns false when the walk must stop. */
+static bool visit_task(int taskfd, const char *name, const struct rtid__matcher *m,
+		       struct walk *w)
+{
+	char path[64], comm[64];
+	ssize_t n;
+	int tid;
+
+	if (rtid_parse_pid(name, &tid) < 0)
+		return true; /* ".", "..", or nothing a task could be */
+	snprintf(path, sizeof(path), "%d/comm", tid);
+	n = rtid__read_comm(taskfd, path, comm, sizeof(comm));
+	if (vanished(n))
+		return true;
+	if (n < 0) {
+		w->err = (int)-n;
+		return false;
+	}
+	if (rtid__matcher_match(m, comm, (size_t)n) && w->candidates++ == 0)
+		w->first = tid;
+	return true;
+}
+
+static void walk_tasks(int taskfd, const struct rtid__matcher *m, struct walk *w)
+{
+	int fd = dup(taskfd);
+	DIR *d;
+
+	if (fd < 0) {
+		w->err = errno;
+		return;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		w->err = errno;
+		close(fd);
+		return;
+	}
+	for (;;) {
+		struct dirent *de;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			if (errno && !vanished(-errno))
+				w->err = errno;
+			break;
+		}
+		if (!visit_task(taskfd, de->d_name, m, w))
+			break;
+	}
+	closedir(d);
+}
+
+static bool process_gone(int rootfd, int pid)
+{
+	char name[16];
+	struct stat st;
+
+	snprintf(name, sizeof(name), "%d", pid);
+	return fstatat(rootfd, name, &st, 0) < 0 && vanished(-errno);
+}
+
+/* Re-read the single candidate: a name that changed since the walk proves
+ * nothing about which thread is the driver's. */
+static enum rtid__scan_status recheck(int taskfd, int tid, const struct rtid__matcher *m,
+				      int *err)
+{
+	char path[64], comm[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%d/comm", tid);
+	n = rtid__read_comm(taskfd, path, comm, sizeof(comm));
+	if (vanished(n))
+		return RTID__SCAN_UNSTABLE;
+	if (n < 0) {
+		*err = (int)-n;
+		return RTID__SCAN_ERROR;
+	}
+	return rtid__matcher_match(m, comm, (size_t)n) ? RTID__SCAN_FOUND : RTID__SCAN_UNSTABLE;
+}
+
+static void classify(int rootfd, int taskfd, int pid, const struct rtid__matcher *m,
+		     const struct walk *w, struct rtid__scan *out)
+{
+	out->candidates = w->candidates;
+	if (process_gone(rootfd, pid))
+		out->status = RTID__SCAN_NOPROC;
+	else if (w->err) {
+		out->status = RTID__SCAN_ERROR;
+		out->err = w->err;
+	} else if (w->candidates == 0)
+		out->status = RTID__SCAN_ZERO;
+	else if (w->candidates > 1)
+		out->status = RTID__SCAN_MULTIPLE;
+	else {
+		out->status = recheck(taskfd, w->first, m, &out->err);
+		if (out->status == RTID__SCAN_FOUND)
+			out->tid = w->first;
+	}
+}
+
+void rtid__scan(const char *proc_root, int pid, const struct rtid__matcher *m,
+		struct rtid__scan *out)
+{
+	struct walk w = { 0, 0, 0 };
+	char path[32];
+	int rootfd, taskfd;
+
+	memset(out, 0, sizeof(*out));
+	rootfd = open(proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		out->status = RTID__SCAN_ERROR;
+		out->err = errno;
+		return;
+	}
+	snprintf(path, sizeof(path), "%d/task", pid);
+	taskfd = openat(rootfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (taskfd < 0) {
+		out->status = vanished(-errno) ? RTID__SCAN_NOPROC : RTID__SCAN_ERROR;
+		out->err = errno;
+		close(rootfd);
+		return;
+	}
+	walk_tasks(taskfd, m, &w);
+	classify(rootfd, taskfd, pid, m, &w, out);
+	close(taskfd);
+	close(rootfd);
+}

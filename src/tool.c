@@ -1,0 +1,141 @@
+/* cuda-checkpoint as a source of the driver's answer: finding the program and
+ * reading what it did. Only exit 0 with one positive decimal on stdout is a
+ * tid; exit 1 or 3 is the driver's "no restore thread"; all else is an error. */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* CUDA_ERROR_INVALID_VALUE and CUDA_ERROR_NOT_INITIALIZED, truncated to 8 bits
+ * as the tool's exit status. */
+#define EXIT_NONE_INVALID 1
+#define EXIT_NONE_NOTINIT 3
+
+void rtid__set_error(struct rtid_result *r, enum rtid_error e, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->error = e;
+	r->tid = 0;
+	va_start(ap, fmt);
+	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+	va_end(ap);
+}
+
+static bool same_file(const char *a, const struct stat *b)
+{
+	struct stat st;
+
+	return stat(a, &st) == 0 && st.st_dev == b->st_dev && st.st_ino == b->st_ino;
+}
+
+static int search_path(const char *name, const struct stat *self, char **out)
+{
+	const char *path = getenv("PATH");
+	const char *p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+
+	while (*p) {
+		size_t len = strcspn(p, ":");
+		char *cand;
+
+		if (asprintf(&cand, "%.*s/%s", (int)len, len ? p : ".", name) < 0)
+			return -ENOMEM;
+		/* Skipping rtid itself keeps the shim from calling itself. */
+		if (access(cand, X_OK) == 0 && !(self && same_file(cand, self))) {
+			*out = cand;
+			return 0;
+		}
+		free(cand);
+		p += len + (p[len] == ':');
+	}
+	return -ENOENT;
+}
+
+int rtid__tool_find(const char *name, char **out)
+{
+	struct stat self;
+	bool have_self = stat("/proc/self/exe", &self) == 0;
+
+	if (!name)
+		name = "cuda-checkpoint";
+	if (strchr(name, '/')) {
+		char *copy = strdup(name);
+
+		if (!copy)
+			return -ENOMEM;
+		*out = copy;
+		return 0;
+	}
+	return search_path(name, have_self ? &self : NULL, out);
+}
+
+/* A printable excerpt of foreign bytes for an error message. */
+static void excerpt(const char *buf, size_t len, char *out, size_t outlen)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len && o + 5 < outlen; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		if (c == '\n' && i + 1 == len)
+			break;
+		if (c >= 0x20 && c < 0x7f)
+			out[o++] = (char)c;
+		else
+			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
+	}
+	out[o] = '\0';
+}
+
+static void interpret_exit0(const struct rtid__child *c, struct rtid_result *r)
+{
+	char ex[64];
+	int tid;
+
+	if (c->out_overflow) {
+		rtid__set_error(r, RTID_ERR_BAD_OUTPUT, "stdout longer than %d bytes",
+				RTID__OUT_MAX);
+		return;
+	}
+	if (rtid_parse_tid(c->out, c->out_len, &tid) < 0) {
+		excerpt(c->out, c->out_len, ex, sizeof(ex));
+		rtid__set_error(r, RTID_ERR_BAD_OUTPUT, "stdout is not one positive number: \"%s\"",
+				ex);
+		return;
+	}
+	r->tid = tid;
+}
+
+void rtid__tool_interpret(const struct rtid__child *c, struct rtid_result *r)
+{
+	char ex[96];
+	int code;
+
+	r->source = RTID_SRC_TOOL;
+	if (c->timed_out) {
+		rtid__set_error(r, RTID_ERR_TIMEOUT, "cuda-checkpoint did not finish in time");
+		return;
+	}
+	if (WIFSIGNALED(c->status)) {
+		rtid__set_error(r, RTID_ERR_TOOL_CRASHED, "cuda-checkpoint killed by signal %d (%s)",
+				WTERMSIG(c->status), sigabbrev_np(WTERMSIG(c->status)) ?: "?");
+		return;
+	}
+	code = WEXITSTATUS(c->status);
+	if (code == 0)
+		interpret_exit0(c, r);
+	else if (code == EXIT_NONE_INVALID || code == EXIT_NONE_NOTINIT)
+		r->tid = 0;
+	else {
+		excerpt(c->err_len ? c->err : c->out, c->err_len ? c->err_len : c->out_len, ex,
+			sizeof(ex));
+		rtid__set_error(r, RTID_ERR_TOOL_FAILED, "cuda-checkpoint exit %d: %s", code, ex);
+	}
+}
