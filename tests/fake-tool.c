@@ -7,6 +7,8 @@
  *                 holds the output pipes, to prove the whole group is killed
  *   FAKE_LOG      append "argv..." as one line per call, and our pid
  *   FAKE_PIDFILE  write our pid here (hang tests check it is gone)
+ *   FAKE_TID_<P>  for --pid P: print this tid (overrides FAKE_STDOUT, exit 0)
+ *   FAKE_EXIT_<P> for --pid P: exit with this status (overrides FAKE_EXIT)
  */
 #include <signal.h>
 #include <stdio.h>
@@ -38,11 +40,34 @@ static void write_pid(void)
 	}
 }
 
+static const char *per_pid(const char *prefix, int argc, char **argv)
+{
+	char name[64];
+
+	if (argc < 4 || strcmp(argv[2], "--pid") != 0)
+		return NULL;
+	snprintf(name, sizeof(name), "%s%s", prefix, argv[3]);
+	return getenv(name);
+}
+
 int main(int argc, char **argv)
 {
 	const char *out = getenv("FAKE_STDOUT"), *err = getenv("FAKE_STDERR");
 	const char *code = getenv("FAKE_EXIT"), *sig = getenv("FAKE_SIGNAL");
 	const char *hang = getenv("FAKE_HANG");
+	const char *tid = per_pid("FAKE_TID_", argc, argv);
+	const char *pcode = per_pid("FAKE_EXIT_", argc, argv);
+	char line[32];
+
+	if (tid) {
+		snprintf(line, sizeof(line), "%s\n", tid);
+		out = line;
+		code = "0";
+	}
+	if (pcode) {
+		out = NULL;
+		code = pcode;
+	}
 
 	log_call(argc, argv);
 	write_pid();

@@ -1,0 +1,107 @@
+#include "helpers.h"
+
+#include <dirent.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *tmp_dir(void)
+{
+	char *p = strdup("/tmp/rtid-test-XXXXXX");
+
+	if (!p || !mkdtemp(p))
+		abort();
+	return p;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	chmod(p, 0700);
+	return flag == FTW_DP ? rmdir(p) : unlink(p);
+}
+
+void rm_tree(const char *path)
+{
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void mkdirs(char *path)
+{
+	for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		mkdir(path, 0755);
+		*s = '/';
+	}
+}
+
+void write_file(const char *root, const char *rel, const char *text)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	mkdirs(path);
+	f = fopen(path, "w");
+	if (!f)
+		abort();
+	fputs(text, f);
+	fclose(f);
+}
+
+void fake_process(const char *root, int pid, const struct fake_thread *t, size_t n)
+{
+	char rel[128], text[64];
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(rel, sizeof(rel), "%d/task/%d/comm", pid, t[i].tid);
+		snprintf(text, sizeof(text), "%s\n", t[i].comm);
+		write_file(root, rel, text);
+	}
+	snprintf(rel, sizeof(rel), "%d/task", pid);
+	if (n == 0) {
+		snprintf(rel, sizeof(rel), "%d/task/.keep", pid);
+		write_file(root, rel, "");
+	}
+}
+
+int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		abort();
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+int count_lines(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int n = 0, c;
+
+	if (!f)
+		return 0;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+const char *env_path(const char *name)
+{
+	const char *p = getenv(name);
+
+	if (!p) {
+		fprintf(stderr, "%s not set (run through meson test)\n", name);
+		exit(99);
+	}
+	return p;
+}

@@ -1,0 +1,31 @@
+/* Helpers shared by the unit tests: temporary proc-like trees and the like. */
+#ifndef RTID_TEST_HELPERS_H
+#define RTID_TEST_HELPERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A fresh temporary directory (mkdtemp); the caller removes it with rm_tree. */
+char *tmp_dir(void);
+void rm_tree(const char *path);
+
+/* Write text to root/rel, creating parent directories. */
+void write_file(const char *root, const char *rel, const char *text);
+
+/* Lay out root/<pid>/task/<tid>/comm for each thread, comm + "\n". */
+struct fake_thread {
+	int tid;
+	const char *comm;
+};
+void fake_process(const char *root, int pid, const struct fake_thread *t, size_t n);
+
+/* Count open fds of this process (to prove nothing leaks). */
+int count_fds(void);
+
+/* Number of lines in a file, 0 if it does not exist. */
+int count_lines(const char *path);
+
+/* Path of a built helper given through the environment (meson sets it). */
+const char *env_path(const char *name);
+
+#endif

@@ -1,0 +1,69 @@
+/* The thread-name matcher: which comms are candidates. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "internal.h"
+
+static bool match(const char *pattern, const char *comm, size_t len)
+{
+	struct rtid__matcher m;
+	bool r;
+
+	assert_int_equal(rtid__matcher_init(&m, pattern), 0);
+	r = rtid__matcher_match(&m, comm, len);
+	rtid__matcher_fini(&m);
+	return r;
+}
+
+static void default_pattern(void **state)
+{
+	static const struct { const char *comm; bool want; } t[] = {
+		{ "cuda00001400006", true }, { "cuda00002000009", true },
+		{ "cuda0000a40002a", true }, { "cuda0000240000a", true },
+		{ "cuda-EvtHandlr", false }, { "cudaface", false },
+		{ "CUDA00001400006", false }, { "cuda0000140000", false }, /* 10 digits */
+		{ "cuda000014000066", false },                              /* 12 digits */
+		{ "cuda0000A40002A", false }, { "xcuda0000140000", false },
+		{ "python3", false }, { "", false }, { "cuda00001400006 ", false },
+		{ "cuda0000140000\xe9", false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		assert_int_equal(match(NULL, t[i].comm, strlen(t[i].comm)), t[i].want);
+}
+
+static void nul_never_matches(void **state)
+{
+	(void)state;
+	assert_false(match(NULL, "cuda00001400006\0junk", 20));
+	assert_false(match("^cuda", "cu\0da", 5));
+}
+
+static void custom_pattern(void **state)
+{
+	(void)state;
+	assert_true(match("^cudaRestore[0-9]+$", "cudaRestore12", 13));
+	assert_false(match("^cudaRestore[0-9]+$", "cuda00001400006", 15));
+}
+
+static void bad_pattern(void **state)
+{
+	struct rtid__matcher m;
+
+	(void)state;
+	assert_int_equal(rtid__matcher_init(&m, "cuda[0-9"), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(default_pattern), cmocka_unit_test(nul_never_matches),
+		cmocka_unit_test(custom_pattern), cmocka_unit_test(bad_pattern),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

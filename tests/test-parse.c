@@ -1,0 +1,126 @@
+/* Strict parsing of foreign text: tool output, pids, the driver version file. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "rtid.h"
+
+static void tid_table(void **state)
+{
+	static const struct { const char *in; int want; } t[] = {
+		{ "1234\n", 1234 }, { "1234", 1234 }, { "  77 \r\n", 77 },
+		{ "\t2147483647\n", 2147483647 },
+		{ "12abc\n", -1 }, { "abc", -1 }, { "", -1 }, { "\n", -1 }, { "0\n", -1 },
+		{ "-5\n", -1 }, { "+5\n", -1 }, { "2147483648\n", -1 },
+		{ "99999999999999999999\n", -1 }, { "12 34\n", -1 }, { "12\n34\n", -1 },
+		{ "0x10\n", -1 }, { "1e3\n", -1 }, { "٣\n", -1 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int tid = -42;
+		int r = rtid_parse_tid(t[i].in, strlen(t[i].in), &tid);
+
+		if (t[i].want > 0) {
+			assert_int_equal(r, 0);
+			assert_int_equal(tid, t[i].want);
+		} else {
+			assert_int_equal(r, -EINVAL);
+			assert_int_equal(tid, -42); /* untouched on failure */
+		}
+	}
+}
+
+static void tid_embedded_nul(void **state)
+{
+	int tid = -42;
+
+	(void)state;
+	assert_int_equal(rtid_parse_tid("12\0 34", 6, &tid), -EINVAL);
+	assert_int_equal(tid, -42);
+	assert_int_equal(rtid_parse_tid(NULL, 0, &tid), -EINVAL);
+}
+
+static void pid_table(void **state)
+{
+	int pid = -1;
+
+	(void)state;
+	assert_int_equal(rtid_parse_pid("4242", &pid), 0);
+	assert_int_equal(pid, 4242);
+	pid = -1;
+	assert_int_equal(rtid_parse_pid(" 4242", &pid), -EINVAL);
+	assert_int_equal(rtid_parse_pid("4242 ", &pid), -EINVAL);
+	assert_int_equal(rtid_parse_pid(".", &pid), -EINVAL);
+	assert_int_equal(rtid_parse_pid("", &pid), -EINVAL);
+	assert_int_equal(rtid_parse_pid("0", &pid), -EINVAL);
+	assert_int_equal(rtid_parse_pid("-1", &pid), -EINVAL);
+	assert_int_equal(pid, -1);
+}
+
+static void version_table(void **state)
+{
+	static const struct { const char *in; const char *want; } t[] = {
+		{ "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Thu Jul 31 2025\n"
+		  "GCC version:  gcc version 12.2.0\n", "580.159.03" },
+		{ "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.65.06  Release "
+		  "Build  (dvs-builder@U16-I3-B03-4-3)  Tue Jul 15 2025\n", "580.65.06" },
+		{ "NVRM version: NVIDIA UNIX aarch64 Kernel Module  570.86.15\n", "570.86.15" },
+		{ "NVRM version: NVIDIA UNIX x86_64 Kernel Module\n580.1\n", NULL },
+		{ "GCC version: 12.2\n", NULL },
+		{ "", NULL },
+		{ "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580..03\n", NULL },
+		{ "NVRM version: NVIDIA  580.159.03.1.2\n", NULL },
+		{ "NVRM version: 580\n", NULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char out[32] = "untouched";
+		int r = rtid_parse_driver_version(t[i].in, strlen(t[i].in), out, sizeof(out));
+
+		if (t[i].want) {
+			assert_int_equal(r, 0);
+			assert_string_equal(out, t[i].want);
+		} else {
+			assert_int_equal(r, -EINVAL);
+			assert_string_equal(out, "untouched");
+		}
+	}
+}
+
+static void version_small_buffer(void **state)
+{
+	static const char in[] = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  x\n";
+	char out[6];
+
+	(void)state;
+	assert_int_equal(rtid_parse_driver_version(in, sizeof(in) - 1, out, sizeof(out)), -ENOSPC);
+}
+
+static void version_valid(void **state)
+{
+	(void)state;
+	assert_true(rtid_version_valid("580.159.03"));
+	assert_true(rtid_version_valid("13.0"));
+	assert_false(rtid_version_valid("580"));
+	assert_false(rtid_version_valid("580."));
+	assert_false(rtid_version_valid(".580.1"));
+	assert_false(rtid_version_valid("580.1a"));
+	assert_false(rtid_version_valid("1.2.3.4.5"));
+	assert_false(rtid_version_valid("11111111111111111111.2222222222222"));
+	assert_false(rtid_version_valid(NULL));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(tid_table),       cmocka_unit_test(tid_embedded_nul),
+		cmocka_unit_test(pid_table),       cmocka_unit_test(version_table),
+		cmocka_unit_test(version_small_buffer), cmocka_unit_test(version_valid),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

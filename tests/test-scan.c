@@ -1,0 +1,218 @@
+/* The scan over proc-like trees and over this process's own real threads. */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "internal.h"
+
+static char *root;
+static struct rtid__matcher matcher;
+
+static int setup(void **state)
+{
+	(void)state;
+	root = tmp_dir();
+	return rtid__matcher_init(&matcher, NULL);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	rm_tree(root);
+	free(root);
+	rtid__matcher_fini(&matcher);
+	return 0;
+}
+
+static struct rtid__scan scan(int pid)
+{
+	struct rtid__scan s;
+
+	rtid__scan(root, pid, &matcher, &s);
+	return s;
+}
+
+static void one_candidate(void **state)
+{
+	const struct fake_thread t[] = { { 100, "python3" }, { 101, "cuda-EvtHandlr" },
+					 { 102, "cuda00001400006" }, { 103, "cudaface" },
+					 { 104, "CUDA00001400006" }, { 105, "pt_main_thread" } };
+	struct rtid__scan s;
+
+	(void)state;
+	fake_process(root, 100, t, 6);
+	s = scan(100);
+	assert_int_equal(s.status, RTID__SCAN_FOUND);
+	assert_int_equal(s.tid, 102);
+	assert_int_equal(s.candidates, 1);
+}
+
+static void two_candidates(void **state)
+{
+	const struct fake_thread t[] = { { 200, "python3" }, { 201, "cuda00001400006" },
+					 { 202, "cuda00002000009" } };
+	struct rtid__scan s;
+
+	(void)state;
+	fake_process(root, 200, t, 3);
+	s = scan(200);
+	assert_int_equal(s.status, RTID__SCAN_MULTIPLE);
+	assert_int_equal(s.candidates, 2);
+}
+
+static void zero_candidates(void **state)
+{
+	const struct fake_thread t[] = { { 300, "python3" }, { 301, "cuda-EvtHandlr" },
+					 { 302, "cudaRestoreThr" } };
+
+	(void)state;
+	fake_process(root, 300, t, 3);
+	assert_int_equal(scan(300).status, RTID__SCAN_ZERO);
+}
+
+static void no_process(void **state)
+{
+	(void)state;
+	assert_int_equal(scan(999999).status, RTID__SCAN_NOPROC);
+}
+
+static void vanished_task_skipped(void **state)
+{
+	const struct fake_thread t[] = { { 400, "python3" }, { 401, "cuda0000a40002a" } };
+	char p[512];
+
+	(void)state;
+	fake_process(root, 400, t, 2);
+	/* A task directory without comm: the task exited between readdir and open. */
+	snprintf(p, sizeof(p), "%s/400/task/402", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(scan(400).status, RTID__SCAN_FOUND);
+	assert_int_equal(scan(400).tid, 401);
+}
+
+static void unreadable_task_is_scan_error(void **state)
+{
+	const struct fake_thread t[] = { { 500, "python3" }, { 501, "cuda0000a40002a" } };
+	char p[512];
+	struct rtid__scan s;
+
+	(void)state;
+	fake_process(root, 500, t, 2);
+	/* comm as a directory: read fails with EISDIR, which is neither a vanished
+	 * task nor a readable name, so uniqueness cannot be proven. */
+	snprintf(p, sizeof(p), "%s/500/task/502/comm", root);
+	write_file(root, "500/task/502/x", "");
+	assert_int_equal(mkdir(p, 0755), 0);
+	s = scan(500);
+	assert_int_equal(s.status, RTID__SCAN_ERROR);
+	assert_int_equal(s.err, EISDIR);
+}
+
+static void comm_shapes(void **state)
+{
+	(void)state;
+	/* Exactly 15 characters without the newline still matches. */
+	write_file(root, "600/task/600/comm", "python3\n");
+	write_file(root, "600/task/601/comm", "cuda0000240000a");
+	assert_int_equal(scan(600).status, RTID__SCAN_FOUND);
+	/* Non-ASCII bytes are compared as bytes and never match. */
+	write_file(root, "700/task/701/comm", "cuda0000240000\xc3\n");
+	assert_int_equal(scan(700).status, RTID__SCAN_ZERO);
+}
+
+static void no_fd_leak(void **state)
+{
+	int before = count_fds();
+
+	(void)state;
+	for (int i = 0; i < 50; i++) {
+		scan(100);
+		scan(999999);
+		scan(500);
+	}
+	assert_int_equal(count_fds(), before);
+}
+
+/* Real threads of this process, renamed through the kernel's comm. */
+struct named {
+	pthread_t th;
+	int tid;
+	int ready[2], stop[2];
+};
+
+static void *park(void *arg)
+{
+	struct named *n = arg;
+	char c;
+
+	n->tid = gettid();
+	if (write(n->ready[1], "r", 1) != 1)
+		abort();
+	/* Block until the test closes stop[1]: a signal, not a sleep. */
+	while (read(n->stop[0], &c, 1) > 0)
+		;
+	return NULL;
+}
+
+static void start_named(struct named *n, const char *name)
+{
+	char c;
+
+	assert_int_equal(pipe(n->ready), 0);
+	assert_int_equal(pipe(n->stop), 0);
+	assert_int_equal(pthread_create(&n->th, NULL, park, n), 0);
+	assert_int_equal(read(n->ready[0], &c, 1), 1);
+	assert_int_equal(pthread_setname_np(n->th, name), 0);
+}
+
+static void stop_named(struct named *n)
+{
+	close(n->stop[1]);
+	pthread_join(n->th, NULL);
+	close(n->stop[0]);
+	close(n->ready[0]);
+	close(n->ready[1]);
+}
+
+static void real_threads(void **state)
+{
+	struct named a, b, c;
+	struct rtid__scan s;
+
+	(void)state;
+	start_named(&a, "cuda00001400006");
+	start_named(&b, "cuda-EvtHandlr");
+	rtid__scan("/proc", getpid(), &matcher, &s);
+	assert_int_equal(s.status, RTID__SCAN_FOUND);
+	assert_int_equal(s.tid, a.tid);
+	start_named(&c, "cuda00002000009");
+	rtid__scan("/proc", getpid(), &matcher, &s);
+	assert_int_equal(s.status, RTID__SCAN_MULTIPLE);
+	stop_named(&a);
+	stop_named(&b);
+	stop_named(&c);
+	rtid__scan("/proc", getpid(), &matcher, &s);
+	assert_int_equal(s.status, RTID__SCAN_ZERO);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(one_candidate),     cmocka_unit_test(two_candidates),
+		cmocka_unit_test(zero_candidates),   cmocka_unit_test(no_process),
+		cmocka_unit_test(vanished_task_skipped),
+		cmocka_unit_test(unreadable_task_is_scan_error),
+		cmocka_unit_test(comm_shapes),       cmocka_unit_test(no_fd_leak),
+		cmocka_unit_test(real_threads),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,238 @@
+/* The tool as the driver's voice: only exit 0 with one positive number is a
+ * tid, 1 and 3 are "none", everything else is an error; nothing is left behind. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "internal.h"
+
+static char *dir;
+static char log_path[512], pid_path[512];
+static const char *const vars[] = { "FAKE_STDOUT", "FAKE_STDERR", "FAKE_EXIT", "FAKE_SIGNAL",
+				    "FAKE_HANG" };
+
+static int setup(void **state)
+{
+	(void)state;
+	dir = tmp_dir();
+	snprintf(log_path, sizeof(log_path), "%s/log", dir);
+	snprintf(pid_path, sizeof(pid_path), "%s/pids", dir);
+	setenv("FAKE_LOG", log_path, 1);
+	setenv("FAKE_PIDFILE", pid_path, 1);
+	/* Orphans of the tool come to us, so we can prove they were killed. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	rm_tree(dir);
+	free(dir);
+	return 0;
+}
+
+static int reset(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+	unlink(log_path);
+	unlink(pid_path);
+	return 0;
+}
+
+static struct rtid_result ask(const char *tool, double timeout)
+{
+	struct rtid_config cfg = { .mode = RTID_MODE_DRIVER, .tool = tool, .timeout_s = timeout,
+				   .proc_root = dir };
+	struct rtid_ctx *ctx = NULL;
+	struct rtid_result r;
+
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(rtid_resolve(ctx, 4242, &r), 0);
+	rtid_ctx_free(ctx);
+	return r;
+}
+
+static struct rtid_result ask_fake(void)
+{
+	return ask(env_path("FAKE_TOOL"), 10);
+}
+
+static void answer_with_exact_argv(void **state)
+{
+	struct rtid_result r;
+	FILE *f;
+	char line[256] = "";
+
+	(void)state;
+	setenv("FAKE_STDOUT", "4243\n", 1);
+	setenv("FAKE_STDERR", "warning: something chatty\n", 1);
+	r = ask_fake();
+	assert_int_equal(r.error, RTID_OK);
+	assert_int_equal(r.tid, 4243);
+	assert_int_equal(r.source, RTID_SRC_TOOL);
+	f = fopen(log_path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	assert_string_equal(line, "--get-restore-tid --pid 4242\n");
+	assert_int_equal(count_lines(log_path), 1);
+}
+
+static void exit_codes(void **state)
+{
+	static const struct { const char *code; enum rtid_error err; } t[] = {
+		{ "1", RTID_OK }, { "3", RTID_OK }, { "2", RTID_ERR_TOOL_FAILED },
+		{ "4", RTID_ERR_TOOL_FAILED }, { "100", RTID_ERR_TOOL_FAILED },
+		{ "255", RTID_ERR_TOOL_FAILED }, { "127", RTID_ERR_TOOL_FAILED },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct rtid_result r;
+
+		setenv("FAKE_EXIT", t[i].code, 1);
+		/* A number on stdout does not turn a failure into a tid. */
+		setenv("FAKE_STDOUT", "4243\n", 1);
+		setenv("FAKE_STDERR", "Could not get restore thread ID for process ID 4242: "
+				      "\"invalid argument\"\n", 1);
+		r = ask_fake();
+		assert_int_equal(r.error, t[i].err);
+		assert_int_equal(r.tid, 0);
+		if (t[i].err)
+			assert_non_null(strstr(r.detail, "exit"));
+	}
+}
+
+static void bad_outputs(void **state)
+{
+	static const char *const t[] = { "12abc\n", "", "\n", "-5\n", "0\n", "12 13\n",
+					 "4243\n4244\n", "tid: 4243\n", "4243.0\n" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct rtid_result r;
+
+		setenv("FAKE_STDOUT", t[i], 1);
+		r = ask_fake();
+		assert_int_equal(r.error, RTID_ERR_BAD_OUTPUT);
+		assert_int_equal(r.tid, 0);
+	}
+}
+
+static void overlong_output(void **state)
+{
+	char big[5000];
+	struct rtid_result r;
+
+	(void)state;
+	memset(big, '1', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	setenv("FAKE_STDOUT", big, 1);
+	r = ask_fake();
+	assert_int_equal(r.error, RTID_ERR_BAD_OUTPUT);
+	assert_non_null(strstr(r.detail, "longer"));
+}
+
+static void crash(void **state)
+{
+	struct rtid_result r;
+
+	(void)state;
+	setenv("FAKE_STDOUT", "4243\n", 1);
+	setenv("FAKE_SIGNAL", "11", 1);
+	r = ask_fake();
+	assert_int_equal(r.error, RTID_ERR_TOOL_CRASHED);
+	assert_int_equal(r.tid, 0);
+	assert_non_null(strstr(r.detail, "signal 11"));
+}
+
+/* Every pid the fake wrote must be gone: reap orphans, then ask the kernel. */
+static void assert_all_gone(void)
+{
+	FILE *f = fopen(pid_path, "r");
+	int pid, n = 0;
+
+	assert_non_null(f);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	while (fscanf(f, "%d", &pid) == 1) { /* our own file, not foreign text */
+		assert_int_equal(kill(pid, 0), -1);
+		assert_int_equal(errno, ESRCH);
+		n++;
+	}
+	fclose(f);
+	assert_true(n >= 1);
+}
+
+static void hang_times_out_and_kills_group(void **state)
+{
+	struct rtid_result r;
+	double t0 = rtid__now();
+	int fds = count_fds();
+
+	(void)state;
+	setenv("FAKE_HANG", "2", 1); /* also leaves a grandchild holding the pipes */
+	r = ask(env_path("FAKE_TOOL"), 0.3);
+	assert_int_equal(r.error, RTID_ERR_TIMEOUT);
+	assert_true(rtid__now() - t0 < 3.0);
+	assert_int_equal(count_lines(pid_path), 2);
+	/* SIGKILL was sent to the group; give the orphan time to be reaped by
+	 * waiting for it, not by sleeping. */
+	while (waitpid(-1, NULL, 0) > 0)
+		;
+	assert_all_gone();
+	assert_int_equal(count_fds(), fds);
+}
+
+static void missing_tool(void **state)
+{
+	struct rtid_result r;
+
+	(void)state;
+	r = ask("/nonexistent/cuda-checkpoint", 1);
+	assert_int_equal(r.error, RTID_ERR_TOOL_NOT_FOUND);
+	setenv("PATH", "/nonexistent", 1);
+	r = ask(NULL, 1);
+	assert_int_equal(r.error, RTID_ERR_TOOL_NOT_FOUND);
+}
+
+static void no_leaks_over_many_calls(void **state)
+{
+	int fds = count_fds();
+
+	(void)state;
+	setenv("FAKE_STDOUT", "77\n", 1);
+	for (int i = 0; i < 30; i++)
+		assert_int_equal(ask_fake().tid, 77);
+	assert_int_equal(count_fds(), fds);
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1); /* no child, no zombie */
+	assert_int_equal(errno, ECHILD);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(answer_with_exact_argv, reset),
+		cmocka_unit_test_setup(exit_codes, reset),
+		cmocka_unit_test_setup(bad_outputs, reset),
+		cmocka_unit_test_setup(overlong_output, reset),
+		cmocka_unit_test_setup(crash, reset),
+		cmocka_unit_test_setup(hang_times_out_and_kills_group, reset),
+		cmocka_unit_test_setup(no_leaks_over_many_calls, reset),
+		cmocka_unit_test_setup(missing_tool, reset),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
