@@ -15,10 +15,9 @@ static int dup_opt(const char *s, char **out)
 	return 0;
 }
 
-static int ctx_version(struct rtid_ctx *ctx)
+static int ctx_version(struct rtid_ctx *ctx, const char *v)
 {
 	const struct rtid_attest_entry *e;
-	const char *v = ctx->cfg.driver_version;
 
 	if (v) {
 		if (!rtid_version_valid(v))
@@ -48,9 +47,11 @@ static int ctx_setup(struct rtid_ctx *ctx, const struct rtid_config *cfg)
 	    (r = dup_opt(cfg->tool, &ctx->tool_name)) < 0 ||
 	    (r = dup_opt(cfg->libcuda, &ctx->libcuda)) < 0)
 		return r;
-	ctx->cfg.driver_version = NULL; /* not kept: ctx->driver_version holds it */
+	/* Not kept: the caller's strings may go; ctx holds its own copies. */
+	ctx->cfg.driver_version = NULL;
 	ctx->cfg.pattern = NULL;
-	if ((r = ctx_version(ctx)) < 0)
+	ctx->cfg.proc_root = ctx->cfg.tool = ctx->cfg.libcuda = NULL;
+	if ((r = ctx_version(ctx, cfg->driver_version)) < 0)
 		return r;
 	/* A tool that is missing is reported per pid, where it is needed. */
 	if (cfg->backend == RTID_BACKEND_TOOL) {
@@ -75,7 +76,6 @@ int rtid_ctx_new(const struct rtid_config *cfg, struct rtid_ctx **out)
 		free(ctx);
 		return -EINVAL;
 	}
-	ctx->cfg.driver_version = cfg->driver_version;
 	r = ctx_setup(ctx, cfg);
 	if (r < 0) {
 		rtid_ctx_free(ctx);

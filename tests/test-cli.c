@@ -1,0 +1,203 @@
+/* The rtid command as a user runs it: exit codes, JSON lines, help, errors. */
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "helpers.h"
+
+static char *root;
+static char out_path[512], err_path[512];
+
+static int setup(void **state)
+{
+	const struct fake_thread one[] = { { 100, "python3" }, { 101, "cuda-EvtHandlr" },
+					   { 102, "cuda00001400006" } };
+
+	(void)state;
+	root = tmp_dir();
+	fake_process(root, 100, one, 3);
+	write_file(root, "200/task/200/comm", "python3\n");
+	snprintf(out_path, sizeof(out_path), "%s/out", root);
+	snprintf(err_path, sizeof(err_path), "%s/err", root);
+	setenv("RTID_CUDA_CHECKPOINT", env_path("FAKE_TOOL"), 1);
+	setenv("RTID_PROC", root, 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	rm_tree(root);
+	free(root);
+	return 0;
+}
+
+/* Run "rtid ARGS" through the shell; returns the exit status. */
+static int rtid(const char *args)
+{
+	char cmd[2048];
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "'%s' %s >'%s' 2>'%s'", env_path("RTID_BIN"), args, out_path,
+		 err_path);
+	st = system(cmd);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	static char buf[65536];
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void help_documents_everything(void **state)
+{
+	static const char *const words[] = {
+		"--mode", "--backend", "--tool", "--libcuda", "--proc", "--pattern",
+		"--driver-version", "--attestation", "--unattested", "--timeout", "--deadline",
+		"--jobs", "--json", "RTID_MODE", "RTID_CUDA_CHECKPOINT", "RTID_LIBCUDA",
+		"RTID_PROC", "RTID_DRIVER_VERSION", "RTID_ATTESTATION", "crosscheck", "canary",
+	};
+
+	(void)state;
+	assert_int_equal(rtid("--help"), 0);
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		assert_non_null(strstr(slurp(out_path), words[i]));
+	assert_int_equal(rtid("resolve --help"), 0);
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]) - 2; i++)
+		assert_non_null(strstr(slurp(out_path), words[i]));
+	assert_non_null(strstr(slurp(out_path), "Exit status"));
+}
+
+static void usage_errors_exit_2(void **state)
+{
+	static const char *const bad[] = {
+		"", "resolve", "resolve 12abc", "resolve -- -5", "resolve 0", "resolve --mode fast 1",
+		"resolve --jobs 0 1", "resolve --jobs 65 1", "resolve --timeout -1 1",
+		"resolve --timeout 1x 1", "resolve --driver-version 580 1", "resolve --bogus 1",
+		"resolve --pattern 'cuda[' 1", "frobnicate",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(rtid(bad[i]), 2);
+		assert_true(strlen(slurp(err_path)) > 0);
+		assert_int_equal(strlen(slurp(out_path)), 0);
+	}
+}
+
+static void malformed_attestation_names_file_and_line(void **state)
+{
+	char args[1024];
+
+	(void)state;
+	write_file(root, "att.json", "{\n  \"format\": 1,\n  \"drivers\": {,}\n}\n");
+	snprintf(args, sizeof(args), "resolve --mode scan --attestation '%s/att.json' 100", root);
+	assert_int_equal(rtid(args), 2);
+	assert_non_null(strstr(slurp(err_path), "att.json:3:"));
+}
+
+static json_t *line_json(const char *text, int n)
+{
+	const char *p = text;
+
+	for (int i = 0; i < n && p; i++) {
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	assert_non_null(p);
+	return json_loadb(p, strcspn(p, "\n"), 0, NULL);
+}
+
+static void json_lines_in_order(void **state)
+{
+	static const char *const fields[] = { "pid", "tid", "source", "fallback", "crosscheck",
+					      "error", "ms" };
+	const char *out;
+	json_t *o;
+
+	(void)state;
+	setenv("FAKE_TID_100", "102", 1);
+	setenv("FAKE_EXIT_200", "1", 1);
+	assert_int_equal(rtid("resolve --json --mode crosscheck 100 999 200"), 1);
+	out = slurp(out_path);
+	o = line_json(out, 0);
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		assert_non_null(json_object_get(o, fields[i]));
+	assert_int_equal(json_integer_value(json_object_get(o, "pid")), 100);
+	assert_int_equal(json_integer_value(json_object_get(o, "tid")), 102);
+	assert_string_equal(json_string_value(json_object_get(o, "crosscheck")), "agree");
+	json_decref(o);
+	o = line_json(out, 1);
+	assert_string_equal(json_string_value(json_object_get(o, "error")), "no-such-process");
+	assert_true(json_is_null(json_object_get(o, "tid")));
+	json_decref(o);
+	o = line_json(out, 2);
+	assert_int_equal(json_integer_value(json_object_get(o, "pid")), 200);
+	assert_string_equal(json_string_value(json_object_get(o, "crosscheck")), "agree-none");
+	assert_true(json_is_null(json_object_get(o, "error")));
+	json_decref(o);
+	/* Definite answers only: exit 0. */
+	assert_int_equal(rtid("resolve --mode crosscheck 100 200"), 0);
+	assert_non_null(strstr(slurp(out_path), "none"));
+	unsetenv("FAKE_TID_100");
+	unsetenv("FAKE_EXIT_200");
+}
+
+static void hanging_tool_reported_as_timeout(void **state)
+{
+	struct timespec a, b;
+	json_t *o;
+
+	(void)state;
+	setenv("FAKE_HANG", "1", 1);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	assert_int_equal(rtid("resolve --json --timeout 1 100"), 1);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	unsetenv("FAKE_HANG");
+	assert_true(b.tv_sec - a.tv_sec < 4);
+	o = line_json(slurp(out_path), 0);
+	assert_string_equal(json_string_value(json_object_get(o, "error")), "timeout");
+	json_decref(o);
+}
+
+static void unattested_flag_warns(void **state)
+{
+	json_t *o;
+
+	(void)state;
+	assert_int_equal(rtid("resolve --json --mode scan --unattested --driver-version 1.2 100"), 0);
+	assert_non_null(strstr(slurp(err_path), "warning"));
+	o = line_json(slurp(out_path), 0);
+	assert_string_equal(json_string_value(json_object_get(o, "source")), "scan");
+	json_decref(o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(help_documents_everything),
+		cmocka_unit_test(usage_errors_exit_2),
+		cmocka_unit_test(malformed_attestation_names_file_and_line),
+		cmocka_unit_test(json_lines_in_order),
+		cmocka_unit_test(hanging_tool_reported_as_timeout),
+		cmocka_unit_test(unattested_flag_warns),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
