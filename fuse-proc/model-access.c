@@ -1,0 +1,339 @@
+/* What each access to the fake /proc sees, and the faults it sets off. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model-int.h"
+
+static bool has_fault(struct fp_model *m, enum cf_fault_kind k, int pid, int tid)
+{
+	for (size_t i = 0; i < m->nfaults; i++) {
+		const struct cf_fault *f = &m->faults[i].f;
+
+		if (f->kind == k && f->pid == pid && f->tid == tid)
+			return true;
+	}
+	return false;
+}
+
+static bool proc_alive(struct fp_model *m, int pid)
+{
+	struct proc *p = fp__proc_of(m, pid);
+
+	return p && !p->exited;
+}
+
+static bool task_visible(struct fp_model *m, int pid, int tid)
+{
+	struct task *t = fp__task_of(m, pid, tid);
+
+	return proc_alive(m, pid) && t && !t->hidden && !has_fault(m, CF_F_VANISH, pid, tid);
+}
+
+static int exists_locked(struct fp_model *m, const struct fp_path *p)
+{
+	switch (p->node) {
+	case FP_ROOT:
+	case FP_CONTROL:
+		return 0;
+	case FP_DRIVER:
+	case FP_DRIVER_NVIDIA:
+	case FP_VERSION:
+		return m->c->version_file ? 0 : -ENOENT;
+	case FP_PID:
+	case FP_PID_COMM:
+	case FP_PID_STATUS:
+	case FP_TASKDIR:
+		return proc_alive(m, p->pid) ? 0 : -ENOENT;
+	case FP_TASK:
+	case FP_TASK_COMM:
+		return task_visible(m, p->pid, p->tid) ? 0 : -ENOENT;
+	}
+	return -ENOENT;
+}
+
+int fp_exists(struct fp_model *m, const struct fp_path *p)
+{
+	int r;
+
+	pthread_mutex_lock(&m->lock);
+	r = exists_locked(m, p);
+	pthread_mutex_unlock(&m->lock);
+	return r;
+}
+
+/* The walk of a task directory is over once the walker asks past its end. */
+static void fire_walk(struct fp_model *m, int pid, enum cf_trigger when)
+{
+	for (size_t i = 0; i < m->nfaults; i++) {
+		struct fault *f = &m->faults[i];
+		struct task *t;
+
+		if (f->fired || f->f.pid != pid || f->f.trigger != when)
+			continue;
+		if (f->f.kind == CF_F_EXIT) {
+			fp__proc_of(m, pid)->exited = true;
+			f->fired = true;
+		} else if (f->f.kind == CF_F_RENAME && (t = fp__task_of(m, pid, f->f.tid))) {
+			memcpy(t->comm, f->f.name, f->f.name_len);
+			t->comm_len = f->f.name_len;
+			f->fired = true;
+		}
+	}
+}
+
+/* Directory entries in a fixed order; returns how many, writing names. */
+static size_t entries(struct fp_model *m, const struct fp_path *d, char (*names)[16], size_t max)
+{
+	static const char *const pidents[] = { "comm", "status", "task" };
+	size_t n = 0;
+
+	strcpy(names[n++], ".");
+	strcpy(names[n++], "..");
+	if (d->node == FP_ROOT) {
+		for (size_t i = 0; i < m->nprocs && n < max; i++)
+			if (!m->procs[i].exited)
+				snprintf(names[n++], 16, "%d", m->procs[i].pid);
+		if (m->c->version_file && n < max)
+			strcpy(names[n++], "driver");
+		if (n < max)
+			strcpy(names[n++], "rtid-control");
+	} else if (d->node == FP_PID) {
+		for (size_t i = 0; i < 3; i++)
+			strcpy(names[n++], pidents[i]);
+	} else if (d->node == FP_TASKDIR) {
+		/* Vanishing tasks are listed: they go between readdir and open. */
+		for (size_t i = 0; i < m->ntasks && n < max; i++)
+			if (m->tasks[i].pid == d->pid && !m->tasks[i].hidden)
+				snprintf(names[n++], 16, "%d", m->tasks[i].tid);
+	} else if (d->node == FP_DRIVER) {
+		strcpy(names[n++], "nvidia");
+	} else if (d->node == FP_DRIVER_NVIDIA) {
+		strcpy(names[n++], "version");
+	}
+	return n;
+}
+
+int fp_list(struct fp_model *m, const struct fp_path *dir, off_t offset,
+	    int (*fill)(void *ctx, const char *name, off_t next), void *ctx)
+{
+	size_t max = m->ntasks + m->nprocs + 8, n;
+	char (*names)[16] = calloc(max, sizeof(*names));
+	int r = 0;
+
+	if (!names)
+		return -ENOMEM;
+	pthread_mutex_lock(&m->lock);
+	r = exists_locked(m, dir);
+	n = r == 0 ? entries(m, dir, names, max) : 0;
+	for (size_t i = (size_t)offset; r == 0 && i < n; i++)
+		if (fill(ctx, names[i], (off_t)i + 1))
+			break;
+	if (r == 0 && dir->node == FP_TASKDIR) {
+		if (offset == 0)
+			fire_walk(m, dir->pid, CF_T_AFTER_READDIR);
+		else if ((size_t)offset >= n)
+			fire_walk(m, dir->pid, CF_T_AFTER_WALK);
+	}
+	pthread_mutex_unlock(&m->lock);
+	free(names);
+	return r;
+}
+
+/* Count a comm open and apply the faults that fire on it. */
+static int comm_open_faults(struct fp_model *m, struct proc *p, struct task *t)
+{
+	t->reads++;
+	p->reads++;
+	for (size_t i = 0; i < m->nfaults; i++) {
+		struct fault *f = &m->faults[i];
+		bool mine = f->f.tid == t->tid, due = f->f.trigger == CF_T_AT_READ;
+
+		if (f->f.pid != p->pid)
+			continue;
+		if (f->f.kind == CF_F_EXIT && due && p->reads >= f->f.n) {
+			p->exited = f->fired = true;
+			return -ENOENT;
+		}
+		if (f->f.kind == CF_F_APPEAR && p->reads >= f->f.n && !f->fired) {
+			fp__task_of(m, p->pid, f->f.tid)->hidden = false;
+			f->fired = true;
+		}
+		if (f->f.kind == CF_F_RENAME && mine && due && t->reads >= f->f.n && !f->fired) {
+			memcpy(t->comm, f->f.name, f->f.name_len);
+			t->comm_len = f->f.name_len;
+			f->fired = true;
+		}
+		if ((f->f.kind == CF_F_EACCES || f->f.kind == CF_F_EIO) && mine &&
+		    f->f.op == CF_OP_OPEN)
+			return f->f.kind == CF_F_EACCES ? -EACCES : -EIO;
+	}
+	return 0;
+}
+
+static int text(char **buf, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int text(char **buf, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(buf, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	*len = (size_t)n;
+	return 0;
+}
+
+static struct task *main_task(struct fp_model *m, int pid)
+{
+	struct task *t = fp__task_of(m, pid, pid);
+
+	for (size_t i = 0; !t && i < m->ntasks; i++)
+		if (m->tasks[i].pid == pid)
+			t = &m->tasks[i];
+	return t;
+}
+
+static int count_tasks(struct fp_model *m, int pid)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < m->ntasks; i++)
+		n += m->tasks[i].pid == pid && !m->tasks[i].hidden;
+	return n;
+}
+
+static int control_text(struct fp_model *m, char **buf, size_t *len)
+{
+	size_t cap = 128 + m->nfaults * 128, o = 0;
+	char *s = malloc(cap);
+
+	if (!s)
+		return -ENOMEM;
+	o += (size_t)snprintf(s + o, cap - o, "# armed faults (%zu)\n", m->nfaults);
+	for (size_t i = 0; i < m->nfaults; i++) {
+		char line[112];
+
+		cf_format_fault(&m->faults[i].f, line, sizeof(line));
+		o += (size_t)snprintf(s + o, cap - o, "%s%s\n", line,
+				      m->faults[i].fired ? "  # fired" : "");
+	}
+	*buf = s;
+	*len = o;
+	return 0;
+}
+
+static int open_locked(struct fp_model *m, const struct fp_path *p, char **buf, size_t *len)
+{
+	struct task *t;
+	int r = exists_locked(m, p);
+
+	if (r < 0)
+		return r;
+	switch (p->node) {
+	case FP_CONTROL:
+		return control_text(m, buf, len);
+	case FP_VERSION:
+		return text(buf, len, "%s", m->c->version_file);
+	case FP_PID_COMM:
+		t = main_task(m, p->pid);
+		return text(buf, len, "%.*s\n", (int)t->comm_len, t->comm);
+	case FP_PID_STATUS:
+		t = main_task(m, p->pid);
+		return text(buf, len, "Name:\t%.*s\nTgid:\t%d\nPid:\t%d\nThreads:\t%d\n",
+			    (int)t->comm_len, t->comm, p->pid, p->pid, count_tasks(m, p->pid));
+	case FP_TASK_COMM:
+		t = fp__task_of(m, p->pid, p->tid);
+		r = comm_open_faults(m, fp__proc_of(m, p->pid), t);
+		if (r < 0)
+			return r;
+		return text(buf, len, "%.*s%s", (int)t->comm_len, t->comm, t->no_newline ? "" : "\n");
+	default:
+		return -EISDIR;
+	}
+}
+
+int fp_open(struct fp_model *m, const struct fp_path *p, char **buf, size_t *len)
+{
+	int r;
+
+	pthread_mutex_lock(&m->lock);
+	r = open_locked(m, p, buf, len);
+	pthread_mutex_unlock(&m->lock);
+	return r;
+}
+
+int fp_read_faults(struct fp_model *m, const struct fp_path *p, int *delay_ms, size_t *max)
+{
+	int r = 0;
+
+	*delay_ms = 0;
+	*max = (size_t)-1;
+	if (p->node != FP_TASK_COMM)
+		return 0;
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < m->nfaults; i++) {
+		const struct cf_fault *f = &m->faults[i].f;
+
+		if (f->pid != p->pid || f->tid != p->tid)
+			continue;
+		if (f->kind == CF_F_DELAY)
+			*delay_ms += f->ms;
+		else if (f->kind == CF_F_SHORT_READ)
+			*max = 1;
+		else if ((f->kind == CF_F_EACCES || f->kind == CF_F_EIO) && f->op == CF_OP_READ)
+			r = f->kind == CF_F_EACCES ? -EACCES : -EIO;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return r;
+}
+
+static int control_line(struct fp_model *m, const char *line)
+{
+	struct cf_fault f;
+	char err[256];
+	int r;
+
+	if (!strcmp(line, "reset")) {
+		fp__reset(m);
+		return 0;
+	}
+	if (!strcmp(line, "clear")) {
+		m->nfaults = 0;
+		return 0;
+	}
+	if (strncmp(line, "fault ", 6) || cf_parse_fault(line + 6, &f, err, sizeof(err)) < 0)
+		return -EINVAL;
+	if (f.kind == CF_F_APPEAR && (r = fp__add_appearing(m, &f)) < 0)
+		return r;
+	return fp__arm(m, &f);
+}
+
+int fp_control(struct fp_model *m, const char *buf, size_t len)
+{
+	char line[512];
+	size_t b = 0;
+	int r = 0;
+
+	pthread_mutex_lock(&m->lock);
+	while (r == 0 && b < len) {
+		size_t e = b;
+
+		while (e < len && buf[e] != '\n')
+			e++;
+		if (e - b >= sizeof(line))
+			r = -EINVAL;
+		else if (e > b) {
+			memcpy(line, buf + b, e - b);
+			line[e - b] = '\0';
+			r = control_line(m, line);
+		}
+		b = e + 1;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return r;
+}

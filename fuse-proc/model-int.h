@@ -1,0 +1,48 @@
+/* The fake /proc model's insides, shared by its files. */
+#ifndef FAKEPROC_MODEL_INT_H
+#define FAKEPROC_MODEL_INT_H
+
+#include <pthread.h>
+
+#include "model.h"
+
+#define MAX_FAULTS 64
+
+struct task {
+	int pid, tid;
+	char comm[CF_COMM_MAX + 1];
+	size_t comm_len;
+	bool no_newline, hidden; /* hidden: appears later */
+	int reads;               /* opens of its comm */
+};
+
+struct proc {
+	int pid;
+	bool exited;
+	int reads;
+};
+
+struct fault {
+	struct cf_fault f;
+	bool fired;
+};
+
+struct fp_model {
+	pthread_mutex_t lock;
+	const struct casefile *c;
+	struct task *tasks;
+	size_t ntasks;
+	struct proc *procs;
+	size_t nprocs;
+	struct fault faults[MAX_FAULTS];
+	size_t nfaults;
+	char *control_text;
+};
+
+int fp__arm(struct fp_model *m, const struct cf_fault *f);
+void fp__reset(struct fp_model *m);
+int fp__add_appearing(struct fp_model *m, const struct cf_fault *f);
+struct task *fp__task_of(struct fp_model *m, int pid, int tid);
+struct proc *fp__proc_of(struct fp_model *m, int pid);
+
+#endif

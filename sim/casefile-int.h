@@ -1,0 +1,20 @@
+/* Pieces shared by the case-file parser's files. */
+#ifndef RTID_CASEFILE_INT_H
+#define RTID_CASEFILE_INT_H
+
+#include "casefile.h"
+#include "tokens.h"
+
+/* Grow a power-of-two array before adding element n. */
+#define GROW(arr, n) \
+	(((n) & ((n) - 1)) == 0 ? realloc((arr), sizeof(*(arr)) * ((n) ? (n) * 2 : 1)) : (arr))
+
+int cf__fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int cf__num(const char *s, int *out);  /* > 0 */
+int cf__num0(const char *s, int *out); /* >= 0 */
+int cf__seconds(const char *s, double *out);
+int cf__comm_of(const struct tok *t, char *out, size_t *len);
+int cf__add_fault(struct casefile *c, const struct toks *t, char *err, size_t len);
+int cf__add_expect(struct casefile *c, const struct toks *t, char *err, size_t len);
+
+#endif
