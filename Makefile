@@ -11,9 +11,11 @@ all: $(BUILD)/build.ninja
 deps:
 	@sh scripts/deps.sh
 
-$(BUILD)/build.ninja:
+# A new case file is a new test: reconfigure when the list changes.
+$(BUILD)/build.ninja: $(wildcard cases/*.case)
 	@sh scripts/deps.sh
-	meson setup $(BUILD) $(MESON_ARGS)
+	if [ -f $@ ]; then meson setup --reconfigure $(BUILD) $(MESON_ARGS); \
+	else meson setup $(BUILD) $(MESON_ARGS); fi
 
 check: deps all
 	meson test -C $(BUILD) --print-errorlogs $(SUITES_TEST)

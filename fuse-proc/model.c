@@ -39,7 +39,7 @@ struct proc *fp__proc_of(struct fp_model *m, int pid)
 /* Back to the case's first state; armed faults are re-armed unfired. */
 void fp__reset(struct fp_model *m)
 {
-	for (size_t i = 0; i < m->ntasks; i++) {
+	for (size_t i = 0; i < m->c->ntasks; i++) {
 		const struct cf_task *t = &m->c->tasks[i];
 
 		m->tasks[i] = (struct task){ .pid = t->pid, .tid = t->tid,
@@ -52,8 +52,14 @@ void fp__reset(struct fp_model *m)
 	}
 	for (size_t i = 0; i < m->nprocs; i++)
 		m->procs[i] = (struct proc){ .pid = m->c->pids[i] };
-	for (size_t i = 0; i < m->nfaults; i++)
+	for (size_t i = 0; i < m->nfaults; i++) {
+		const struct cf_fault *f = &m->faults[i].f;
+
 		m->faults[i].fired = false;
+		/* An untriggered exit: the process is gone before anyone looks. */
+		if (f->kind == CF_F_EXIT && f->trigger == CF_T_ALWAYS && fp__proc_of(m, f->pid))
+			fp__proc_of(m, f->pid)->exited = true;
+	}
 }
 
 /* An "appear" fault adds a task that the case does not list. */

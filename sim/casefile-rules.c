@@ -42,7 +42,7 @@ static int parse_fault(const struct toks *t, struct cf_fault *f, char *err, size
 	static const char *const usage[] = {
 		"rename PID TID NAME at-read N|after-walk", "vanish PID TID",
 		"appear PID TID NAME at-read N", "eacces PID TID open|read", "eio PID TID open|read",
-		"delay PID TID MS", "short-read PID TID", "exit PID after-readdir|at-read N",
+		"delay PID TID MS", "short-read PID TID", "exit PID [after-readdir|at-read N]",
 	};
 	int k, r = -EINVAL;
 
@@ -55,7 +55,7 @@ static int parse_fault(const struct toks *t, struct cf_fault *f, char *err, size
 	f->kind = (enum cf_fault_kind)k;
 	if (cf__num(t->v[2].s, &f->pid) == 0) {
 		if (f->kind == CF_F_EXIT)
-			r = trigger(t, 3, f);
+			r = t->n == 3 ? 0 : trigger(t, 3, f); /* no trigger: gone from the start */
 		else if (t->n >= 4 && cf__num(t->v[3].s, &f->tid) == 0)
 			switch (f->kind) {
 			case CF_F_RENAME:

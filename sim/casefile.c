@@ -143,21 +143,34 @@ static int set_str(char **dst, const struct tok *t)
 	return *dst ? 0 : -ENOMEM;
 }
 
-/* "title" and "proves" take the rest of the line as words. */
-static int set_text(char **dst, const struct toks *t, char *err, size_t len)
+/* "title" and "proves" take the rest of the line as it is. Returns 1 when
+ * the line was one of them. */
+static int prose(struct casefile *c, const char *line, char *err, size_t len)
 {
-	char buf[1024] = "";
+	static const char *const keys[] = { "title", "proves" };
 
-	if (t->n < 2)
-		return cf__fail(err, len, "'%s' needs text", t->v[0].s);
-	for (size_t i = 1; i < t->n; i++) {
-		if (i > 1)
-			strncat(buf, " ", sizeof(buf) - strlen(buf) - 1);
-		strncat(buf, t->v[i].s, sizeof(buf) - strlen(buf) - 1);
+	while (*line == ' ' || *line == '\t')
+		line++;
+	for (int i = 0; i < 2; i++) {
+		size_t k = strlen(keys[i]);
+		char **dst = i == 0 ? &c->title : &c->proves;
+		const char *v = line + k;
+		size_t n;
+
+		if (strncmp(line, keys[i], k) || (*v && *v != ' ' && *v != '\t'))
+			continue;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		n = strlen(v);
+		while (n && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r'))
+			n--;
+		if (n == 0)
+			return cf__fail(err, len, "'%s' needs text", keys[i]);
+		free(*dst);
+		*dst = strndup(v, n);
+		return *dst ? 1 : -ENOMEM;
 	}
-	free(*dst);
-	*dst = strdup(buf);
-	return *dst ? 0 : -ENOMEM;
+	return 0;
 }
 
 static int p_driver(struct casefile *c, const struct toks *t, char *err, size_t len)
@@ -290,10 +303,6 @@ static int p_line(struct casefile *c, const struct toks *t, char *err, size_t le
 {
 	const char *k = t->v[0].s;
 
-	if (!strcmp(k, "title"))
-		return set_text(&c->title, t, err, len);
-	if (!strcmp(k, "proves"))
-		return set_text(&c->proves, t, err, len);
 	if (!strcmp(k, "driver"))
 		return p_driver(c, t, err, len);
 	if (!strcmp(k, "driver-file"))
@@ -338,7 +347,7 @@ static int parse_stream(struct casefile *c, FILE *f, char *err, size_t errlen)
 {
 	char line[1024], why[256];
 	int lineno = 0, r = 0;
-	struct toks t;
+	struct toks t = { .n = 0 };
 
 	while (r == 0 && fgets(line, sizeof(line), f)) {
 		lineno++;
@@ -349,7 +358,13 @@ static int parse_stream(struct casefile *c, FILE *f, char *err, size_t errlen)
 		}
 		line[strcspn(line, "\n")] = '\0';
 		why[0] = '\0';
-		r = tok_split(line, &t, why, sizeof(why));
+		r = prose(c, line, why, sizeof(why));
+		if (r == 1) {
+			r = 0;
+			continue;
+		}
+		if (r == 0)
+			r = tok_split(line, &t, why, sizeof(why));
 		if (r == 0 && t.n > 0)
 			r = p_line(c, &t, why, sizeof(why));
 		if (r == -EINVAL)
