@@ -88,7 +88,7 @@ static int serve(struct fuse *f, const struct opts *o)
 	r = fuse_loop(f);
 	fuse_remove_signal_handlers(se);
 	fuse_unmount(f);
-	return r == 0 ? 0 : 1;
+	return r < 0 ? 1 : 0; /* > 0: the signal that ended the loop */
 }
 
 int main(int argc, char **argv)

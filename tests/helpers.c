@@ -1,7 +1,10 @@
 #include "helpers.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,4 +107,40 @@ const char *env_path(const char *name)
 		exit(99);
 	}
 	return p;
+}
+
+const char *fuse_unusable(void)
+{
+	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT ? "no /dev/fuse on this machine" : "cannot open /dev/fuse";
+	close(fd);
+	if (geteuid() != 0 && access("/usr/bin/fusermount3", X_OK) < 0)
+		return "not root and no fusermount3 (apt-get install fuse3)";
+	return NULL;
+}
+
+int skip_or_fail(const char *what, const char *why)
+{
+	const char *req = getenv("RTID_REQUIRE_FUSE");
+	bool required = req && strcmp(req, "1") == 0;
+
+	fprintf(stderr, "%s: %s%s\n", what, why,
+		required ? " (RTID_REQUIRE_FUSE=1: failing)" : "; skipping");
+	return required ? 1 : 77;
+}
+
+bool mounted(const char *path)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char line[4096], needle[1024];
+	bool found = false;
+
+	snprintf(needle, sizeof(needle), " %s ", path);
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, needle) != NULL;
+	if (f)
+		fclose(f);
+	return found;
 }

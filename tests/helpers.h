@@ -28,4 +28,13 @@ int count_lines(const char *path);
 /* Path of a built helper given through the environment (meson sets it). */
 const char *env_path(const char *name);
 
+/* Why FUSE cannot be used here, or NULL when it can. */
+const char *fuse_unusable(void);
+
+/* Report why a FUSE test cannot run: 77 (skip), or 1 when RTID_REQUIRE_FUSE=1. */
+int skip_or_fail(const char *what, const char *why);
+
+/* Whether path is a mount point now (from /proc/self/mountinfo). */
+bool mounted(const char *path);
+
 #endif

@@ -48,22 +48,6 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
-static int fuse_unusable(const char **why)
-{
-	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0) {
-		*why = errno == ENOENT ? "no /dev/fuse on this machine" : "cannot open /dev/fuse";
-		return 1;
-	}
-	close(fd);
-	if (geteuid() != 0 && access("/usr/bin/fusermount3", X_OK) < 0) {
-		*why = "not root and no fusermount3 (apt-get install fuse3)";
-		return 1;
-	}
-	return 0;
-}
-
 static int start_fakeproc(const char *casefile)
 {
 	char fdstr[16], line[16];
@@ -151,14 +135,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "run-case: %s\n", err);
 		return 1;
 	}
-	if (fuse_unusable(&why)) {
-		const char *req = getenv("RTID_REQUIRE_FUSE");
-		bool required = req && strcmp(req, "1") == 0;
-
-		fprintf(stderr, "run-case: %s: %s%s\n", argv[1], why,
-			required ? " (RTID_REQUIRE_FUSE=1: failing)" : "; skipping");
+	if ((why = fuse_unusable())) {
 		cf_free(c);
-		return required ? 1 : 77;
+		return skip_or_fail(argv[1], why);
 	}
 	if (!getenv("RTID_TIME_SCALE"))
 		setenv("RTID_TIME_SCALE", "0.01", 1);

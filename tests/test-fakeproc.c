@@ -1,0 +1,224 @@
+/* The fake /proc looks like the kernel's where the resolver reads, keeps one
+ * snapshot per open handle, takes faults at run time, and unmounts cleanly. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "helpers.h"
+
+extern char **environ;
+
+static char *dir;
+static char mnt[512], casefile[512];
+static pid_t daemon_pid = -1;
+
+static const char case_text[] =
+	"title fakeproc test\nproves fakeproc behaves\ndriver 580.65.06\n"
+	"task 42 42 python3\ntask 42 43 cuda-EvtHandlr\ntask 42 44 cuda00001400006\n"
+	"answer 42 tid 44\nexpect all 42 tid=44\n";
+
+static pid_t spawn_fakeproc(const char *cf, const char *mp, int *status_if_failed)
+{
+	char fdstr[16], buf[8];
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p) < 0)
+		abort();
+	snprintf(fdstr, sizeof(fdstr), "%d", p[1]);
+	char *argv[] = { (char *)env_path("FAKEPROC"), "-f", "--ready-fd", fdstr, (char *)cf,
+			 (char *)mp, NULL };
+	if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0)
+		abort();
+	close(p[1]);
+	if (read(p[0], buf, sizeof(buf)) == 6) {
+		close(p[0]);
+		return pid;
+	}
+	close(p[0]);
+	waitpid(pid, status_if_failed, 0);
+	return -1;
+}
+
+static int setup(void **state)
+{
+	int st;
+
+	(void)state;
+	dir = tmp_dir();
+	snprintf(mnt, sizeof(mnt), "%s/proc", dir);
+	snprintf(casefile, sizeof(casefile), "%s/t.case", dir);
+	write_file(dir, "t.case", case_text);
+	mkdir(mnt, 0755);
+	daemon_pid = spawn_fakeproc(casefile, mnt, &st);
+	return daemon_pid > 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGTERM);
+		waitpid(daemon_pid, NULL, 0);
+		umount2(mnt, MNT_DETACH);
+	}
+	rm_tree(dir);
+	free(dir);
+	return 0;
+}
+
+static ssize_t slurp(const char *rel, char *buf, size_t len)
+{
+	char path[1024];
+	ssize_t n, total = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", mnt, rel);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf + total, len - (size_t)total)) > 0)
+		total += n;
+	close(fd);
+	return n < 0 ? -errno : total;
+}
+
+static void control(const char *line)
+{
+	char path[1024];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/rtid-control", mnt);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+	close(fd);
+}
+
+static void looks_like_proc(void **state)
+{
+	char buf[256], path[1024];
+	struct stat st;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/42/task/44/comm", mnt);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_size, 0); /* as the kernel reports */
+	assert_int_equal(slurp("42/task/44/comm", buf, sizeof(buf)), 16);
+	assert_memory_equal(buf, "cuda00001400006\n", 16);
+	snprintf(path, sizeof(path), "%s/42/task", mnt);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_true(slurp("driver/nvidia/version", buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(buf, "580.65.06"));
+	assert_true(slurp("42/status", buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(buf, "Threads:\t3"));
+	assert_int_equal(slurp("43/task", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(slurp("42/task/99/comm", buf, sizeof(buf)), -ENOENT);
+}
+
+static void one_snapshot_per_handle(void **state)
+{
+	char path[1024], a[32] = "", b[32] = "";
+	int fa, fb;
+
+	(void)state;
+	control("reset\nclear\nfault rename 42 44 renamed at-read 2\n");
+	snprintf(path, sizeof(path), "%s/42/task/44/comm", mnt);
+	fa = open(path, O_RDONLY);
+	fb = open(path, O_RDONLY);
+	assert_true(fa >= 0 && fb >= 0);
+	/* Partial reads of the first handle never mix in the new name. */
+	assert_int_equal(read(fa, a, 4), 4);
+	assert_int_equal(read(fb, b, sizeof(b)), 8);
+	assert_int_equal(read(fa, a + 4, sizeof(a) - 4), 12);
+	assert_string_equal(a, "cuda00001400006\n");
+	assert_string_equal(b, "renamed\n");
+	close(fa);
+	close(fb);
+}
+
+static void control_reads_back_and_faults_fire(void **state)
+{
+	char buf[1024];
+	int fd;
+
+	(void)state;
+	control("reset\nclear\nfault eacces 42 43 open\nfault eio 42 44 read\n"
+		"fault short-read 42 42\n");
+	assert_true(slurp("rtid-control", buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(buf, "fault eacces 42 43 open"));
+	assert_non_null(strstr(buf, "fault eio 42 44 read"));
+	assert_int_equal(slurp("42/task/43/comm", buf, sizeof(buf)), -EACCES);
+	assert_int_equal(slurp("42/task/44/comm", buf, sizeof(buf)), -EIO);
+	snprintf(buf, sizeof(buf), "%s/42/task/42/comm", mnt);
+	fd = open(buf, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 1);
+	close(fd);
+	/* A bad line is refused. */
+	snprintf(buf, sizeof(buf), "%s/rtid-control", mnt);
+	fd = open(buf, O_WRONLY);
+	assert_int_equal(write(fd, "fault teleport 1\n", 17), -1);
+	assert_int_equal(errno, EINVAL);
+	close(fd);
+	control("clear\n");
+}
+
+static void bad_case_and_bad_mountpoint(void **state)
+{
+	char other[1024], bad[1024];
+	int st = 0;
+
+	(void)state;
+	write_file(dir, "bad.case", "title x\nproves y\ntask 1 x python3\n");
+	snprintf(bad, sizeof(bad), "%s/bad.case", dir);
+	snprintf(other, sizeof(other), "%s/other", dir);
+	mkdir(other, 0755);
+	assert_int_equal(spawn_fakeproc(bad, other, &st), -1);
+	assert_int_equal(WEXITSTATUS(st), 2);
+	assert_int_equal(spawn_fakeproc(casefile, "/nonexistent/mnt", &st), -1);
+	assert_int_equal(WEXITSTATUS(st), 1);
+}
+
+static void sigterm_unmounts(void **state)
+{
+	int st;
+
+	(void)state;
+	assert_true(mounted(mnt));
+	assert_int_equal(kill(daemon_pid, SIGTERM), 0);
+	assert_int_equal(waitpid(daemon_pid, &st, 0), daemon_pid);
+	daemon_pid = -1;
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_false(mounted(mnt)); /* unmounted by fakeproc itself */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(looks_like_proc),
+		cmocka_unit_test(one_snapshot_per_handle),
+		cmocka_unit_test(control_reads_back_and_faults_fire),
+		cmocka_unit_test(bad_case_and_bad_mountpoint),
+		cmocka_unit_test(sigterm_unmounts),
+	};
+	const char *why = fuse_unusable();
+
+	if (why)
+		return skip_or_fail("test-fakeproc", why);
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
