@@ -15,6 +15,7 @@ int cf__num0(const char *s, int *out); /* >= 0 */
 int cf__seconds(const char *s, double *out);
 int cf__comm_of(const struct tok *t, char *out, size_t *len);
 int cf__add_fault(struct casefile *c, const struct toks *t, char *err, size_t len);
+int cf__add_attaches(struct casefile *c, const struct toks *t, char *err, size_t len);
 int cf__add_expect(struct casefile *c, const struct toks *t, char *err, size_t len);
 
 #endif

@@ -248,3 +248,17 @@ int cf__add_expect(struct casefile *c, const struct toks *t, char *err, size_t l
 	c->expects[c->nexpects++] = e;
 	return 0;
 }
+
+/* "expect-attaches MODES N": cuInit calls the api backend may make per run. */
+int cf__add_attaches(struct casefile *c, const struct toks *t, char *err, size_t len)
+{
+	unsigned modes;
+	int n;
+
+	if (t->n != 3 || modes_of(t->v[1].s, &modes) < 0 || cf__num0(t->v[2].s, &n))
+		return cf__fail(err, len, "usage: expect-attaches MODE[,MODE]|all N");
+	for (int i = 0; i < 4; i++)
+		if (modes & (1u << i))
+			c->attaches[i] = n;
+	return 0;
+}

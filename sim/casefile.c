@@ -279,6 +279,18 @@ static int p_answer(struct casefile *c, const struct toks *t, char *err, size_t 
 	return add_answer(c, &a);
 }
 
+static int p_backend(struct casefile *c, const struct toks *t, char *err, size_t len)
+{
+	static const char *const names[] = { "tool", "api", "both" };
+
+	for (unsigned i = 0; t->n == 2 && i < 3; i++)
+		if (strcmp(t->v[1].s, names[i]) == 0) {
+			c->backends = i + 1;
+			return 0;
+		}
+	return cf__fail(err, len, "usage: backend tool|api|both");
+}
+
 static int p_number(struct casefile *c, const struct toks *t, char *err, size_t len)
 {
 	const char *k = t->v[0].s;
@@ -312,8 +324,15 @@ static int p_line(struct casefile *c, const struct toks *t, char *err, size_t le
 		return t->n == 2 ? set_str(&c->pattern, &t->v[1])
 				 : cf__fail(err, len, "usage: pattern ERE");
 	if (!strcmp(k, "backend"))
-		return t->n == 2 && !strcmp(t->v[1].s, "api") ? (c->api = true, 0)
-			: cf__fail(err, len, "usage: backend api");
+		return p_backend(c, t, err, len);
+	if (!strcmp(k, "libcuda"))
+		return t->n == 2 && !strcmp(t->v[1].s, "old") ? (c->old_libcuda = true, 0)
+			: cf__fail(err, len, "usage: libcuda old");
+	if (!strcmp(k, "api-version"))
+		return t->n == 2 && !cf__num(t->v[1].s, &c->api_version) ? 0
+			: cf__fail(err, len, "usage: api-version N (e.g. 13000)");
+	if (!strcmp(k, "expect-attaches"))
+		return cf__add_attaches(c, t, err, len);
 	if (!strcmp(k, "attest"))
 		return p_attest(c, t, err, len);
 	if (!strcmp(k, "task"))
@@ -388,6 +407,9 @@ int cf_load(const char *path, struct casefile **out, char *err, size_t errlen)
 	if (!c)
 		return -ENOMEM;
 	c->path = strdup(path);
+	c->backends = 1;
+	for (int i = 0; i < 4; i++)
+		c->attaches[i] = -1;
 	f = fopen(path, "re");
 	if (!f || !c->path) {
 		r = f ? -ENOMEM : -errno;

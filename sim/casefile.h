@@ -72,7 +72,10 @@ struct casefile {
 	double timeout_s, deadline_s, attach_delay_s;
 	unsigned jobs;
 	char *pattern;
-	bool api; /* run with the driver-API backend too */
+	unsigned backends; /* bit 0: tool, bit 1: api (default: tool) */
+	int api_version;   /* what the mock's cuDriverGetVersion says (0: 13000) */
+	bool old_libcuda;  /* use the mock libcuda without the checkpoint API */
+	int attaches[4];   /* per mode: expected cuInit calls per api run; -1: unchecked */
 	struct cf_task *tasks;
 	size_t ntasks;
 	struct cf_answer *answers;

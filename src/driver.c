@@ -129,5 +129,8 @@ static void tool_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, 
 void rtid__driver_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
 			struct rtid_result *out, double deadline)
 {
-	tool_batch(ctx, pids, need, n, out, deadline);
+	if (ctx->cfg.backend == RTID_BACKEND_API)
+		rtid__api_batch(ctx, pids, need, n, out, deadline);
+	else
+		tool_batch(ctx, pids, need, n, out, deadline);
 }

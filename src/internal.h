@@ -63,6 +63,9 @@ struct rtid__child {
  * dispositions). Returns 0 or a negative errno (-ENOENT: no such program). */
 int rtid__child_start(struct rtid__child *c, const char *path, char *const argv[],
 		      double timeout_s);
+/* The same, with extra_fd (when >= 0) as the child's fd 3. */
+int rtid__child_start_fd(struct rtid__child *c, const char *path, char *const argv[],
+			 double timeout_s, int extra_fd);
 bool rtid__child_done(const struct rtid__child *c);
 /* Fill up to 3 pollfds for c; returns how many. */
 int rtid__child_pollfds(const struct rtid__child *c, struct pollfd *p);
@@ -104,6 +107,7 @@ struct rtid_ctx {
 	char driver_version[32];
 	bool have_version, attested, revoked;
 	struct rtid__matcher matcher;
+	struct rtid__worker *worker; /* api backend, during one rtid_resolve_many */
 };
 
 /* --- driver.c: run the driver queries of a batch --- */
@@ -111,5 +115,11 @@ struct rtid_ctx {
  * source, error, detail and ms. */
 void rtid__driver_batch(struct rtid_ctx *ctx, const int *pids, const bool *need,
 			size_t n, struct rtid_result *out, double batch_deadline);
+
+/* --- api.c: the driver-API worker --- */
+void rtid__api_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
+		     struct rtid_result *out, double batch_deadline);
+/* Stop the context's worker, if any. */
+void rtid__api_end(struct rtid_ctx *ctx);
 
 #endif

@@ -89,6 +89,7 @@ void rtid_ctx_free(struct rtid_ctx *ctx)
 {
 	if (!ctx)
 		return;
+	rtid__api_end(ctx);
 	rtid__matcher_fini(&ctx->matcher);
 	free(ctx->proc_root);
 	free(ctx->tool_name);
@@ -246,6 +247,7 @@ int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n, struct rt
 		run_canary(&b, n);
 	else
 		run_group(&b, 0, n, ctx->cfg.mode, trusted, RTID_FB_NONE);
+	rtid__api_end(ctx);
 	free(b.scans);
 	free(b.need);
 	return 0;

@@ -49,14 +49,15 @@ static int spawn_attrs(posix_spawnattr_t *a)
 	return 0;
 }
 
-static int spawn_actions(posix_spawn_file_actions_t *fa, int out, int err)
+static int spawn_actions(posix_spawn_file_actions_t *fa, int out, int err, int extra)
 {
 	if (posix_spawn_file_actions_init(fa))
 		return -ENOMEM;
 	if (posix_spawn_file_actions_addopen(fa, 0, "/dev/null", O_RDONLY, 0) ||
 	    posix_spawn_file_actions_adddup2(fa, out, 1) ||
 	    posix_spawn_file_actions_adddup2(fa, err, 2) ||
-	    posix_spawn_file_actions_addclosefrom_np(fa, 3)) {
+	    (extra >= 0 && posix_spawn_file_actions_adddup2(fa, extra, 3)) ||
+	    posix_spawn_file_actions_addclosefrom_np(fa, extra >= 0 ? 4 : 3)) {
 		posix_spawn_file_actions_destroy(fa);
 		return -ENOMEM;
 	}
@@ -64,13 +65,13 @@ static int spawn_actions(posix_spawn_file_actions_t *fa, int out, int err)
 }
 
 static int do_spawn(struct rtid__child *c, const char *path, char *const argv[],
-		    int out_w, int err_w)
+		    int out_w, int err_w, int extra)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	int r;
 
-	r = spawn_actions(&fa, out_w, err_w);
+	r = spawn_actions(&fa, out_w, err_w, extra);
 	if (r < 0)
 		return r;
 	r = spawn_attrs(&attr);
@@ -87,6 +88,12 @@ static int do_spawn(struct rtid__child *c, const char *path, char *const argv[],
 int rtid__child_start(struct rtid__child *c, const char *path, char *const argv[],
 		      double timeout_s)
 {
+	return rtid__child_start_fd(c, path, argv, timeout_s, -1);
+}
+
+int rtid__child_start_fd(struct rtid__child *c, const char *path, char *const argv[],
+			 double timeout_s, int extra_fd)
+{
 	int po[2], pe[2], r;
 
 	memset(c, 0, sizeof(*c));
@@ -97,7 +104,7 @@ int rtid__child_start(struct rtid__child *c, const char *path, char *const argv[
 		r = -errno;
 		goto close_out;
 	}
-	r = do_spawn(c, path, argv, po[1], pe[1]);
+	r = do_spawn(c, path, argv, po[1], pe[1], extra_fd);
 	if (r < 0)
 		goto close_err;
 	c->pidfd = pidfd_open(c->pid, 0);

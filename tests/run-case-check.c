@@ -10,6 +10,7 @@ struct ctx {
 	const struct cf_expect *e;
 	const char *mode, *via;
 	int pid, fails;
+	bool api;
 };
 
 static void fail(struct ctx *x, const char *field, const char *want, const char *got)
@@ -38,7 +39,9 @@ static void check_pid(struct ctx *x, const struct got *g)
 	if (g->tid > 0)
 		snprintf(got, sizeof(got), "%d", g->tid);
 	check_str(x, "tid", e->tid, got);
-	check_str(x, "source", e->source, g->source);
+	/* A case's "tool" is the driver's voice: "api" when the worker answers. */
+	check_str(x, "source", e->source && x->api && !strcmp(e->source, "tool") ? "api" : e->source,
+		  g->source);
 	check_str(x, "fallback", e->fallback, g->fallback);
 	check_str(x, "crosscheck", e->crosscheck, g->crosscheck);
 	check_str(x, "error", e->error, g->error);
@@ -69,7 +72,9 @@ static void check_status(struct ctx *x, const struct got *g, int status)
 int rc_check(const struct casefile *c, enum rtid_mode mode, const char *via, const struct got *g,
 	     const struct runner *rn)
 {
-	struct ctx x = { .c = c, .mode = rtid_mode_name(mode), .via = via };
+	struct ctx x = { .c = c, .mode = rtid_mode_name(mode), .via = via,
+			 .api = rn->backend == RTID_BACKEND_API };
+	char want[16], got[16];
 
 	for (size_t i = 0; i < c->nexpects; i++) {
 		x.e = &c->expects[i];
@@ -87,7 +92,20 @@ int rc_check(const struct casefile *c, enum rtid_mode mode, const char *via, con
 		x.pid = 0;
 		fail(&x, "mock calls", "only calls the case answers", "an unexpected call");
 	}
-	if (strcmp(via, "cli") == 0)
+	if (rn->left_running) {
+		x.e = NULL;
+		x.pid = 0;
+		snprintf(got, sizeof(got), "%d", rn->left_running);
+		fail(&x, "processes left running", "0", got);
+	}
+	if (x.api && c->attaches[mode] >= 0 && c->attaches[mode] != rn->attaches) {
+		x.e = NULL;
+		x.pid = 0;
+		snprintf(want, sizeof(want), "%d", c->attaches[mode]);
+		snprintf(got, sizeof(got), "%d", rn->attaches);
+		fail(&x, "driver attaches (cuInit)", want, got);
+	}
+	if (strncmp(via, "cli", 3) == 0)
 		check_status(&x, g, rn->cli_status);
 	return x.fails;
 }

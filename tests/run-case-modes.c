@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,13 +52,18 @@ void rc_release(struct runner *rn)
 	rtid_attest_free(rn->att);
 }
 
+static const char *libcuda_of(const struct casefile *c)
+{
+	return env_path(c->old_libcuda ? "MOCK_LIBCUDA_OLD" : "MOCK_LIBCUDA");
+}
+
 void rc_run_lib(const struct casefile *c, struct runner *rn, enum rtid_mode mode, struct got *g)
 {
 	struct rtid_config cfg = {
 		.mode = mode, .proc_root = rn->mnt, .tool = env_path("MOCK_TOOL"),
 		.attestation = rn->att, .pattern = c->pattern, .jobs = c->jobs,
 		.timeout_s = c->timeout_s > 0 ? c->timeout_s : CASE_TIMEOUT,
-		.deadline_s = c->deadline_s,
+		.deadline_s = c->deadline_s, .backend = rn->backend, .libcuda = libcuda_of(c),
 	};
 	struct rtid_result *r = calloc(c->npids, sizeof(*r));
 	struct rtid_ctx *ctx = NULL;
@@ -137,6 +143,12 @@ static int cli_argv(const struct casefile *c, const struct runner *rn, enum rtid
 		argv[n++] = "--pattern";
 		argv[n++] = c->pattern;
 	}
+	if (rn->backend == RTID_BACKEND_API) {
+		argv[n++] = "--backend";
+		argv[n++] = "api";
+		argv[n++] = "--libcuda";
+		argv[n++] = (char *)libcuda_of(c);
+	}
 	return n;
 }
 
@@ -181,6 +193,8 @@ void rc_count_calls(const struct casefile *c, struct runner *rn, struct got *g)
 	size_t cap = 0;
 
 	rn->unexpected = 0;
+	rn->attaches = 0;
+	rn->left_running = 0;
 	while (f && getline(&line, &cap, f) > 0) {
 		json_t *o = json_loads(line, 0, NULL);
 		const char *ev = json_string_value(json_object_get(o, "event"));
@@ -188,6 +202,11 @@ void rc_count_calls(const struct casefile *c, struct runner *rn, struct got *g)
 
 		if (ev && strcmp(ev, "unexpected") == 0)
 			rn->unexpected++;
+		if (ev && strcmp(ev, "cuInit") == 0)
+			rn->attaches++;
+		/* Nothing the resolver started may outlive the run. */
+		if (kill((pid_t)json_integer_value(json_object_get(o, "self")), 0) == 0)
+			rn->left_running++;
 		for (size_t i = 0; ev && strcmp(ev, "start") == 0 && i < c->npids; i++)
 			g[i].calls += c->pids[i] == pid;
 		json_decref(o);

@@ -102,8 +102,14 @@ static int run_all(const struct casefile *c, struct runner *rn)
 			wanted |= (c->expects[i].modes & bit) != 0;
 		if (!wanted)
 			continue;
+		for (int b = 0; b < 2; b++)
 		for (int via = 0; via < 2; via++) {
-			struct got *g = calloc(c->npids, sizeof(*g));
+			struct got *g;
+
+			if (!(c->backends & (1u << b)))
+				continue;
+			rn->backend = (enum rtid_backend)b;
+			g = calloc(c->npids, sizeof(*g));
 
 			control("reset\n");
 			truncate(rn->log, 0);
@@ -112,7 +118,8 @@ static int run_all(const struct casefile *c, struct runner *rn)
 			else
 				rc_run_cli(c, rn, (enum rtid_mode)mode, g);
 			rc_count_calls(c, rn, g);
-			fails += rc_check(c, (enum rtid_mode)mode, via ? "cli" : "lib", g, rn);
+			fails += rc_check(c, (enum rtid_mode)mode,
+					  via ? (b ? "cli, api" : "cli") : (b ? "lib, api" : "lib"), g, rn);
 			free(g);
 		}
 	}

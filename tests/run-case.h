@@ -11,6 +11,9 @@ struct runner {
 	struct rtid_attestation *att;
 	int unexpected; /* calls the mocks were not told about */
 	int cli_status; /* exit status of the last rtid run */
+	int attaches;   /* cuInit calls in the last run */
+	int left_running; /* mock processes still alive after the run */
+	enum rtid_backend backend; /* of the run under way */
 };
 
 /* What one pid got, either way, names as in JSON ("-" for null). */

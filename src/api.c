@@ -1,0 +1,256 @@
+/* The driver-API backend: one worker process (rtid-cuda-worker) loads libcuda
+ * and pays the driver attach once for the whole batch; the caller never loads
+ * libcuda. Queries are pipelined over a SOCK_SEQPACKET socketpair and each
+ * reply is awaited under the query timeout and the batch deadline. A worker
+ * that hangs is killed; one that dies ends the batch's outstanding queries
+ * with an error, never a tid. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "worker-proto.h"
+
+#ifndef RTID_WORKER_PATH
+#define RTID_WORKER_PATH "/usr/local/libexec/rtid-cuda-worker"
+#endif
+
+#define CU_INVALID_VALUE 1
+#define CU_NOT_INITIALIZED 3
+
+/* Kept in the context for the length of one rtid_resolve_many, so that a
+ * batch split in groups (canary) still attaches once. */
+struct rtid__worker {
+	struct rtid__child child;
+	int sock;
+};
+
+static double until_of(const struct rtid_ctx *ctx, double deadline)
+{
+	double t = rtid__now() + (ctx->cfg.timeout_s > 0 ? ctx->cfg.timeout_s : RTID_TIMEOUT_DEFAULT);
+
+	return deadline > 0 && deadline < t ? deadline : t;
+}
+
+static int start_worker(struct rtid_ctx *ctx, struct rtid__worker *w)
+{
+	const char *path = getenv("RTID_WORKER");
+	char parent[16];
+	int sv[2], r;
+
+	if (!path || !*path)
+		path = RTID_WORKER_PATH;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	snprintf(parent, sizeof(parent), "%d", (int)getpid());
+	char *argv[] = { (char *)path, parent, ctx->libcuda ? ctx->libcuda : "libcuda.so.1", NULL };
+	/* The worker lives as long as the batch; its own deadline is not used. */
+	r = rtid__child_start_fd(&w->child, path, argv, 1e9, sv[1]);
+	close(sv[1]);
+	if (r < 0) {
+		close(sv[0]);
+		return r;
+	}
+	w->sock = sv[0];
+	return 0;
+}
+
+/* Wait for one message. Returns its length, -ETIMEDOUT, or -EPIPE when the
+ * worker closed the socket or died. */
+static ssize_t wait_msg(struct rtid__worker *w, void *buf, size_t len, double until)
+{
+	for (;;) {
+		struct pollfd p[4] = { { .fd = w->sock, .events = POLLIN } };
+		int np = 1 + rtid__child_pollfds(&w->child, p + 1);
+		double left = (until - rtid__now()) * 1000.0;
+		ssize_t n;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(p, (nfds_t)np, (int)left + 1) < 0 && errno != EINTR)
+			return -errno;
+		if (p[0].revents) {
+			n = recv(w->sock, buf, len, MSG_DONTWAIT);
+			if (n > 0)
+				return n;
+			if (n == 0 || (errno != EAGAIN && errno != EINTR))
+				return -EPIPE;
+		}
+		rtid__child_handle(&w->child, p + 1, np - 1);
+		if (w->child.reaped) {
+			/* Replies sent before it died are still in the socket. */
+			n = recv(w->sock, buf, len, MSG_DONTWAIT);
+			return n > 0 ? n : -EPIPE;
+		}
+	}
+}
+
+static void stop_worker(struct rtid_ctx *ctx)
+{
+	struct rtid__worker *w = ctx->worker;
+
+	if (!w)
+		return;
+	close(w->sock);
+	rtid__child_abort(&w->child, false);
+	free(w);
+	ctx->worker = NULL;
+}
+
+void rtid__api_end(struct rtid_ctx *ctx)
+{
+	stop_worker(ctx);
+}
+
+static const char *death(const struct rtid__worker *w, char *buf, size_t len)
+{
+	if (w->child.reaped && WIFSIGNALED(w->child.status))
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(w->child.status));
+	else if (w->child.reaped)
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(w->child.status));
+	else
+		snprintf(buf, len, "closed its socket");
+	return buf;
+}
+
+/* Every pid from i on that still needs the driver gets e. */
+static void fail_rest(const bool *need, size_t i, size_t n, struct rtid_result *out,
+		      enum rtid_error e, const char *detail)
+{
+	for (; i < n; i++)
+		if (need[i] && out[i].error == RTID_OK && out[i].tid == 0) {
+			out[i].source = RTID_SRC_API;
+			rtid__set_error(&out[i], e, "%s", detail);
+		}
+}
+
+static void interpret(const struct rtid_reply *r, struct rtid_result *res)
+{
+	res->source = RTID_SRC_API;
+	if (r->cuerr == 0 && r->tid > 0)
+		res->tid = r->tid;
+	else if (r->cuerr == 0)
+		rtid__set_error(res, RTID_ERR_BAD_OUTPUT, "driver returned tid %d", r->tid);
+	else if (r->cuerr == CU_INVALID_VALUE || r->cuerr == CU_NOT_INITIALIZED)
+		res->tid = 0;
+	else
+		rtid__set_error(res, RTID_ERR_API_FAILED, "%s (CUresult %d)",
+				r->name[0] ? r->name : "CUDA error", r->cuerr);
+}
+
+static int hello(struct rtid_ctx *ctx, struct rtid__worker *w, double deadline, char *why, size_t len)
+{
+	struct rtid_hello h;
+	char d[64];
+	ssize_t n = wait_msg(w, &h, sizeof(h), until_of(ctx, deadline));
+
+	if (n == (ssize_t)sizeof(h) && h.ok)
+		return 0;
+	if (n == (ssize_t)sizeof(h))
+		snprintf(why, len, "driver API worker: %.120s", h.why);
+	else if (n == -ETIMEDOUT)
+		snprintf(why, len, "driver API worker did not start in time");
+	else
+		snprintf(why, len, "driver API worker %s before it was ready", death(w, d, sizeof(d)));
+	return n == -ETIMEDOUT ? -ETIMEDOUT : -EIO;
+}
+
+/* Send queries for need[] from *next on while the socket takes them. */
+static void send_some(struct rtid__worker *w, const int *pids, const bool *need, size_t n, size_t *next)
+{
+	for (; *next < n; (*next)++) {
+		struct rtid_query q = { pids[*next] };
+
+		if (!need[*next])
+			continue;
+		if (send(w->sock, &q, sizeof(q), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(q))
+			return;
+	}
+}
+
+static void await_replies(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
+			  struct rtid_result *out, double deadline)
+{
+	struct rtid__worker *w = ctx->worker;
+	size_t sent = 0;
+	char d[64], msg[160];
+
+	for (size_t i = 0; i < n; i++) {
+		struct rtid_reply r;
+		double t0 = rtid__now();
+		ssize_t got;
+
+		send_some(w, pids, need, n, &sent);
+		if (!need[i])
+			continue;
+		got = wait_msg(w, &r, sizeof(r), until_of(ctx, deadline));
+		out[i].ms += (rtid__now() - t0) * 1000.0;
+		if (got == (ssize_t)sizeof(r) && r.pid == pids[i]) {
+			interpret(&r, &out[i]);
+			continue;
+		}
+		if (got == -ETIMEDOUT) {
+			bool dl = deadline > 0 && rtid__now() >= deadline;
+
+			fail_rest(need, i, i + 1, out, dl ? RTID_ERR_DEADLINE : RTID_ERR_TIMEOUT,
+				  "the driver API did not answer in time");
+			fail_rest(need, i + 1, n, out, dl ? RTID_ERR_DEADLINE : RTID_ERR_WORKER_FAILED,
+				  "driver API worker stopped after a query timed out");
+			stop_worker(ctx);
+			return;
+		}
+		snprintf(msg, sizeof(msg), "driver API worker %s", death(w, d, sizeof(d)));
+		fail_rest(need, i, n, out, RTID_ERR_WORKER_CRASHED, msg);
+		stop_worker(ctx);
+		return;
+	}
+}
+
+/* The context's worker, started and greeted if there is none yet. */
+static int get_worker(struct rtid_ctx *ctx, double deadline, char *why, size_t len)
+{
+	struct rtid__worker *w;
+	int r;
+
+	if (ctx->worker)
+		return 0;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	r = start_worker(ctx, w);
+	if (r < 0) {
+		snprintf(why, len, "cannot start the driver API worker: %s", strerror(-r));
+		free(w);
+		return r;
+	}
+	ctx->worker = w;
+	r = hello(ctx, w, deadline, why, len);
+	if (r < 0)
+		stop_worker(ctx);
+	return r;
+}
+
+void rtid__api_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
+		     struct rtid_result *out, double deadline)
+{
+	char why[200] = "";
+	bool any = false;
+	int r;
+
+	for (size_t i = 0; i < n; i++)
+		any |= need[i];
+	if (!any)
+		return;
+	r = get_worker(ctx, deadline, why, sizeof(why));
+	if (r < 0)
+		fail_rest(need, 0, n, out,
+			  r == -ETIMEDOUT && deadline > 0 && rtid__now() >= deadline
+				  ? RTID_ERR_DEADLINE : RTID_ERR_WORKER_FAILED, why);
+	else
+		await_replies(ctx, pids, need, n, out, deadline);
+}

@@ -1,0 +1,109 @@
+/* rtid-cuda-worker: the one process that loads libcuda for a batch. It is
+ * started by the resolver with a socketpair end as fd 3, dies with its parent,
+ * pays cuInit once, then answers restore-tid queries until the socket closes.
+ *
+ *   rtid-cuda-worker PARENT_PID LIBCUDA_PATH */
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "rtid.h"
+#include "worker-proto.h"
+
+typedef int (*cu_init_fn)(unsigned);
+typedef int (*cu_version_fn)(int *);
+typedef int (*cu_restore_tid_fn)(int, int *);
+typedef int (*cu_error_name_fn)(int, const char **);
+
+struct api {
+	cu_init_fn init;
+	cu_version_fn version;
+	cu_restore_tid_fn restore_tid;
+	cu_error_name_fn error_name;
+};
+
+static int say(const struct rtid_hello *h)
+{
+	return send(RTID_WORKER_FD, h, sizeof(*h), MSG_NOSIGNAL) == (ssize_t)sizeof(*h) ? 0 : 1;
+}
+
+static int refuse(struct rtid_hello *h, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int refuse(struct rtid_hello *h, const char *fmt, ...)
+{
+	va_list ap;
+
+	h->ok = 0;
+	va_start(ap, fmt);
+	vsnprintf(h->why, sizeof(h->why), fmt, ap);
+	va_end(ap);
+	return say(h) ? 1 : 2;
+}
+
+/* Load, check and initialise the driver; on failure say why and exit. */
+static int open_driver(const char *path, struct api *a, struct rtid_hello *h)
+{
+	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	int r;
+
+	if (!lib)
+		return refuse(h, "cannot load %s", dlerror());
+	a->init = (cu_init_fn)dlsym(lib, "cuInit");
+	a->version = (cu_version_fn)dlsym(lib, "cuDriverGetVersion");
+	a->restore_tid = (cu_restore_tid_fn)dlsym(lib, "cuCheckpointProcessGetRestoreThreadId");
+	a->error_name = (cu_error_name_fn)dlsym(lib, "cuGetErrorName");
+	if (!a->init || !a->version)
+		return refuse(h, "%s lacks cuInit or cuDriverGetVersion", path);
+	if (!a->restore_tid)
+		return refuse(h, "%s lacks cuCheckpointProcessGetRestoreThreadId (driver older "
+			      "than r570)", path);
+	if ((r = a->version(&h->version)) != 0)
+		return refuse(h, "cuDriverGetVersion failed: CUresult %d", r);
+	if (h->version < RTID_API_MIN_VERSION)
+		return refuse(h, "driver API version %d is older than %d (CUDA 12.8)", h->version,
+			      RTID_API_MIN_VERSION);
+	/* The attach every cuda-checkpoint spawn pays, paid once here. */
+	if ((r = a->init(0)) != 0)
+		return refuse(h, "cuInit failed: CUresult %d", r);
+	h->ok = 1;
+	return say(h);
+}
+
+static void answer(const struct api *a, const struct rtid_query *q)
+{
+	struct rtid_reply r = { .pid = q->pid };
+	const char *name = NULL;
+
+	r.cuerr = a->restore_tid(q->pid, &r.tid);
+	if (r.cuerr && a->error_name && a->error_name(r.cuerr, &name) == 0 && name)
+		snprintf(r.name, sizeof(r.name), "%s", name);
+	send(RTID_WORKER_FD, &r, sizeof(r), MSG_NOSIGNAL);
+}
+
+int main(int argc, char **argv)
+{
+	struct rtid_hello h = { 0 };
+	struct rtid_query q;
+	struct api a = { 0 };
+	int parent, r;
+
+	if (argc != 3 || rtid_parse_pid(argv[1], &parent) < 0) {
+		fprintf(stderr, "rtid-cuda-worker: started by the rtid library only\n");
+		return 2;
+	}
+	/* Die with the resolver; if it is already gone, do not linger. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		return 1;
+	r = open_driver(argv[2], &a, &h);
+	if (r != 0 || !h.ok)
+		return r;
+	while (recv(RTID_WORKER_FD, &q, sizeof(q), 0) == (ssize_t)sizeof(q))
+		answer(&a, &q);
+	return 0;
+}
