@@ -20,5 +20,9 @@ $(BUILD)/build.ninja: $(wildcard cases/*.case)
 check: deps all
 	meson test -C $(BUILD) --print-errorlogs $(SUITES_TEST)
 
+# Performance figures, side by side in one run (see README).
+bench: all
+	meson test -C $(BUILD) --benchmark --verbose rtid-bench
+
 clean:
 	rm -rf $(BUILD) build-*

@@ -1,0 +1,12 @@
+/* Pieces of rtid-bench. */
+#ifndef RTID_BENCH_H
+#define RTID_BENCH_H
+
+#include <stddef.h>
+
+double bench_median(double *v, size_t n);
+const char *bench_env(const char *name);
+/* Part 1: 103 pids, every strategy, one table. */
+void bench_batches(void);
+
+#endif
