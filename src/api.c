@@ -132,6 +132,7 @@ static void fail_rest(const bool *need, size_t i, size_t n, struct rtid_result *
 static void interpret(const struct rtid_reply *r, struct rtid_result *res)
 {
 	res->source = RTID_SRC_API;
+	res->code = r->cuerr;
 	if (r->cuerr == 0 && r->tid > 0)
 		res->tid = r->tid;
 	else if (r->cuerr == 0)

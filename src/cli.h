@@ -38,6 +38,9 @@ void cli_print_table_head(FILE *f);
 void cli_print_row(FILE *f, const struct rtid_result *r);
 
 int cmd_resolve(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+int cmd_attest(int argc, char **argv);
+int cmd_shim(int argc, char **argv);
 
 /* getopt_long values of the common long options. */
 enum {

@@ -1,6 +1,5 @@
 /* The rtid command: subcommands, and the cuda-checkpoint shim when invoked
  * under that name. */
-#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,7 +9,12 @@ static const char main_help[] =
 	"Usage: rtid COMMAND [OPTIONS] ...\n"
 	"Find the CUDA driver's restore thread of GPU processes, for CRIU.\n\n"
 	"Commands:\n"
-	"  resolve PID...        the restore thread of each pid (see rtid resolve --help)\n\n"
+	"  resolve PID...        the restore thread of each pid (see rtid resolve --help)\n"
+	"  validate PID...|--all cross-check pids, write a report, update the attestation\n"
+	"  attest show|merge     print or merge attestations and reports\n\n"
+	"Installed as 'cuda-checkpoint' (a link earlier on PATH), rtid answers\n"
+	"--get-restore-tid --pid P per RTID_MODE and passes every other call to the real\n"
+	"tool (RTID_REAL_TOOL, else the next cuda-checkpoint on PATH).\n\n"
 	"Modes (--mode / RTID_MODE):\n"
 	"  driver      ask the driver (cuda-checkpoint or the driver API); the default\n"
 	"  scan        use /proc/PID/task/*/comm when exactly one thread matches, its name\n"
@@ -27,6 +31,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	const char *name = strrchr(argv[0], '/');
+
+	if (strcmp(name ? name + 1 : argv[0], "cuda-checkpoint") == 0)
+		return cmd_shim(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -37,6 +45,10 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "resolve") == 0)
 		return cmd_resolve(argc - 1, argv + 1);
+	if (strcmp(argv[1], "validate") == 0)
+		return cmd_validate(argc - 1, argv + 1);
+	if (strcmp(argv[1], "attest") == 0)
+		return cmd_attest(argc - 1, argv + 1);
 	fprintf(stderr, "rtid: unknown command '%s' (see rtid --help)\n", argv[1]);
 	return 2;
 }

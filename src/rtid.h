@@ -70,6 +70,7 @@ struct rtid_result {
 	int scan_candidates; /* matching threads the scan saw; -1 when not scanned */
 	int scan_tid;        /* the scan's single stable candidate, 0 if none */
 	double ms;           /* wall time spent on this pid */
+	int code;            /* the tool's exit status, or -signal; the CUresult (api) */
 	char detail[160];    /* short human reason for an error, or "" */
 };
 
@@ -117,6 +118,18 @@ int rtid_resolve(struct rtid_ctx *ctx, int pid, struct rtid_result *out);
  * every slot of out was written, -EINVAL or -ENOMEM otherwise. */
 int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n,
 		      struct rtid_result *out);
+
+/* Find the program name (NULL: "cuda-checkpoint"): a path with '/' as it is,
+ * else the first executable of that name on PATH that is not the running
+ * program itself (so that a shim never finds itself). Returns 0 and a
+ * malloc'd *out, or -ENOENT. */
+int rtid_tool_find(const char *name, char **out);
+
+/* Candidate CUDA processes under proc_root: those holding a /dev/nvidia*
+ * file open, or with a thread whose name matches pattern (NULL: default).
+ * Returns 0 and a malloc'd ascending array in *pids (*n entries), or a
+ * negative errno. The calling process is never listed. */
+int rtid_find_candidates(const char *proc_root, const char *pattern, int **pids, size_t *n);
 
 /* Attestation: per driver version, counts of agreeing and mismatching
  * cross-checks. */

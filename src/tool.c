@@ -123,6 +123,7 @@ void rtid__tool_interpret(const struct rtid__child *c, struct rtid_result *r)
 		rtid__set_error(r, RTID_ERR_TIMEOUT, "cuda-checkpoint did not finish in time");
 		return;
 	}
+	r->code = WIFSIGNALED(c->status) ? -WTERMSIG(c->status) : WEXITSTATUS(c->status);
 	if (WIFSIGNALED(c->status)) {
 		rtid__set_error(r, RTID_ERR_TOOL_CRASHED, "cuda-checkpoint killed by signal %d (%s)",
 				WTERMSIG(c->status), sigabbrev_np(WTERMSIG(c->status)) ?: "?");
@@ -138,4 +139,9 @@ void rtid__tool_interpret(const struct rtid__child *c, struct rtid_result *r)
 			sizeof(ex));
 		rtid__set_error(r, RTID_ERR_TOOL_FAILED, "cuda-checkpoint exit %d: %s", code, ex);
 	}
+}
+
+int rtid_tool_find(const char *name, char **out)
+{
+	return rtid__tool_find(name, out);
 }

@@ -1,0 +1,227 @@
+/* rtid validate: cross-check pids (scan against the driver), write a report,
+ * and add the verdicts to the attestation of the driver version. */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char validate_help[] =
+	"Usage: rtid validate [OPTIONS] --report FILE (--all | PID...)\n"
+	"Cross-check the scan against the driver for each pid, write a JSON report and\n"
+	"update the attestation of the driver version: agreements add up, any mismatch\n"
+	"revokes the version so that scan mode asks the driver for it from then on.\n\n"
+	"  --all                 every process holding /dev/nvidia* open or with a\n"
+	"                        thread matching the pattern\n"
+	"  --report FILE         where the JSON report goes (required)\n"
+	"  --no-attest           write the report only\n";
+
+static const char validate_tail[] =
+	"\nExit status: 0 no mismatch and no error; 1 a mismatch (the version is revoked)\n"
+	"or an error on some pid; 2 usage error.\n";
+
+struct vopts {
+	struct cli_opts o;
+	const char *report;
+	bool all, no_attest;
+	int *pids;
+	size_t n;
+};
+
+struct tally {
+	unsigned long agree, agree_none, mismatch, errors, undecided;
+};
+
+static int parse_pids(int argc, char **argv, struct vopts *v)
+{
+	v->n = (size_t)(argc - optind);
+	if ((v->n == 0) == !v->all) {
+		fprintf(stderr, "rtid validate: give --all or PIDs, not both or neither\n");
+		return -1;
+	}
+	if (v->all)
+		return rtid_find_candidates(v->o.cfg.proc_root ? v->o.cfg.proc_root : "/proc",
+					    v->o.cfg.pattern, &v->pids, &v->n) < 0 ? -1 : 0;
+	v->pids = calloc(v->n, sizeof(*v->pids));
+	for (size_t i = 0; v->pids && i < v->n; i++)
+		if (rtid_parse_pid(argv[optind + (int)i], &v->pids[i]) < 0) {
+			fprintf(stderr, "rtid validate: invalid PID: '%s'\n", argv[optind + (int)i]);
+			return -1;
+		}
+	return v->pids ? 0 : -1;
+}
+
+static int parse_args(int argc, char **argv, struct vopts *v)
+{
+	enum { OPT_ALL = 0x200, OPT_REPORT, OPT_NO_ATTEST };
+	static const struct option longopts[] = {
+		CLI_COMMON_LONGOPTS, { "all", 0, NULL, OPT_ALL }, { "report", 1, NULL, OPT_REPORT },
+		{ "no-attest", 0, NULL, OPT_NO_ATTEST }, { "help", 0, NULL, 'h' }, { 0 } };
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		int r = cli_opt_common(&v->o, c, optarg, "rtid validate");
+
+		if (c == 'h') {
+			printf("%sCommon options:\n%s  -h, --help            this help\n%s",
+			       validate_help, cli_common_help, validate_tail);
+			exit(0);
+		} else if (c == OPT_ALL) {
+			v->all = true;
+		} else if (c == OPT_REPORT) {
+			v->report = optarg;
+		} else if (c == OPT_NO_ATTEST) {
+			v->no_attest = true;
+		} else if (r <= 0) {
+			if (r == 0)
+				fprintf(stderr, "rtid validate: see --help\n");
+			return -1;
+		}
+	}
+	if (!v->report) {
+		fprintf(stderr, "rtid validate: --report FILE is required\n");
+		return -1;
+	}
+	return parse_pids(argc, argv, v);
+}
+
+static json_t *pid_json(const struct rtid_result *r)
+{
+	const char *verdict = r->error ? "error" : rtid_xcheck_name(r->crosscheck);
+
+	return json_pack("{s:i,s:i,s:o,s:o,s:s,s:o,s:o,s:f}", "pid", r->pid,
+			 "scan_candidates", r->scan_candidates,
+			 "scan_tid", r->scan_tid > 0 ? json_integer(r->scan_tid) : json_null(),
+			 "driver_tid", !r->error && r->tid > 0 ? json_integer(r->tid) : json_null(),
+			 "verdict", verdict ? verdict : "undecided",
+			 "fallback", r->fallback ? json_string(rtid_fallback_name(r->fallback))
+						 : json_null(),
+			 "error", r->error ? json_string(r->detail) : json_null(), "ms", r->ms);
+}
+
+static void count(const struct rtid_result *r, struct tally *t)
+{
+	if (r->error)
+		t->errors++;
+	else if (r->crosscheck == RTID_XC_AGREE)
+		t->agree++;
+	else if (r->crosscheck == RTID_XC_AGREE_NONE)
+		t->agree_none++;
+	else if (r->crosscheck == RTID_XC_MISMATCH)
+		t->mismatch++;
+	else
+		t->undecided++;
+}
+
+static int write_report(const char *path, const char *version, const struct rtid_result *res,
+			size_t n, const struct tally *t)
+{
+	char host[256] = "", when[32];
+	time_t now = time(NULL);
+	json_t *pids = json_array(), *o;
+	int r;
+
+	gethostname(host, sizeof(host) - 1);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	for (size_t i = 0; pids && i < n; i++)
+		json_array_append_new(pids, pid_json(&res[i]));
+	o = json_pack("{s:o,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:o}", "driver_version",
+		      version ? json_string(version) : json_null(), "host", host, "time", when,
+		      "agree", (json_int_t)t->agree, "agree_none", (json_int_t)t->agree_none,
+		      "mismatch", (json_int_t)t->mismatch, "errors", (json_int_t)t->errors,
+		      "undecided", (json_int_t)t->undecided, "pids", pids);
+	r = o ? json_dump_file(o, path, JSON_INDENT(2) | JSON_REAL_PRECISION(9)) : -1;
+	json_decref(o);
+	return r < 0 ? -EIO : 0;
+}
+
+/* Resolve in slices so that a terminal sees progress. */
+static int cross_check(struct rtid_ctx *ctx, const struct vopts *v, struct rtid_result *res)
+{
+	bool tty = isatty(2);
+	size_t step = tty ? 8 : v->n;
+
+	for (size_t i = 0; i < v->n; i += step) {
+		size_t k = v->n - i < step ? v->n - i : step;
+
+		if (rtid_resolve_many(ctx, v->pids + i, k, res + i) < 0)
+			return -1;
+		if (tty)
+			fprintf(stderr, "\rrtid validate: %zu/%zu pids", i + k, v->n);
+	}
+	if (tty && v->n)
+		fputc('\n', stderr);
+	return 0;
+}
+
+static int attest(struct vopts *v, const char *version, const struct tally *t)
+{
+	const char *path = v->o.attestation_path ? v->o.attestation_path : RTID_ATTESTATION_DEFAULT;
+	int r;
+
+	if (!version) {
+		fprintf(stderr, "rtid validate: driver version unknown (no --driver-version and no "
+			"driver/nvidia/version): nothing attested\n");
+		return -1;
+	}
+	if (cli_load_attestation(&v->o, "rtid validate") < 0)
+		return -1;
+	r = rtid_attest_add(v->o.attestation, version, t->agree, t->agree_none, t->mismatch,
+			    false);
+	if (r == 0)
+		r = rtid_attest_save(v->o.attestation, path);
+	if (r < 0)
+		fprintf(stderr, "rtid validate: cannot write %s: %s\n", path, strerror(-r));
+	return r < 0 ? -1 : 0;
+}
+
+static int summarize(const char *version, const struct tally *t, size_t n)
+{
+	printf("driver %s: %zu pids: agree %lu, agree-none %lu, mismatch %lu, undecided %lu, "
+	       "errors %lu\n", version ? version : "(unknown)", n, t->agree, t->agree_none,
+	       t->mismatch, t->undecided, t->errors);
+	if (t->mismatch)
+		printf("MISMATCH: the scan and the driver disagree; driver %s is revoked for the "
+		       "scan\n", version ? version : "(unknown)");
+	return t->mismatch || t->errors ? 1 : 0;
+}
+
+int cmd_validate(int argc, char **argv)
+{
+	struct vopts v = { 0 };
+	struct rtid_result *res = NULL;
+	struct rtid_ctx *ctx = NULL;
+	struct tally t = { 0 };
+	const char *version;
+	int rc = 2;
+
+	if (cli_opts_init(&v.o, "rtid validate") < 0 || parse_args(argc, argv, &v) < 0)
+		goto out;
+	v.o.cfg.mode = RTID_MODE_CROSSCHECK;
+	res = calloc(v.n ? v.n : 1, sizeof(*res));
+	if (!res || rtid_ctx_new(&v.o.cfg, &ctx) < 0 || cross_check(ctx, &v, res) < 0) {
+		fprintf(stderr, "rtid validate: cannot set up the resolver (bad --pattern?)\n");
+		goto out;
+	}
+	version = rtid_ctx_driver_version(ctx);
+	for (size_t i = 0; i < v.n; i++)
+		count(&res[i], &t);
+	rc = 1;
+	if (write_report(v.report, version, res, v.n, &t) < 0) {
+		fprintf(stderr, "rtid validate: cannot write %s\n", v.report);
+		goto out;
+	}
+	if (!v.no_attest && attest(&v, version, &t) < 0)
+		goto out;
+	rc = summarize(version, &t, v.n);
+out:
+	rtid_ctx_free(ctx);
+	rtid_attest_free(v.o.attestation);
+	free(res);
+	free(v.pids);
+	return rc;
+}

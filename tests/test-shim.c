@@ -1,0 +1,216 @@
+/* The cuda-checkpoint shim, called exactly as CRIU's CUDA plugin calls the
+ * tool: execvp("cuda-checkpoint") from PATH, stdout and stderr into one pipe,
+ * a 128-byte buffer, atoi, the exit status. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "helpers.h"
+
+static char *dir;
+static char log_path[512], path_env[2048];
+
+struct criu_call {
+	int status; /* exit status, or 128 + signal */
+	int tid;    /* atoi of what was read, as the plugin does */
+	char out[129];
+};
+
+/* CRIU's way: pipe + fork + execvp, both streams in the pipe, 128 bytes. */
+static struct criu_call criu(char *const argv[])
+{
+	struct criu_call c = { 0 };
+	int p[2], st;
+	ssize_t n, total = 0;
+	pid_t pid;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		close(p[0]);
+		close(p[1]);
+		setenv("PATH", path_env, 1);
+		execvp("cuda-checkpoint", argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while (total < 128 && (n = read(p[0], c.out + total, (size_t)(128 - total))) > 0)
+		total += n;
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	c.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	c.tid = atoi(c.out); /* the plugin's parsing, on purpose */
+	return c;
+}
+
+static int setup(void **state)
+{
+	char shim[600], real[600];
+
+	(void)state;
+	dir = tmp_dir();
+	snprintf(shim, sizeof(shim), "%s/shim/cuda-checkpoint", dir);
+	snprintf(real, sizeof(real), "%s/real/cuda-checkpoint", dir);
+	write_file(dir, "shim/.keep", "");
+	write_file(dir, "real/.keep", "");
+	if (symlink(env_path("RTID_BIN"), shim) < 0 || symlink(env_path("FAKE_TOOL"), real) < 0)
+		return -1;
+	snprintf(path_env, sizeof(path_env), "%s/shim:%s/real:/usr/bin:/bin", dir, dir);
+	snprintf(log_path, sizeof(log_path), "%s/log", dir);
+	setenv("FAKE_LOG", log_path, 1);
+	/* A proc tree with one restore thread, an attestation for its driver. */
+	write_file(dir, "proc/4242/task/4242/comm", "python3\n");
+	write_file(dir, "proc/4242/task/4244/comm", "cuda00001400006\n");
+	write_file(dir, "proc/driver/nvidia/version",
+		   "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Thu\n");
+	write_file(dir, "att.json", "{\"format\": 1, \"drivers\": {\"580.159.03\": "
+				    "{\"agree\": 12, \"mismatch\": 0}}}");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	rm_tree(dir);
+	free(dir);
+	return 0;
+}
+
+static int reset(void **state)
+{
+	static const char *const vars[] = { "FAKE_STDOUT", "FAKE_STDERR", "FAKE_EXIT", "RTID_MODE",
+					    "RTID_PROC", "RTID_ATTESTATION", "RTID_REAL_TOOL" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+	unlink(log_path);
+	return 0;
+}
+
+static void driver_mode_gives_the_tools_tid(void **state)
+{
+	char *argv[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+	struct criu_call c;
+
+	(void)state;
+	setenv("FAKE_STDOUT", "4244\n", 1);
+	setenv("FAKE_STDERR", "", 1);
+	c = criu(argv);
+	assert_int_equal(c.status, 0);
+	assert_int_equal(c.tid, 4244);
+	assert_string_equal(c.out, "4244\n");
+	assert_int_equal(count_lines(log_path), 1);
+}
+
+static void attested_scan_spawns_no_tool(void **state)
+{
+	char *argv[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+	char path[600];
+	struct criu_call c;
+
+	(void)state;
+	setenv("FAKE_STDOUT", "9999\n", 1); /* a tool that would lie, if asked */
+	setenv("RTID_MODE", "scan", 1);
+	snprintf(path, sizeof(path), "%s/proc", dir);
+	setenv("RTID_PROC", path, 1);
+	snprintf(path, sizeof(path), "%s/att.json", dir);
+	setenv("RTID_ATTESTATION", path, 1);
+	c = criu(argv);
+	assert_int_equal(c.status, 0);
+	assert_string_equal(c.out, "4244\n"); /* nothing else, not even a warning */
+	assert_int_equal(count_lines(log_path), 0);
+}
+
+static void none_exits_like_the_tool(void **state)
+{
+	char *argv[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+
+	(void)state;
+	setenv("FAKE_EXIT", "1", 1);
+	assert_int_equal(criu(argv).status, 1);
+	setenv("FAKE_EXIT", "3", 1);
+	assert_int_equal(criu(argv).status, 3);
+	setenv("FAKE_EXIT", "2", 1);
+	assert_int_equal(criu(argv).status, 2);
+	unsetenv("FAKE_EXIT");
+	setenv("FAKE_STDOUT", "12abc\n", 1);
+	assert_true(criu(argv).status > 3); /* garbage is a failure, never a tid */
+}
+
+static void other_calls_reach_the_real_tool(void **state)
+{
+	char *lock[] = { "cuda-checkpoint", "--action", "lock", "--pid", "4242", "--timeout",
+			 "10000", NULL };
+	char *help[] = { "cuda-checkpoint", "-h", NULL };
+	char line[256] = "";
+	struct criu_call c;
+	FILE *f;
+
+	(void)state;
+	setenv("FAKE_EXIT", "7", 1);
+	c = criu(lock);
+	assert_int_equal(c.status, 7);
+	f = fopen(log_path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	assert_string_equal(line, "--action lock --pid 4242 --timeout 10000\n");
+	unsetenv("FAKE_EXIT");
+	setenv("FAKE_STDOUT", "real help: --action lock|checkpoint|restore|unlock\n", 1);
+	c = criu(help);
+	assert_int_equal(c.status, 0);
+	assert_string_equal(c.out, "real help: --action lock|checkpoint|restore|unlock\n");
+}
+
+static void no_real_tool_is_a_clear_error(void **state)
+{
+	char *argv[] = { "cuda-checkpoint", "-h", NULL };
+	char saved[sizeof(path_env)];
+	struct criu_call c;
+
+	(void)state;
+	memcpy(saved, path_env, sizeof(saved));
+	snprintf(path_env, sizeof(path_env), "%s/shim:/usr/bin:/bin", dir);
+	c = criu(argv);
+	memcpy(path_env, saved, sizeof(saved));
+	assert_true(c.status != 0 && c.status != 1 && c.status != 3);
+	assert_non_null(strstr(c.out, "no real cuda-checkpoint"));
+}
+
+static void never_recurses(void **state)
+{
+	char *argv[] = { "cuda-checkpoint", "-h", NULL };
+	char shim[600];
+	struct criu_call c;
+
+	(void)state;
+	snprintf(shim, sizeof(shim), "%s/shim/cuda-checkpoint", dir);
+	setenv("RTID_REAL_TOOL", shim, 1);
+	c = criu(argv);
+	assert_true(c.status != 0);
+	assert_non_null(strstr(c.out, "shim itself"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(driver_mode_gives_the_tools_tid, reset),
+		cmocka_unit_test_setup(attested_scan_spawns_no_tool, reset),
+		cmocka_unit_test_setup(none_exits_like_the_tool, reset),
+		cmocka_unit_test_setup(other_calls_reach_the_real_tool, reset),
+		cmocka_unit_test_setup(no_real_tool_is_a_clear_error, reset),
+		cmocka_unit_test_setup(never_recurses, reset),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,180 @@
+/* rtid validate and rtid attest: reports, attestation updates, revocation,
+ * and the effect on scan mode. */
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "helpers.h"
+
+#define V "580.159.03"
+
+static char *dir;
+static char out_path[512], att[512], report[512], pids[512];
+
+static int setup(void **state)
+{
+	char rel[64], env[64];
+	size_t o = 0;
+
+	(void)state;
+	dir = tmp_dir();
+	/* 12 processes whose restore thread the scan finds and the driver names. */
+	for (int i = 0; i < 12; i++) {
+		int pid = 1000 + 10 * i;
+
+		snprintf(rel, sizeof(rel), "proc/%d/task/%d/comm", pid, pid);
+		write_file(dir, rel, "python3\n");
+		snprintf(rel, sizeof(rel), "proc/%d/task/%d/comm", pid, pid + 2);
+		write_file(dir, rel, "cuda00001400006\n");
+		snprintf(env, sizeof(env), "FAKE_TID_%d", pid);
+		snprintf(rel, sizeof(rel), "%d", pid + 2);
+		setenv(env, rel, 1);
+		o += (size_t)snprintf(pids + o, sizeof(pids) - o, " %d", pid);
+	}
+	write_file(dir, "proc/5000/task/5000/comm", "bash\n"); /* not a candidate */
+	snprintf(out_path, sizeof(out_path), "%s/out", dir);
+	setenv("OUT_FILE", out_path, 1);
+	snprintf(att, sizeof(att), "%s/att.json", dir);
+	snprintf(report, sizeof(report), "%s/report.json", dir);
+	snprintf(rel, sizeof(rel), "%s/proc", dir);
+	setenv("RTID_PROC", strdup(rel), 1);
+	setenv("RTID_CUDA_CHECKPOINT", env_path("FAKE_TOOL"), 1);
+	setenv("RTID_ATTESTATION", att, 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	rm_tree(dir);
+	free(dir);
+	return 0;
+}
+
+static int rtid(const char *fmt, ...)
+{
+	char args[2048], cmd[4096];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "'%s' %s >'%s' 2>&1", env_path("RTID_BIN"), args, out_path);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static json_int_t jint(json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+static const char *scan_source(const char *version)
+{
+	static char src[32];
+	json_t *o;
+
+	rtid("resolve --json --mode scan --driver-version %s 1000", version);
+	o = json_load_file(out_path, 0, NULL);
+	assert_non_null(o);
+	snprintf(src, sizeof(src), "%s", json_string_value(json_object_get(o, "source")));
+	json_decref(o);
+	return src;
+}
+
+static void twelve_agree_then_scan_is_used(void **state)
+{
+	json_t *r;
+
+	(void)state;
+	assert_string_equal(scan_source(V), "tool"); /* nothing attested yet */
+	assert_int_equal(rtid("validate --driver-version " V " --report '%s' %s", report, pids), 0);
+	r = json_load_file(report, 0, NULL);
+	assert_non_null(r);
+	assert_int_equal(jint(r, "agree"), 12);
+	assert_int_equal(jint(r, "mismatch"), 0);
+	assert_string_equal(json_string_value(json_object_get(r, "driver_version")), V);
+	assert_int_equal(json_array_size(json_object_get(r, "pids")), 12);
+	assert_non_null(json_object_get(r, "host"));
+	assert_non_null(json_object_get(r, "time"));
+	json_decref(r);
+	assert_string_equal(scan_source(V), "scan");
+	assert_string_equal(scan_source("580.159.04"), "tool"); /* that version only */
+	assert_int_equal(rtid("attest show '%s'", att), 0);
+	assert_int_equal(system("grep -q '^580.159.03 .* 12 .*attested$' \"$OUT_FILE\""), 0);
+}
+
+static void one_mismatch_fails_and_revokes(void **state)
+{
+	json_t *r;
+
+	(void)state;
+	setenv("FAKE_TID_1050", "1051", 1); /* the driver names another thread */
+	assert_int_equal(rtid("validate --driver-version " V " --report '%s' %s", report, pids), 1);
+	unsetenv("FAKE_TID_1050");
+	setenv("FAKE_TID_1050", "1052", 1);
+	r = json_load_file(report, 0, NULL);
+	assert_int_equal(jint(r, "mismatch"), 1);
+	assert_int_equal(jint(r, "agree"), 11);
+	json_decref(r);
+	assert_string_equal(scan_source(V), "tool");
+	r = json_load_file(att, 0, NULL);
+	assert_true(json_is_true(json_object_get(json_object_get(json_object_get(r, "drivers"), V),
+						 "revoked")));
+	json_decref(r);
+}
+
+static void all_finds_candidates(void **state)
+{
+	json_t *r;
+
+	(void)state;
+	assert_int_equal(rtid("validate --all --no-attest --driver-version 590.1 --report '%s'",
+			      report), 0);
+	r = json_load_file(report, 0, NULL);
+	assert_int_equal(json_array_size(json_object_get(r, "pids")), 12); /* not pid 5000 */
+	json_decref(r);
+}
+
+static void merge_reports_revocation_wins(void **state)
+{
+	char a[512], b[512], m[512];
+	json_t *r;
+
+	(void)state;
+	snprintf(a, sizeof(a), "%s/a.json", dir);
+	snprintf(b, sizeof(b), "%s/b.json", dir);
+	snprintf(m, sizeof(m), "%s/m.json", dir);
+	write_file(dir, "a.json", "{\"driver_version\": \"590.1\", \"agree\": 8, \"agree_none\": 1,"
+				  " \"mismatch\": 0, \"errors\": 0}");
+	write_file(dir, "b.json", "{\"format\": 1, \"drivers\": {\"590.1\": {\"agree\": 5},"
+				  " \"570.2\": {\"agree\": 20, \"revoked\": true}}}");
+	assert_int_equal(rtid("attest merge '%s' '%s' '%s'", m, a, b), 0);
+	r = json_load_file(m, 0, NULL);
+	assert_int_equal(jint(json_object_get(json_object_get(r, "drivers"), "590.1"), "agree"), 13);
+	assert_true(json_is_true(json_object_get(
+		json_object_get(json_object_get(r, "drivers"), "570.2"), "revoked")));
+	json_decref(r);
+	write_file(dir, "bad.json", "{\"driver_version\": \"590.1\"}");
+	snprintf(b, sizeof(b), "%s/bad.json", dir);
+	assert_int_equal(rtid("attest merge '%s' '%s'", m, b), 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(twelve_agree_then_scan_is_used),
+		cmocka_unit_test(one_mismatch_fails_and_revokes),
+		cmocka_unit_test(all_finds_candidates),
+		cmocka_unit_test(merge_reports_revocation_wins),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
