@@ -20,6 +20,10 @@ $(BUILD)/build.ninja: $(wildcard cases/*.case)
 check: deps all
 	meson test -C $(BUILD) --print-errorlogs $(SUITES_TEST)
 
+# The simulator's table of every workload x strategy, and its plot.
+sim: all
+	$(BUILD)/sim/rtid-sim --plot $(BUILD)/restore-vs-gpus.svg
+
 # Performance figures, side by side in one run (see README).
 bench: all
 	meson test -C $(BUILD) --benchmark --verbose rtid-bench

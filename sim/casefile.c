@@ -304,9 +304,10 @@ static int p_number(struct casefile *c, const struct toks *t, char *err, size_t 
 		c->jobs = (unsigned)jobs;
 		return 0;
 	}
-	if (cf__seconds(t->v[1].s, strcmp(k, "timeout") == 0    ? &c->timeout_s
-				   : strcmp(k, "deadline") == 0 ? &c->deadline_s
-								: &c->attach_delay_s))
+	if (cf__seconds(t->v[1].s, strcmp(k, "timeout") == 0      ? &c->timeout_s
+				   : strcmp(k, "deadline") == 0   ? &c->deadline_s
+				   : strcmp(k, "none-delay") == 0 ? &c->none_delay_s
+								  : &c->attach_delay_s))
 		return cf__fail(err, len, "%s: '%s' is not a number of seconds", k, t->v[1].s);
 	return 0;
 }
@@ -346,7 +347,7 @@ static int p_line(struct casefile *c, const struct toks *t, char *err, size_t le
 	if (!strcmp(k, "expect"))
 		return cf__add_expect(c, t, err, len);
 	if (!strcmp(k, "timeout") || !strcmp(k, "deadline") || !strcmp(k, "attach-delay") ||
-	    !strcmp(k, "jobs"))
+	    !strcmp(k, "none-delay") || !strcmp(k, "jobs"))
 		return p_number(c, t, err, len);
 	return cf__fail(err, len, "unknown keyword '%s'", k);
 }
@@ -408,6 +409,7 @@ int cf_load(const char *path, struct casefile **out, char *err, size_t errlen)
 		return -ENOMEM;
 	c->path = strdup(path);
 	c->backends = 1;
+	c->none_delay_s = -1;
 	for (int i = 0; i < 4; i++)
 		c->attaches[i] = -1;
 	f = fopen(path, "re");

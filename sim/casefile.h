@@ -70,6 +70,7 @@ struct casefile {
 	char *version_file; /* content of driver/nvidia/version, NULL: no file */
 	enum cf_attest attest;
 	double timeout_s, deadline_s, attach_delay_s;
+	double none_delay_s; /* tool delay for pids whose answer is none (< 0: attach) */
 	unsigned jobs;
 	char *pattern;
 	unsigned backends; /* bit 0: tool, bit 1: api (default: tool) */

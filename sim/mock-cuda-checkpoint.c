@@ -101,6 +101,11 @@ static int answer(const struct cf_answer *a, int pid)
 	return 2;
 }
 
+static bool is_none(const struct cf_answer *a)
+{
+	return a && (a->kind == CF_ANS_NONE || a->kind == CF_ANS_NOTINIT);
+}
+
 static int restore_tid(const struct casefile *c, int pid, int argc, char **argv)
 {
 	const struct cf_answer *a = cf_answer_for(c, pid);
@@ -137,7 +142,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	mock_log(WHO, "start", call.pid, argc, argv, NULL);
-	pause_for(cf_scaled(c->attach_delay_s)); /* the driver attach every spawn pays */
+	/* The driver attach every spawn pays; a pid without CUDA state may cost less. */
+	pause_for(cf_scaled(c->none_delay_s >= 0 && is_none(cf_answer_for(c, call.pid))
+				    ? c->none_delay_s : c->attach_delay_s));
 	if (!strcmp(call.op, "get-restore-tid"))
 		code = restore_tid(c, call.pid, argc, argv);
 	else if (!strcmp(call.op, "get-state"))

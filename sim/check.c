@@ -1,0 +1,262 @@
+/* The model against the real code: the restore-tid phase of a workload, run
+ * by the actual resolver (librtid) against fakeproc and the mocks with the
+ * driver attach scaled down, beside the model's prediction at the same scale. */
+#include "check.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rtid.h"
+
+extern char **environ;
+
+#define VERSION "580.159.03"
+#define TOLERANCE 0.10
+
+/* A helper next to this program in the build tree, unless the environment
+ * names it (the test suite does). */
+static const char *helper(const char *env, const char *rel, char *buf, size_t len)
+{
+	const char *v = getenv(env);
+	char self[PATH_MAX - 64];
+	ssize_t n;
+
+	if (v && *v)
+		return v;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return rel;
+	self[n] = '\0';
+	*strrchr(self, '/') = '\0';
+	snprintf(buf, len, "%s/../%s", self, rel);
+	return buf;
+}
+
+/* The workload as a case file: same processes, same order. */
+static int write_case(const char *path, const struct sim_params *p, const struct sim_workload *w)
+{
+	FILE *f = fopen(path, "w");
+	int pid = 10000;
+
+	if (!f)
+		return -1;
+	fprintf(f, "title sim check\nproves the model\ndriver " VERSION "\n"
+		   "attach-delay %.6f\nnone-delay %.6f\n", p->attach_s, p->nocuda_query_s);
+	for (size_t i = 0; i < w->n;) {
+		size_t j = i;
+
+		while (j < w->n && w->procs[j].gpu == w->procs[i].gpu)
+			j++;
+		fprintf(f, "workload %zu %d%s\n", j - i, pid, w->procs[i].gpu ? "" : " cpu");
+		pid += 10 * (int)(j - i);
+		i = j;
+	}
+	fprintf(f, "expect all * error=-\n");
+	return fclose(f);
+}
+
+static pid_t mount_fakeproc(const char *fakeproc, const char *cf, const char *mnt)
+{
+	char fdstr[16], buf[8];
+	int pp[2];
+	pid_t pid;
+
+	if (pipe(pp) < 0)
+		return -1;
+	snprintf(fdstr, sizeof(fdstr), "%d", pp[1]);
+	char *argv[] = { (char *)fakeproc, "-f", "--ready-fd", fdstr, (char *)cf, (char *)mnt, NULL };
+	if (posix_spawn(&pid, fakeproc, NULL, NULL, argv, environ) != 0) {
+		close(pp[0]);
+		close(pp[1]);
+		return -1;
+	}
+	close(pp[1]);
+	if (read(pp[0], buf, sizeof(buf)) != 6) {
+		close(pp[0]);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	close(pp[0]);
+	return pid;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static struct rtid_config config_for(const struct sim_strategy *s, const char *mnt)
+{
+	struct rtid_config c = { .proc_root = mnt, .timeout_s = 120, .jobs = 1 };
+
+	/* The model's upstream, scan and canary are serial, as the plugin is. */
+	c.mode = s->kind == SIM_SCAN ? RTID_MODE_SCAN
+	       : s->kind == SIM_CANARY ? RTID_MODE_CANARY : RTID_MODE_DRIVER;
+	c.backend = s->kind == SIM_API ? RTID_BACKEND_API : RTID_BACKEND_TOOL;
+	if (s->kind == SIM_PARALLEL)
+		c.jobs = s->k > 64 ? 64 : s->k;
+	return c;
+}
+
+/* The fastest of a few resolutions of one pid in one mode: what a scan, or a
+ * spawn of the mock tool, costs on this machine and tree. */
+static double one_cost(const char *mnt, enum rtid_mode mode, int pid)
+{
+	enum { REPS = 7 };
+	struct rtid_attestation *att = NULL;
+	struct rtid_config cfg = { .mode = mode, .proc_root = mnt, .timeout_s = 60 };
+	struct rtid_ctx *ctx = NULL;
+	struct rtid_result r;
+	double best = 1e9;
+	char buf[PATH_MAX];
+
+	cfg.tool = helper("MOCK_TOOL", "sim/cuda-checkpoint", buf, sizeof(buf));
+	rtid_attest_new(&att);
+	rtid_attest_add(att, VERSION, 10, 0, 0, false);
+	cfg.attestation = att;
+	if (rtid_ctx_new(&cfg, &ctx) == 0)
+		for (int i = 0; i < REPS; i++) {
+			double t = now();
+
+			rtid_resolve(ctx, pid, &r);
+			t = now() - t;
+			best = t < best ? t : best;
+		}
+	rtid_ctx_free(ctx);
+	rtid_attest_free(att);
+	return best;
+}
+
+/* Resolve every pid; returns wall seconds, or -1 if any answer is wrong. */
+static double measure(const struct sim_strategy *s, const char *mnt, const char *cf,
+		      const struct sim_workload *w)
+{
+	struct rtid_attestation *att = NULL;
+	struct rtid_config cfg = config_for(s, mnt);
+	struct rtid_result *r = calloc(w->n, sizeof(*r));
+	int *pids = calloc(w->n, sizeof(*pids)), bad = 0;
+	struct rtid_ctx *ctx = NULL;
+	char buf[PATH_MAX];
+	double t;
+
+	cfg.tool = helper("MOCK_TOOL", "sim/cuda-checkpoint", buf, sizeof(buf));
+	cfg.tool = strdup(cfg.tool);
+	cfg.libcuda = strdup(helper("MOCK_LIBCUDA", "sim/libmockcuda.so", buf, sizeof(buf)));
+	setenv("RTID_WORKER", helper("RTID_WORKER", "src/rtid-cuda-worker", buf, sizeof(buf)), 1);
+	setenv("RTID_CASE", cf, 1);
+	rtid_attest_new(&att);
+	rtid_attest_add(att, VERSION, 10, 0, 0, false);
+	cfg.attestation = att;
+	for (size_t i = 0, pid = 10000; i < w->n; i++, pid += 10)
+		pids[i] = (int)pid;
+	if (!r || !pids || rtid_ctx_new(&cfg, &ctx) < 0)
+		return -1;
+	t = now();
+	rtid_resolve_many(ctx, pids, w->n, r);
+	t = now() - t;
+	for (size_t i = 0; i < w->n; i++)
+		bad += r[i].error || r[i].tid != (w->procs[i].gpu ? pids[i] + 2 : 0);
+	rtid_ctx_free(ctx);
+	rtid_attest_free(att);
+	free((char *)cfg.tool);
+	free((char *)cfg.libcuda);
+	free(r);
+	free(pids);
+	return bad ? -1 : t;
+}
+
+static double predict(const struct sim_params *p, const struct sim_workload *w,
+		      const struct sim_strategy *s, double k, double scan_s, double spawn_s)
+{
+	struct sim_params q = *p;
+	struct sim_result r;
+
+	/* The mocks scale the driver's costs; process costs stay real, and a scan
+	 * costs what it costs on this proc tree. */
+	q.attach_s *= k;
+	q.nocuda_query_s *= k;
+	q.api_query_s *= k;
+	q.attach_jitter = 0;
+	q.scan_s = scan_s;
+	q.spawn_overhead_s = spawn_s;
+	sim_run(&q, w, s, 1, &r);
+	return r.restore_tid_s;
+}
+
+static int usable_fuse(void)
+{
+	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+int sim_check(const struct sim_params *p, const struct sim_workload *w,
+	      const struct sim_strategy *s, const char *scale)
+{
+	char dir[] = "/tmp/rtid-simcheck-XXXXXX", cf[64], mnt[64], buf[PATH_MAX], *end;
+	double k = strtod(scale, &end), model, real, scan_s, spawn_s;
+	pid_t fp;
+
+	if (*end || !(k > 0 && k <= 1)) {
+		fprintf(stderr, "rtid-sim: --scale wants a number in (0, 1]\n");
+		return 2;
+	}
+	if (!usable_fuse()) {
+		const char *req = getenv("RTID_REQUIRE_FUSE");
+
+		fprintf(stderr, "rtid-sim: --check needs FUSE (/dev/fuse)%s\n",
+			req && !strcmp(req, "1") ? "; RTID_REQUIRE_FUSE=1: failing" : "; skipping");
+		return req && !strcmp(req, "1") ? 1 : 77;
+	}
+	if (!mkdtemp(dir))
+		return 2;
+	snprintf(cf, sizeof(cf), "%s/w.case", dir);
+	snprintf(mnt, sizeof(mnt), "%s/proc", dir);
+	mkdir(mnt, 0755);
+	setenv("RTID_TIME_SCALE", scale, 1);
+	if (write_case(cf, p, w) < 0 ||
+	    (fp = mount_fakeproc(helper("FAKEPROC", "fuse-proc/fakeproc", buf, sizeof(buf)), cf,
+				 mnt)) < 0) {
+		fprintf(stderr, "rtid-sim: cannot mount the fake /proc for the check\n");
+		return 2;
+	}
+	setenv("RTID_CASE", cf, 1);
+	scan_s = one_cost(mnt, RTID_MODE_SCAN, 10000);
+	/* A spawn for a pid without CUDA: its cost beyond the scaled driver delay. */
+	spawn_s = one_cost(mnt, RTID_MODE_DRIVER, 10000 + 10 * (int)(w->n - 1)) -
+		  (w->procs[w->n - 1].gpu ? p->attach_s : p->nocuda_query_s) * k;
+	real = measure(s, mnt, cf, w);
+	kill(fp, SIGTERM);
+	waitpid(fp, NULL, 0);
+	umount2(mnt, MNT_DETACH);
+	unlink(cf);
+	rmdir(mnt);
+	rmdir(dir);
+	if (real < 0) {
+		fprintf(stderr, "rtid-sim: the resolver gave a wrong answer or failed\n");
+		return 1;
+	}
+	model = predict(p, w, s, k, scan_s, spawn_s);
+	printf("%s %s: restore-tid phase at scale %s: model %.3f s, measured %.3f s, "
+	       "difference %+.1f %% (a scan here %.2f ms, a spawn %.2f ms)\n", w->name, s->name,
+	       scale, model, real, (real - model) / model * 100.0, scan_s * 1e3, spawn_s * 1e3);
+	return fabs(real - model) <= TOLERANCE * model ? 0 : 1;
+}

@@ -1,0 +1,186 @@
+/* rtid-sim: predict dump and restore time per strategy for workload shapes.
+ *
+ *   rtid-sim                                     table of every workload x strategy, and a plot
+ *   rtid-sim --workload W --strategy S [--seed N] [--json]
+ *   rtid-sim --params                            every parameter and its source
+ *   rtid-sim --check --workload W --strategy S   model against the real resolver */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "engine.h"
+#include "plot.h"
+#include "rtid.h"
+
+static const char *const strategies[] = { "upstream", "scan", "parallel:8", "api", "canary" };
+#define NSTRAT (sizeof(strategies) / sizeof(strategies[0]))
+
+static const char usage[] =
+	"Usage: rtid-sim [--workload NAME|FILE] [--strategy S] [--seed N] [--json]\n"
+	"       rtid-sim [--plot FILE]      table of every workload x strategy, and the plot\n"
+	"       rtid-sim --params           the parameters and their sources\n"
+	"       rtid-sim --check --workload W --strategy S [--scale X]\n"
+	"Strategies: upstream, scan, parallel:K, api, canary.\n"
+	"Workloads: vllm-small, vllm-8b, embedding, tp2, nim-24, sglang-103, or a file.\n";
+
+static int load_workload(const char *w, struct sim_workload *out)
+{
+	char err[512];
+
+	if (sim_workload_builtin(w, out) == 0)
+		return 0;
+	if (sim_workload_load(w, out, err, sizeof(err)) == 0)
+		return 0;
+	fprintf(stderr, "rtid-sim: %s\n", err);
+	return -1;
+}
+
+static void print_json(const struct sim_workload *w, const struct sim_strategy *s,
+		       unsigned long seed, const struct sim_result *r)
+{
+	printf("{\"workload\":\"%s\",\"strategy\":\"%s\",\"seed\":%lu,\"gpu_processes\":%zu,"
+	       "\"processes\":%zu,\"dump_s\":%.3f,\"restore_s\":%.3f,\"restore_tid_s\":%.3f,"
+	       "\"spawns\":%lu,\"dump_timed_out\":%s,\"restore_timed_out\":%s,"
+	       "\"wrong_tid_per_million\":%.3f}\n",
+	       w->name, s->name, seed, sim_workload_gpus(w), w->n, r->dump_s, r->restore_s,
+	       r->restore_tid_s, r->spawns, r->dump_timed_out ? "true" : "false",
+	       r->restore_timed_out ? "true" : "false", r->wrong_tid_per_million);
+}
+
+static void print_row(const struct sim_workload *w, const struct sim_strategy *s,
+		      const struct sim_result *r)
+{
+	printf("| %-10s | %-10s | %4zu | %7.1f%s | %8.1f | %7.1f%s | %6lu | %9.2f |\n", w->name,
+	       s->name, sim_workload_gpus(w), r->restore_s, r->restore_timed_out ? " TIMEOUT" : "        ",
+	       r->restore_tid_s, r->dump_s, r->dump_timed_out ? " TIMEOUT" : "        ", r->spawns,
+	       r->wrong_tid_per_million);
+}
+
+static int plot(const char *path, unsigned long seed)
+{
+	static const double xs[] = { 1, 2, 4, 8, 16, 24, 32, 48, 64, 103 };
+	struct sim_series series[NSTRAT];
+
+	for (size_t i = 0; i < NSTRAT; i++) {
+		struct sim_strategy s;
+
+		sim_strategy_parse(strategies[i], &s);
+		series[i].name = strategies[i];
+		for (size_t j = 0; j < sizeof(xs) / sizeof(xs[0]); j++) {
+			struct sim_workload w;
+			struct sim_result r;
+
+			if (sim_workload_synthetic((size_t)xs[j], 2.0, &w) < 0)
+				return -1;
+			sim_run(&sim_defaults, &w, &s, seed, &r);
+			series[i].y[j] = r.restore_s;
+			sim_workload_free(&w);
+		}
+	}
+	return sim_plot_svg(path, xs, sizeof(xs) / sizeof(xs[0]), series, NSTRAT);
+}
+
+static int table(unsigned long seed, const char *plot_path)
+{
+	printf("| workload   | strategy   | GPUs | restore s        | tid s    | dump s           | spawns "
+	       "| wrong/1M  |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
+	for (size_t i = 0; sim_workload_names[i]; i++) {
+		struct sim_workload w;
+
+		if (sim_workload_builtin(sim_workload_names[i], &w) < 0)
+			return 1;
+		for (size_t j = 0; j < NSTRAT; j++) {
+			struct sim_strategy s;
+			struct sim_result r;
+
+			sim_strategy_parse(strategies[j], &s);
+			sim_run(&sim_defaults, &w, &s, seed, &r);
+			print_row(&w, &s, &r);
+		}
+		sim_workload_free(&w);
+	}
+	printf("\nSeed %lu. Dump timeout %.0f s. Parameters and sources: rtid-sim --params.\n", seed,
+	       sim_defaults.dump_timeout_s);
+	if (plot(plot_path, seed) < 0) {
+		fprintf(stderr, "rtid-sim: cannot write %s\n", plot_path);
+		return 1;
+	}
+	printf("Plot: %s\n", plot_path);
+	return 0;
+}
+
+static void params(void)
+{
+	printf("| parameter | value | unit | source |\n|---|---:|---|---|\n");
+	for (size_t i = 0; i < sim_param_count; i++) {
+		const struct sim_param_doc *d = &sim_param_docs[i];
+
+		printf("| %s | %g | %s | %s |\n", d->name,
+		       *(const double *)((const char *)&sim_defaults + d->offset), d->unit, d->source);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_WORKLOAD = 0x100, O_STRATEGY, O_SEED, O_JSON, O_PLOT, O_PARAMS, O_CHECK, O_SCALE };
+	static const struct option opts[] = {
+		{ "workload", 1, NULL, O_WORKLOAD }, { "strategy", 1, NULL, O_STRATEGY },
+		{ "seed", 1, NULL, O_SEED }, { "json", 0, NULL, O_JSON }, { "plot", 1, NULL, O_PLOT },
+		{ "params", 0, NULL, O_PARAMS }, { "check", 0, NULL, O_CHECK },
+		{ "scale", 1, NULL, O_SCALE }, { "help", 0, NULL, 'h' }, { 0 } };
+	const char *wname = NULL, *sname = NULL, *plot_path = "restore-vs-gpus.svg", *scale = "0.05";
+	bool json = false, check = false;
+	unsigned long seed = 1;
+	struct sim_workload w;
+	struct sim_strategy s;
+	struct sim_result r;
+	int c, n;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case O_WORKLOAD: wname = optarg; break;
+		case O_STRATEGY: sname = optarg; break;
+		case O_SEED:
+			if (rtid_parse_pid(optarg, &n) < 0) {
+				fprintf(stderr, "rtid-sim: invalid --seed '%s'\n", optarg);
+				return 2;
+			}
+			seed = (unsigned long)n;
+			break;
+		case O_JSON: json = true; break;
+		case O_PLOT: plot_path = optarg; break;
+		case O_PARAMS: params(); return 0;
+		case O_CHECK: check = true; break;
+		case O_SCALE: scale = optarg; break;
+		case 'h': fputs(usage, stdout); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (optind != argc || (!wname != !sname)) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (!wname)
+		return table(seed, plot_path);
+	if (sim_strategy_parse(sname, &s) < 0) {
+		fprintf(stderr, "rtid-sim: unknown strategy '%s'\n", sname);
+		return 2;
+	}
+	if (load_workload(wname, &w) < 0)
+		return 2;
+	if (check) {
+		n = sim_check(&sim_defaults, &w, &s, scale);
+	} else {
+		sim_run(&sim_defaults, &w, &s, seed, &r);
+		if (json)
+			print_json(&w, &s, seed, &r);
+		else
+			print_row(&w, &s, &r);
+		n = 0;
+	}
+	sim_workload_free(&w);
+	return n;
+}

@@ -1,0 +1,170 @@
+/* Built-in workload shapes and the workload file reader.
+ *
+ * File format: one directive per line, '#' comments.
+ *   name NAME
+ *   framework NAME
+ *   gpu COUNT GPU_GIB HOST_GIB     COUNT processes holding GPU memory
+ *   cpu COUNT HOST_GIB             COUNT processes without CUDA */
+#include "workload.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtid.h"
+#include "tokens.h"
+
+struct shape {
+	const char *name, *framework;
+	struct { int count; bool gpu; double gpu_gib, host_gib; } groups[3];
+};
+
+/* Shapes from the write-up and public sightings; memory sizes are assumptions. */
+static const struct shape shapes[] = {
+	{ "vllm-small", "vllm", { { 1, true, 8, 3 }, { 2, false, 0, 0.5 } } },
+	{ "vllm-8b", "vllm", { { 2, true, 20, 4 }, { 1, false, 0, 1 } } },
+	{ "embedding", "sentence-transformers", { { 1, true, 4, 2 }, { 1, false, 0, 0.5 } } },
+	{ "tp2", "pytorch", { { 2, true, 30, 6 }, { 1, false, 0, 1 } } },
+	{ "nim-24", "nim", { { 24, true, 3, 1.5 }, { 4, false, 0, 0.5 } } },
+	{ "sglang-103", "sglang", { { 8, true, 40, 4 }, { 95, true, 1, 1 }, { 12, false, 0, 0.5 } } },
+};
+
+const char *const sim_workload_names[] = { "vllm-small", "vllm-8b", "embedding", "tp2", "nim-24",
+					   "sglang-103", NULL };
+
+static int add(struct sim_workload *w, int count, bool gpu, double gpu_gib, double host_gib)
+{
+	struct sim_proc *p = realloc(w->procs, (w->n + (size_t)count) * sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	w->procs = p;
+	for (int i = 0; i < count; i++)
+		w->procs[w->n++] = (struct sim_proc){ gpu, gpu_gib, host_gib };
+	return 0;
+}
+
+int sim_workload_builtin(const char *name, struct sim_workload *out)
+{
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		const struct shape *s = &shapes[i];
+		struct sim_workload w = { 0 };
+
+		if (strcmp(s->name, name))
+			continue;
+		snprintf(w.name, sizeof(w.name), "%s", s->name);
+		snprintf(w.framework, sizeof(w.framework), "%s", s->framework);
+		for (int g = 0; g < 3 && s->groups[g].count; g++)
+			if (add(&w, s->groups[g].count, s->groups[g].gpu, s->groups[g].gpu_gib,
+				s->groups[g].host_gib) < 0) {
+				sim_workload_free(&w);
+				return -ENOMEM;
+			}
+		*out = w;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int sim_workload_synthetic(size_t n, double gpu_gib, struct sim_workload *out)
+{
+	struct sim_workload w = { 0 };
+
+	snprintf(w.name, sizeof(w.name), "synthetic-%zu", n);
+	snprintf(w.framework, sizeof(w.framework), "synthetic");
+	if (add(&w, (int)n, true, gpu_gib, 1.0) < 0)
+		return -ENOMEM;
+	*out = w;
+	return 0;
+}
+
+static int gib(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	v = strtod(s, &end);
+	if (*end || !isfinite(v) || v < 0 || v > 1e6)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int line(struct sim_workload *w, const struct toks *t, char *why, size_t len)
+{
+	double g = 0, h = 0;
+	int count;
+	const char *k = t->v[0].s;
+
+	if (!strcmp(k, "name") || !strcmp(k, "framework")) {
+		if (t->n != 2)
+			return snprintf(why, len, "usage: %s NAME", k), -EINVAL;
+		snprintf(!strcmp(k, "name") ? w->name : w->framework, sizeof(w->name), "%s", t->v[1].s);
+		return 0;
+	}
+	if (!strcmp(k, "gpu") && t->n == 4 && !rtid_parse_pid(t->v[1].s, &count) && count <= 10000 &&
+	    !gib(t->v[2].s, &g) && !gib(t->v[3].s, &h))
+		return add(w, count, true, g, h);
+	if (!strcmp(k, "cpu") && t->n == 3 && !rtid_parse_pid(t->v[1].s, &count) && count <= 10000 &&
+	    !gib(t->v[2].s, &h))
+		return add(w, count, false, 0, h);
+	snprintf(why, len, "expected 'name NAME', 'framework NAME', 'gpu COUNT GPU_GIB HOST_GIB' or "
+		 "'cpu COUNT HOST_GIB'");
+	return -EINVAL;
+}
+
+int sim_workload_load(const char *path, struct sim_workload *out, char *err, size_t errlen)
+{
+	struct sim_workload w = { 0 };
+	char buf[1024], why[256];
+	int lineno = 0, r = 0;
+	struct toks t;
+	FILE *f = fopen(path, "re");
+
+	if (!f) {
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return r;
+	}
+	snprintf(w.name, sizeof(w.name), "%s", path);
+	while (r == 0 && fgets(buf, sizeof(buf), f)) {
+		lineno++;
+		buf[strcspn(buf, "\n")] = '\0';
+		r = tok_split(buf, &t, why, sizeof(why));
+		if (r == 0 && t.n > 0)
+			r = line(&w, &t, why, sizeof(why));
+		if (r < 0)
+			snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+	}
+	fclose(f);
+	if (r == 0 && w.n == 0) {
+		snprintf(err, errlen, "%s: no processes ('gpu' or 'cpu' lines)", path);
+		r = -EINVAL;
+	}
+	if (r < 0) {
+		sim_workload_free(&w);
+		return r;
+	}
+	*out = w;
+	return 0;
+}
+
+void sim_workload_free(struct sim_workload *w)
+{
+	free(w->procs);
+	w->procs = NULL;
+	w->n = 0;
+}
+
+size_t sim_workload_gpus(const struct sim_workload *w)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < w->n; i++)
+		n += w->procs[i].gpu;
+	return n;
+}
