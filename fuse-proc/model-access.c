@@ -142,6 +142,16 @@ int fp_list(struct fp_model *m, const struct fp_path *dir, off_t offset,
 	return r;
 }
 
+static bool is_error_fault(enum cf_fault_kind k)
+{
+	return k == CF_F_EACCES || k == CF_F_EIO || k == CF_F_ENOENT;
+}
+
+static int error_of(enum cf_fault_kind k)
+{
+	return k == CF_F_EACCES ? -EACCES : k == CF_F_EIO ? -EIO : -ENOENT;
+}
+
 /* Count a comm open and apply the faults that fire on it. */
 static int comm_open_faults(struct fp_model *m, struct proc *p, struct task *t)
 {
@@ -166,9 +176,8 @@ static int comm_open_faults(struct fp_model *m, struct proc *p, struct task *t)
 			t->comm_len = f->f.name_len;
 			f->fired = true;
 		}
-		if ((f->f.kind == CF_F_EACCES || f->f.kind == CF_F_EIO) && mine &&
-		    f->f.op == CF_OP_OPEN)
-			return f->f.kind == CF_F_EACCES ? -EACCES : -EIO;
+		if (is_error_fault(f->f.kind) && mine && f->f.op == CF_OP_OPEN)
+			return error_of(f->f.kind);
 	}
 	return 0;
 }
@@ -285,8 +294,8 @@ int fp_read_faults(struct fp_model *m, const struct fp_path *p, int *delay_ms, s
 			*delay_ms += f->ms;
 		else if (f->kind == CF_F_SHORT_READ)
 			*max = 1;
-		else if ((f->kind == CF_F_EACCES || f->kind == CF_F_EIO) && f->op == CF_OP_READ)
-			r = f->kind == CF_F_EACCES ? -EACCES : -EIO;
+		else if (is_error_fault(f->kind) && f->op == CF_OP_READ)
+			r = error_of(f->kind);
 	}
 	pthread_mutex_unlock(&m->lock);
 	return r;

@@ -7,8 +7,9 @@
 #include "casefile-int.h"
 #include "rtid.h"
 
-static const char *const fault_names[] = { "rename", "vanish", "appear", "eacces",
-					   "eio",    "delay",  "short-read", "exit" };
+static const char *const fault_names[] = { "rename", "vanish", "appear",     "eacces", "eio",
+					   "delay",  "short-read", "exit", "enoent" };
+#define NFAULTS (sizeof(fault_names) / sizeof(fault_names[0]))
 
 static int trigger(const struct toks *t, size_t i, struct cf_fault *f)
 {
@@ -43,14 +44,15 @@ static int parse_fault(const struct toks *t, struct cf_fault *f, char *err, size
 		"rename PID TID NAME at-read N|after-walk", "vanish PID TID",
 		"appear PID TID NAME at-read N", "eacces PID TID open|read", "eio PID TID open|read",
 		"delay PID TID MS", "short-read PID TID", "exit PID [after-readdir|at-read N]",
+		"enoent PID TID open|read",
 	};
 	int k, r = -EINVAL;
 
 	memset(f, 0, sizeof(*f));
-	for (k = 0; t->n > 1 && k < 8 && strcmp(t->v[1].s, fault_names[k]); k++)
+	for (k = 0; t->n > 1 && k < (int)NFAULTS && strcmp(t->v[1].s, fault_names[k]); k++)
 		;
-	if (t->n < 3 || k == 8)
-		return cf__fail(err, len, "usage: fault rename|vanish|appear|eacces|eio|delay|"
+	if (t->n < 3 || k == (int)NFAULTS)
+		return cf__fail(err, len, "usage: fault rename|vanish|appear|eacces|eio|enoent|delay|"
 				"short-read|exit ...");
 	f->kind = (enum cf_fault_kind)k;
 	if (cf__num(t->v[2].s, &f->pid) == 0) {
@@ -67,6 +69,7 @@ static int parse_fault(const struct toks *t, struct cf_fault *f, char *err, size
 				break;
 			case CF_F_EACCES:
 			case CF_F_EIO:
+			case CF_F_ENOENT:
 				r = op(t, 4, f);
 				break;
 			case CF_F_DELAY:
@@ -131,7 +134,7 @@ void cf_format_fault(const struct cf_fault *f, char *out, size_t outlen)
 		snprintf(when, sizeof(when), "%s", trig[2]);
 	if (f->kind == CF_F_EXIT)
 		snprintf(out, outlen, "fault exit %d%s", f->pid, when);
-	else if (f->kind == CF_F_EACCES || f->kind == CF_F_EIO)
+	else if (f->kind == CF_F_EACCES || f->kind == CF_F_EIO || f->kind == CF_F_ENOENT)
 		snprintf(out, outlen, "fault %s %d %d %s", fault_names[f->kind], f->pid, f->tid,
 			 f->op == CF_OP_OPEN ? "open" : "read");
 	else if (f->kind == CF_F_DELAY)

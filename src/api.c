@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sys.h"
 #include "worker-proto.h"
 
 #ifndef RTID_WORKER_PATH
@@ -45,7 +46,7 @@ static int start_worker(struct rtid_ctx *ctx, struct rtid__worker *w)
 
 	if (!path || !*path)
 		path = RTID_WORKER_PATH;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+	if (rtid__socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
 	snprintf(parent, sizeof(parent), "%d", (int)getpid());
 	char *argv[] = { (char *)path, parent, ctx->libcuda ? ctx->libcuda : "libcuda.so.1", NULL };

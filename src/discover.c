@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sys.h"
 
 static bool holds_nvidia(int rootfd, int pid)
 {
@@ -19,7 +20,7 @@ static bool holds_nvidia(int rootfd, int pid)
 	int fd;
 
 	snprintf(path, sizeof(path), "%d/fd", pid);
-	fd = openat(rootfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = rtid__openat(rootfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return false; /* gone, or not ours to look at */
 	d = fdopendir(fd);

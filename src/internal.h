@@ -16,6 +16,7 @@
 
 /* --- match.c: the thread-name matcher --- */
 struct rtid__matcher {
+	bool builtin; /* the default pattern, matched without regex */
 	regex_t re;
 };
 int rtid__matcher_init(struct rtid__matcher *m, const char *pattern);

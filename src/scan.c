@@ -12,11 +12,12 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sys.h"
 
 ssize_t rtid__read_comm(int dirfd, const char *path, char *buf, size_t buflen)
 {
 	size_t len = 0;
-	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = rtid__openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
 	if (fd < 0)
 		return -errno;
@@ -57,6 +58,21 @@ struct walk {
 	int candidates, first, err;
 };
 
+/* ENOENT or ESRCH on a task's comm means it exited only if its directory is
+ * gone too: the error of a task that is still listed proves nothing, and
+ * skipping it could leave a wrong single candidate (found by the libfiu
+ * enumeration). Returns 0 when the task is gone, else the error to report. */
+static int confirm_gone(int taskfd, int tid, ssize_t err)
+{
+	char name[16];
+	struct stat st;
+
+	snprintf(name, sizeof(name), "%d", tid);
+	if (rtid__fstatat(taskfd, name, &st, 0) < 0 && vanished(-errno))
+		return 0;
+	return (int)-err;
+}
+
 /* Read one task's comm and count it. Returns false when the walk must stop. */
 static bool visit_task(int taskfd, const char *name, const struct rtid__matcher *m,
 		       struct walk *w)
@@ -69,7 +85,7 @@ static bool visit_task(int taskfd, const char *name, const struct rtid__matcher 
 		return true; /* ".", "..", or nothing a task could be */
 	snprintf(path, sizeof(path), "%d/comm", tid);
 	n = rtid__read_comm(taskfd, path, comm, sizeof(comm));
-	if (vanished(n))
+	if (vanished(n) && (w->err = confirm_gone(taskfd, tid, n)) == 0)
 		return true;
 	if (n < 0) {
 		w->err = (int)-n;
@@ -82,7 +98,7 @@ static bool visit_task(int taskfd, const char *name, const struct rtid__matcher 
 
 static void walk_tasks(int taskfd, const struct rtid__matcher *m, struct walk *w)
 {
-	int fd = dup(taskfd);
+	int fd = rtid__dup(taskfd);
 	DIR *d;
 
 	if (fd < 0) {
@@ -117,7 +133,7 @@ static bool process_gone(int rootfd, int pid)
 	struct stat st;
 
 	snprintf(name, sizeof(name), "%d", pid);
-	return fstatat(rootfd, name, &st, 0) < 0 && vanished(-errno);
+	return rtid__fstatat(rootfd, name, &st, 0) < 0 && vanished(-errno);
 }
 
 /* Re-read the single candidate: a name that changed since the walk proves
@@ -130,7 +146,7 @@ static enum rtid__scan_status recheck(int taskfd, int tid, const struct rtid__ma
 
 	snprintf(path, sizeof(path), "%d/comm", tid);
 	n = rtid__read_comm(taskfd, path, comm, sizeof(comm));
-	if (vanished(n))
+	if (vanished(n) && confirm_gone(taskfd, tid, n) == 0)
 		return RTID__SCAN_UNSTABLE;
 	if (n < 0) {
 		*err = (int)-n;
@@ -174,7 +190,7 @@ void rtid__scan(const char *proc_root, int pid, const struct rtid__matcher *m,
 		return;
 	}
 	snprintf(path, sizeof(path), "%d/task", pid);
-	taskfd = openat(rootfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	taskfd = rtid__openat(rootfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (taskfd < 0) {
 		out->status = vanished(-errno) ? RTID__SCAN_NOPROC : RTID__SCAN_ERROR;
 		out->err = errno;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sys.h"
 
 extern char **environ;
 
@@ -79,7 +80,7 @@ static int do_spawn(struct rtid__child *c, const char *path, char *const argv[],
 		posix_spawn_file_actions_destroy(&fa);
 		return r;
 	}
-	r = -posix_spawn(&c->pid, path, &fa, &attr, argv, environ);
+	r = -rtid__posix_spawn(&c->pid, path, &fa, &attr, argv, environ);
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	return r;
@@ -98,16 +99,16 @@ int rtid__child_start_fd(struct rtid__child *c, const char *path, char *const ar
 
 	memset(c, 0, sizeof(*c));
 	c->pidfd = c->fd[0] = c->fd[1] = -1;
-	if (pipe2(po, O_CLOEXEC | O_NONBLOCK) < 0)
+	if (rtid__pipe2(po, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
-	if (pipe2(pe, O_CLOEXEC | O_NONBLOCK) < 0) {
+	if (rtid__pipe2(pe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		r = -errno;
 		goto close_out;
 	}
 	r = do_spawn(c, path, argv, po[1], pe[1], extra_fd);
 	if (r < 0)
 		goto close_err;
-	c->pidfd = pidfd_open(c->pid, 0);
+	c->pidfd = rtid__pidfd_open(c->pid);
 	if (c->pidfd < 0) {
 		r = -errno;
 		kill(c->pid, SIGKILL);

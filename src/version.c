@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sys.h"
 
 int rtid__driver_version_read(const char *proc_root, char *out, size_t outlen)
 {
@@ -14,7 +15,7 @@ int rtid__driver_version_read(const char *proc_root, char *out, size_t outlen)
 	rootfd = open(proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return -errno;
-	fd = openat(rootfd, "driver/nvidia/version", O_RDONLY | O_CLOEXEC);
+	fd = rtid__openat(rootfd, "driver/nvidia/version", O_RDONLY | O_CLOEXEC);
 	close(rootfd);
 	if (fd < 0)
 		return -errno;

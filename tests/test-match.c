@@ -47,6 +47,10 @@ static void nul_never_matches(void **state)
 static void custom_pattern(void **state)
 {
 	(void)state;
+	/* The default spelled out goes the regex way and agrees with the built-in. */
+	assert_true(match("^cuda[0-9a-f]{11}", "cuda00001400006", 15));
+	assert_false(match("^cuda[0-9a-f]{11}$", "cuda0000140000G", 15));
+	assert_true(match("^cuda[0-9a-f]{11}$", "cuda0000a40002a", 15));
 	assert_true(match("^cudaRestore[0-9]+$", "cudaRestore12", 13));
 	assert_false(match("^cudaRestore[0-9]+$", "cuda00001400006", 15));
 }

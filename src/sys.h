@@ -1,0 +1,114 @@
+/* System calls that libfiu's preload library cannot reach (openat, pipe2,
+ * posix_spawn, ...), wrapped so that a build with RTID_FIU can fail them on
+ * demand. Without RTID_FIU these are the plain calls. Failure points are
+ * named "rtid/<call>"; the errno comes from the point's failinfo, else EIO. */
+#ifndef RTID_SYS_H
+#define RTID_SYS_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef RTID_FIU
+#include <fiu.h>
+
+static inline int rtid__fail(const char *name)
+{
+	void *info;
+
+	if (!fiu_fail(name))
+		return 0;
+	info = fiu_failinfo();
+	return info ? (int)(intptr_t)info : EIO;
+}
+#else
+static inline int rtid__fail(const char *name)
+{
+	(void)name;
+	return 0;
+}
+#endif
+
+static inline int rtid__openat(int dirfd, const char *path, int flags)
+{
+	int e = rtid__fail("rtid/openat");
+
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return openat(dirfd, path, flags);
+}
+
+static inline int rtid__fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+	int e = rtid__fail("rtid/fstatat");
+
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return fstatat(dirfd, path, st, flags);
+}
+
+static inline int rtid__pipe2(int fds[2], int flags)
+{
+	int e = rtid__fail("rtid/pipe2");
+
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return pipe2(fds, flags);
+}
+
+static inline int rtid__dup(int fd)
+{
+	int e = rtid__fail("rtid/dup");
+
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return dup(fd);
+}
+
+static inline int rtid__socketpair(int domain, int type, int proto, int sv[2])
+{
+	int e = rtid__fail("rtid/socketpair");
+
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return socketpair(domain, type, proto, sv);
+}
+
+static inline int rtid__pidfd_open(pid_t pid)
+{
+	int e = rtid__fail("rtid/pidfd_open");
+
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return pidfd_open(pid, 0);
+}
+
+/* posix_spawn returns an errno value rather than setting errno. */
+static inline int rtid__posix_spawn(pid_t *pid, const char *path,
+				    const posix_spawn_file_actions_t *fa,
+				    const posix_spawnattr_t *attr, char *const argv[],
+				    char *const envp[])
+{
+	int e = rtid__fail("rtid/posix_spawn");
+
+	return e ? e : posix_spawn(pid, path, fa, attr, argv, envp);
+}
+
+#endif
