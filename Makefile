@@ -28,5 +28,33 @@ sim: all
 bench: all
 	meson test -C $(BUILD) --benchmark --verbose rtid-bench
 
+# Coverage of src/ by the whole suite, against the gate in coverage/gate.
+coverage: deps
+	[ -f build-cov/build.ninja ] || meson setup build-cov -Db_coverage=true --buildtype=debug
+	ninja -C build-cov
+	find build-cov -name '*.gcda' -delete
+	meson test -C build-cov --no-suite bench --print-errorlogs
+	sh coverage/report.sh build-cov
+
+# The suite under valgrind's memcheck (children traced: the CLI, fakeproc, mocks).
+check-valgrind: deps
+	[ -f build-vg/build.ninja ] || meson setup build-vg --buildtype=debug
+	ninja -C build-vg
+	meson test -C build-vg --setup valgrind --no-suite bench --no-suite fiu --no-suite sim \
+		--print-errorlogs
+
+# AddressSanitizer + UndefinedBehaviorSanitizer, then ThreadSanitizer.
+check-sanitize: deps
+	[ -f build-asan/build.ninja ] || meson setup build-asan --buildtype=debug \
+		-Db_sanitize=address,undefined -Db_lundef=false
+	ninja -C build-asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		meson test -C build-asan --no-suite bench --print-errorlogs
+	[ -f build-tsan/build.ninja ] || meson setup build-tsan --buildtype=debug \
+		-Db_sanitize=thread -Db_lundef=false
+	ninja -C build-tsan
+	TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --suite unit --suite cases \
+		--print-errorlogs
+
 clean:
 	rm -rf $(BUILD) build-*

@@ -279,6 +279,24 @@ static int p_answer(struct casefile *c, const struct toks *t, char *err, size_t 
 	return add_answer(c, &a);
 }
 
+/* "libcuda-init hang|crash SIG|fail N": what the mock's cuInit does. */
+static int p_init(struct casefile *c, const struct toks *t, char *err, size_t len)
+{
+	if (t->n == 2 && !strcmp(t->v[1].s, "hang")) {
+		c->init.kind = CF_ANS_HANG;
+		return 0;
+	}
+	if (t->n == 3 && !strcmp(t->v[1].s, "crash") && !cf__num(t->v[2].s, &c->init.value)) {
+		c->init.kind = CF_ANS_CRASH;
+		return 0;
+	}
+	if (t->n == 3 && !strcmp(t->v[1].s, "fail") && !cf__num(t->v[2].s, &c->init.value)) {
+		c->init.kind = CF_ANS_EXIT;
+		return 0;
+	}
+	return cf__fail(err, len, "usage: libcuda-init hang|crash SIG|fail CURESULT");
+}
+
 static int p_backend(struct casefile *c, const struct toks *t, char *err, size_t len)
 {
 	static const char *const names[] = { "tool", "api", "both" };
@@ -329,6 +347,8 @@ static int p_line(struct casefile *c, const struct toks *t, char *err, size_t le
 	if (!strcmp(k, "libcuda"))
 		return t->n == 2 && !strcmp(t->v[1].s, "old") ? (c->old_libcuda = true, 0)
 			: cf__fail(err, len, "usage: libcuda old");
+	if (!strcmp(k, "libcuda-init"))
+		return p_init(c, t, err, len);
 	if (!strcmp(k, "api-version"))
 		return t->n == 2 && !cf__num(t->v[1].s, &c->api_version) ? 0
 			: cf__fail(err, len, "usage: api-version N (e.g. 13000)");
@@ -410,6 +430,7 @@ int cf_load(const char *path, struct casefile **out, char *err, size_t errlen)
 	c->path = strdup(path);
 	c->backends = 1;
 	c->none_delay_s = -1;
+	c->init.kind = CF_ANS_NONE;
 	for (int i = 0; i < 4; i++)
 		c->attaches[i] = -1;
 	f = fopen(path, "re");

@@ -76,6 +76,7 @@ struct casefile {
 	unsigned backends; /* bit 0: tool, bit 1: api (default: tool) */
 	int api_version;   /* what the mock's cuDriverGetVersion says (0: 13000) */
 	bool old_libcuda;  /* use the mock libcuda without the checkpoint API */
+	struct cf_answer init; /* what the mock's cuInit does: CF_ANS_NONE = succeed */
 	int attaches[4];   /* per mode: expected cuInit calls per api run; -1: unchecked */
 	struct cf_task *tasks;
 	size_t ntasks;

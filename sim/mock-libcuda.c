@@ -69,6 +69,15 @@ int cuInit(unsigned flags)
 		return CUDA_ERROR_UNKNOWN;
 	mock_log(WHO, "cuInit", 0, 0, NULL, NULL);
 	pause_for(cf_scaled(c->attach_delay_s)); /* the driver attach */
+	if (c->init.kind == CF_ANS_HANG)
+		for (;;)
+			pause();
+	if (c->init.kind == CF_ANS_CRASH) {
+		signal(c->init.value, SIG_DFL);
+		raise(c->init.value);
+	}
+	if (c->init.kind == CF_ANS_EXIT)
+		return c->init.value;
 	initialised = 1;
 	return CUDA_SUCCESS;
 }

@@ -89,6 +89,7 @@ static int teardown(void **state)
 static int reset(void **state)
 {
 	static const char *const vars[] = { "FAKE_STDOUT", "FAKE_STDERR", "FAKE_EXIT", "RTID_MODE",
+					    "FAKE_SIGNAL",
 					    "RTID_PROC", "RTID_ATTESTATION", "RTID_REAL_TOOL" };
 
 	(void)state;
@@ -202,6 +203,40 @@ static void never_recurses(void **state)
 	assert_non_null(strstr(c.out, "shim itself"));
 }
 
+static void other_failures(void **state)
+{
+	char *query[] = { "cuda-checkpoint", "--pid", "4242", "--get-restore-tid", NULL };
+	char *help[] = { "cuda-checkpoint", "-h", NULL };
+	struct criu_call c;
+
+	(void)state;
+	/* The other order of the two options is the same query. */
+	setenv("FAKE_STDOUT", "4244\n", 1);
+	assert_string_equal(criu(query).out, "4244\n");
+	/* A tool that crashes: the shim dies by the same signal. */
+	setenv("FAKE_SIGNAL", "11", 1);
+	assert_int_equal(criu(query).status, 128 + 11);
+	unsetenv("FAKE_SIGNAL");
+	/* A real tool that cannot be run. */
+	setenv("RTID_REAL_TOOL", "/nonexistent/cuda-checkpoint", 1);
+	c = criu(help);
+	assert_int_equal(c.status, 231);
+	assert_non_null(strstr(c.out, "cannot run"));
+	c = criu(query);
+	assert_int_equal(c.status, 231);
+	assert_non_null(strstr(c.out, "tool-not-found"));
+	unsetenv("RTID_REAL_TOOL");
+	/* Called from something the shim started: no recursion. */
+	setenv("RTID_SHIM_ACTIVE", "1", 1);
+	c = criu(query);
+	unsetenv("RTID_SHIM_ACTIVE");
+	assert_int_equal(c.status, 231);
+	assert_non_null(strstr(c.out, "refusing to recurse"));
+	/* A bad RTID_MODE is a failure, not a guess. */
+	setenv("RTID_MODE", "fast", 1);
+	assert_int_equal(criu(query).status, 231);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -211,6 +246,7 @@ int main(void)
 		cmocka_unit_test_setup(other_calls_reach_the_real_tool, reset),
 		cmocka_unit_test_setup(no_real_tool_is_a_clear_error, reset),
 		cmocka_unit_test_setup(never_recurses, reset),
+		cmocka_unit_test_setup(other_failures, reset),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -168,13 +168,56 @@ static void merge_reports_revocation_wins(void **state)
 	assert_int_equal(rtid("attest merge '%s' '%s'", m, b), 2);
 }
 
+static void usage_and_errors(void **state)
+{
+	char bad[600];
+
+	(void)state;
+	assert_int_equal(rtid("validate %s", pids), 2);                         /* no --report */
+	assert_int_equal(rtid("validate --report '%s'", report), 2);            /* no pids */
+	assert_int_equal(rtid("validate --report '%s' --all 1000", report), 2); /* both */
+	assert_int_equal(rtid("validate --report '%s' 12abc", report), 2);
+	assert_int_equal(rtid("validate --bogus"), 2);
+	assert_int_equal(rtid("validate --help"), 0);
+	assert_int_equal(system("grep -q -- '--report FILE' \"$OUT_FILE\""), 0);
+	/* A report that cannot be written is an error. */
+	assert_int_equal(rtid("validate --driver-version " V " --report /nonexistent/r.json 1000"), 1);
+	/* No driver version: the report is written, nothing is attested. */
+	assert_int_equal(rtid("validate --report '%s' 1000", report), 1);
+	assert_int_equal(system("grep -q 'nothing attested' \"$OUT_FILE\""), 0);
+	/* A malformed attestation is not overwritten. */
+	write_file(dir, "bad-att.json", "{oops");
+	snprintf(bad, sizeof(bad), "%s/bad-att.json", dir);
+	assert_int_equal(rtid("validate --driver-version " V " --attestation '%s' --report '%s' "
+			      "1000", bad, report), 1);
+	assert_int_equal(rtid("attest show '%s'", bad), 2);
+}
+
+static void attest_usage(void **state)
+{
+	(void)state;
+	assert_int_equal(rtid("attest"), 2);
+	assert_int_equal(rtid("attest frob"), 2);
+	assert_int_equal(rtid("attest merge only-out.json"), 2);
+	assert_int_equal(rtid("attest --help"), 0);
+	assert_int_equal(rtid("attest merge '%s/m2.json' /nonexistent.json", dir), 2);
+	assert_int_equal(rtid("attest merge /nonexistent/dir/m.json '%s'", att), 1);
+	/* show with RTID_ATTESTATION as the default file */
+	assert_int_equal(rtid("attest show"), 0);
+	assert_int_equal(system("grep -q '" V "' \"$OUT_FILE\""), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+
 		cmocka_unit_test(twelve_agree_then_scan_is_used),
 		cmocka_unit_test(one_mismatch_fails_and_revokes),
 		cmocka_unit_test(all_finds_candidates),
 		cmocka_unit_test(merge_reports_revocation_wins),
+		/* after the others: they need the attestation written above */
+		cmocka_unit_test(usage_and_errors),
+		cmocka_unit_test(attest_usage),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,85 @@
+/* The driver-API backend's failures that need no case file: no worker, no
+ * library, a library without the driver API, a worker started by hand. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "rtid.h"
+
+static struct rtid_result ask(const char *libcuda)
+{
+	struct rtid_config cfg = { .backend = RTID_BACKEND_API, .libcuda = libcuda,
+				   .timeout_s = 5 };
+	struct rtid_ctx *ctx = NULL;
+	struct rtid_result r;
+
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(rtid_resolve(ctx, 4242, &r), 0);
+	rtid_ctx_free(ctx);
+	return r;
+}
+
+static void missing_library(void **state)
+{
+	struct rtid_result r = ask("/nonexistent/libcuda.so.1");
+
+	(void)state;
+	assert_int_equal(r.error, RTID_ERR_WORKER_FAILED);
+	assert_int_equal(r.source, RTID_SRC_API);
+	assert_non_null(strstr(r.detail, "cannot load"));
+}
+
+static void library_without_driver_api(void **state)
+{
+	struct rtid_result r = ask("libm.so.6");
+
+	(void)state;
+	assert_int_equal(r.error, RTID_ERR_WORKER_FAILED);
+	assert_non_null(strstr(r.detail, "lacks cuInit"));
+}
+
+static void missing_worker(void **state)
+{
+	char *saved = strdup(getenv("RTID_WORKER"));
+	struct rtid_result r;
+
+	(void)state;
+	setenv("RTID_WORKER", "/nonexistent/rtid-cuda-worker", 1);
+	r = ask("libm.so.6");
+	setenv("RTID_WORKER", saved, 1);
+	free(saved);
+	assert_int_equal(r.error, RTID_ERR_WORKER_FAILED);
+	assert_non_null(strstr(r.detail, "cannot start"));
+}
+
+static void worker_refuses_to_run_by_hand(void **state)
+{
+	char cmd[1024];
+	int st;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "'%s' >/dev/null 2>&1", getenv("RTID_WORKER"));
+	st = system(cmd);
+	assert_int_equal(WEXITSTATUS(st), 2);
+	/* A parent that is not ours: it exits rather than serve. */
+	snprintf(cmd, sizeof(cmd), "'%s' 1 libm.so.6 >/dev/null 2>&1", getenv("RTID_WORKER"));
+	st = system(cmd);
+	assert_int_equal(WEXITSTATUS(st), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(missing_library), cmocka_unit_test(library_without_driver_api),
+		cmocka_unit_test(missing_worker), cmocka_unit_test(worker_refuses_to_run_by_hand),
+	};
+
+	env_path("RTID_WORKER");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

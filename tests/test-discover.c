@@ -1,0 +1,80 @@
+/* Finding candidate CUDA processes for rtid validate --all. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "rtid.h"
+
+static void finds_gpu_holders_and_named_threads(void **state)
+{
+	char *root = tmp_dir(), p[512];
+	int *pids = NULL;
+	size_t n = 0;
+
+	(void)state;
+	write_file(root, "10/task/10/comm", "python3\n");          /* holds /dev/nvidia0 */
+	write_file(root, "10/fd/.keep", "");
+	snprintf(p, sizeof(p), "%s/10/fd/3", root);
+	assert_int_equal(symlink("/dev/nvidia0", p), 0);
+	snprintf(p, sizeof(p), "%s/10/fd/4", root);
+	assert_int_equal(symlink("/dev/null", p), 0);
+	write_file(root, "30/task/31/comm", "cuda00001400006\n"); /* a named thread */
+	write_file(root, "20/task/20/comm", "bash\n");            /* neither */
+	write_file(root, "20/fd/.keep", "");
+	snprintf(p, sizeof(p), "%s/20/fd/1", root);
+	assert_int_equal(symlink("/dev/pts/0", p), 0);
+	write_file(root, "self/task/1/comm", "x\n");              /* not a pid */
+	assert_int_equal(rtid_find_candidates(root, NULL, &pids, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(pids[0], 10);
+	assert_int_equal(pids[1], 30);
+	free(pids);
+	/* A custom pattern changes which names count. */
+	assert_int_equal(rtid_find_candidates(root, "^bash$", &pids, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(pids[1], 20);
+	free(pids);
+	rm_tree(root);
+	free(root);
+}
+
+static void errors(void **state)
+{
+	int *pids = (int *)0x1;
+	size_t n = 99;
+
+	(void)state;
+	assert_int_equal(rtid_find_candidates("/nonexistent", NULL, &pids, &n), -ENOENT);
+	assert_int_equal(rtid_find_candidates("/tmp", "cuda[", &pids, &n), -EINVAL);
+	assert_int_equal(rtid_find_candidates(NULL, NULL, &pids, &n), -EINVAL);
+	assert_ptr_equal(pids, (int *)0x1);
+	assert_int_equal(n, 99);
+}
+
+static void real_proc_never_lists_itself(void **state)
+{
+	int *pids = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(rtid_find_candidates("/proc", NULL, &pids, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_not_equal(pids[i], getpid());
+	free(pids);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(finds_gpu_holders_and_named_threads),
+		cmocka_unit_test(errors),
+		cmocka_unit_test(real_proc_never_lists_itself),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
