@@ -159,12 +159,52 @@ static void merge_revocation_wins(void **state)
 	rtid_attest_free(b);
 }
 
+static void growth_and_odd_arguments(void **state)
+{
+	struct rtid_attestation *a = NULL;
+	char v[32], path[600];
+
+	(void)state;
+	assert_int_equal(rtid_attest_new(&a), 0);
+	for (int i = 0; i < 9; i++) { /* past the first allocations */
+		snprintf(v, sizeof(v), "580.%d.1", i);
+		assert_int_equal(rtid_attest_add(a, v, 10 + (unsigned long)i, 0, 0, false), 0);
+	}
+	assert_int_equal(rtid_attest_count(a), 9);
+	assert_int_equal(rtid_attest_find(a, "580.8.1")->agree, 18);
+	assert_int_equal(rtid_attest_count(NULL), 0);
+	assert_null(rtid_attest_entry_at(NULL, 0));
+	assert_null(rtid_attest_find(NULL, "580.1.1"));
+	assert_false(rtid_attest_clean(NULL, "580.1.1"));
+	assert_int_equal(rtid_attest_add(NULL, "580.1.1", 1, 0, 0, false), -EINVAL);
+	/* Saving where no file can go fails and leaves nothing behind. */
+	assert_int_not_equal(rtid_attest_save(a, "/nonexistent/dir/a.json"), 0);
+	snprintf(path, sizeof(path), "%s/sub", dir);
+	write_file(dir, "sub/x", "");
+	assert_int_not_equal(rtid_attest_save(a, path), 0); /* a directory is in the way */
+	rtid_attest_free(a);
+	rtid_attest_free(NULL);
+}
+
+static void unreadable_file(void **state)
+{
+	struct rtid_attestation *a = (void *)0x1;
+	char err[256] = "";
+
+	(void)state;
+	/* A directory where the file should be. */
+	assert_true(rtid_attest_load(dir, &a, err, sizeof(err)) < 0);
+	assert_ptr_equal(a, (void *)0x1);
+	assert_true(strlen(err) > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(missing_file_is_empty), cmocka_unit_test(clean_rule),
 		cmocka_unit_test(malformed_names_place), cmocka_unit_test(syntax_error_has_line),
 		cmocka_unit_test(add_revokes_and_saves), cmocka_unit_test(merge_revocation_wins),
+		cmocka_unit_test(growth_and_odd_arguments), cmocka_unit_test(unreadable_file),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -189,6 +189,33 @@ static void unattested_flag_warns(void **state)
 	json_decref(o);
 }
 
+static void table_and_environment(void **state)
+{
+	const char *out;
+
+	(void)state;
+	setenv("FAKE_TID_100", "102", 1);
+	setenv("FAKE_EXIT_200", "1", 1);
+	assert_int_equal(rtid("resolve --mode crosscheck 100 200 999"), 1);
+	out = slurp(out_path);
+	assert_non_null(strstr(out, "PID"));
+	assert_non_null(strstr(out, "agree"));
+	assert_non_null(strstr(out, "none"));
+	assert_non_null(strstr(out, "no-such-process: no process 999"));
+	setenv("RTID_MODE", "sideways", 1);
+	assert_int_equal(rtid("resolve 100"), 2);
+	setenv("RTID_MODE", "scan", 1);
+	assert_int_equal(rtid("resolve --json --driver-version 1.2 100"), 0);
+	assert_non_null(strstr(slurp(out_path), "\"fallback\":\"unattested\""));
+	unsetenv("RTID_MODE");
+	assert_int_equal(rtid("resolve --backend gpu 100"), 2);
+	assert_int_equal(rtid("resolve --deadline 0 100"), 2);
+	assert_int_equal(rtid("resolve --deadline 5 --jobs 2 --tool /nonexistent/tool 100"), 1);
+	assert_non_null(strstr(slurp(out_path), "tool-not-found"));
+	unsetenv("FAKE_TID_100");
+	unsetenv("FAKE_EXIT_200");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +225,7 @@ int main(void)
 		cmocka_unit_test(json_lines_in_order),
 		cmocka_unit_test(hanging_tool_reported_as_timeout),
 		cmocka_unit_test(unattested_flag_warns),
+		cmocka_unit_test(table_and_environment),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

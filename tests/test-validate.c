@@ -140,7 +140,8 @@ static void all_finds_candidates(void **state)
 	assert_int_equal(rtid("validate --all --no-attest --driver-version 590.1 --report '%s'",
 			      report), 0);
 	r = json_load_file(report, 0, NULL);
-	assert_int_equal(json_array_size(json_object_get(r, "pids")), 12); /* not pid 5000 */
+	/* the 12, and 7000 with two named threads; not 5000, 7010 or 7020 */
+	assert_int_equal(json_array_size(json_object_get(r, "pids")), 13);
 	json_decref(r);
 }
 
@@ -166,6 +167,38 @@ static void merge_reports_revocation_wins(void **state)
 	write_file(dir, "bad.json", "{\"driver_version\": \"590.1\"}");
 	snprintf(b, sizeof(b), "%s/bad.json", dir);
 	assert_int_equal(rtid("attest merge '%s' '%s'", m, b), 2);
+}
+
+static void every_verdict_in_the_report(void **state)
+{
+	json_t *r, *p;
+	const char *verdicts[4];
+
+	(void)state;
+	write_file(dir, "proc/7000/task/7001/comm", "cuda00001400006\n"); /* two candidates */
+	write_file(dir, "proc/7000/task/7002/comm", "cuda00001400007\n");
+	write_file(dir, "proc/7010/task/7010/comm", "python3\n");         /* none, none */
+	write_file(dir, "proc/7020/task/7020/comm", "python3\n");         /* a tool failure */
+	setenv("FAKE_TID_7000", "7002", 1);
+	setenv("FAKE_EXIT_7010", "1", 1);
+	setenv("FAKE_EXIT_7020", "2", 1);
+	assert_int_equal(rtid("validate --no-attest --driver-version 590.9 --report '%s' 7000 7010 "
+			      "7020 1000", report), 1); /* an error fails validation */
+	r = json_load_file(report, 0, NULL);
+	assert_non_null(r);
+	assert_int_equal(jint(r, "undecided"), 1);
+	assert_int_equal(jint(r, "agree_none"), 1);
+	assert_int_equal(jint(r, "errors"), 1);
+	assert_int_equal(jint(r, "agree"), 1);
+	for (int i = 0; i < 4; i++) {
+		p = json_array_get(json_object_get(r, "pids"), (size_t)i);
+		verdicts[i] = json_string_value(json_object_get(p, "verdict"));
+	}
+	assert_string_equal(verdicts[0], "undecided");
+	assert_string_equal(verdicts[1], "agree-none");
+	assert_string_equal(verdicts[2], "error");
+	assert_string_equal(verdicts[3], "agree");
+	json_decref(r);
 }
 
 static void usage_and_errors(void **state)
@@ -213,6 +246,7 @@ int main(void)
 
 		cmocka_unit_test(twelve_agree_then_scan_is_used),
 		cmocka_unit_test(one_mismatch_fails_and_revokes),
+		cmocka_unit_test(every_verdict_in_the_report),
 		cmocka_unit_test(all_finds_candidates),
 		cmocka_unit_test(merge_reports_revocation_wins),
 		/* after the others: they need the attestation written above */
