@@ -65,6 +65,13 @@ static void names(void **state)
 	assert_int_equal(m, RTID_MODE_CROSSCHECK);
 	assert_int_equal(rtid_mode_parse("Scan", &m), -EINVAL);
 	assert_string_equal(rtid_mode_name(RTID_MODE_CANARY), "canary");
+	/* Out-of-range values never index past the tables. */
+	assert_string_equal(rtid_mode_name((enum rtid_mode)99), "?");
+	assert_string_equal(rtid_source_name((enum rtid_source)99), "?");
+	assert_string_equal(rtid_fallback_name((enum rtid_fallback)99), "?");
+	assert_string_equal(rtid_xcheck_name((enum rtid_xcheck)99), "?");
+	assert_string_equal(rtid_error_name((enum rtid_error)99), "?");
+	assert_int_equal(rtid_mode_parse(NULL, &m), -EINVAL);
 }
 
 int main(void)

@@ -16,7 +16,7 @@ static void tid_table(void **state)
 		{ "12abc\n", -1 }, { "abc", -1 }, { "", -1 }, { "\n", -1 }, { "0\n", -1 },
 		{ "-5\n", -1 }, { "+5\n", -1 }, { "2147483648\n", -1 },
 		{ "99999999999999999999\n", -1 }, { "12 34\n", -1 }, { "12\n34\n", -1 },
-		{ "0x10\n", -1 }, { "1e3\n", -1 }, { "٣\n", -1 },
+		{ "0x10\n", -1 }, { "1e3\n", -1 }, { "٣\n", -1 }, { "\v\f9\t", 9 },
 	};
 
 	(void)state;
@@ -75,6 +75,8 @@ static void version_table(void **state)
 		{ "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580..03\n", NULL },
 		{ "NVRM version: NVIDIA  580.159.03.1.2\n", NULL },
 		{ "NVRM version: 580\n", NULL },
+		{ "NVRM version: 1.2.3.4.5.6.7.8.9.10.11.12.13.14.15.16 580.1\n", "580.1" },
+		{ "NVRM version", NULL },
 	};
 
 	(void)state;

@@ -207,6 +207,11 @@ static void missing_tool(void **state)
 	setenv("PATH", "/nonexistent", 1);
 	r = ask(NULL, 1);
 	assert_int_equal(r.error, RTID_ERR_TOOL_NOT_FOUND);
+	/* Empty PATH elements mean the current directory, as in execvp. */
+	setenv("PATH", "::/nonexistent:", 1);
+	assert_int_equal(ask(NULL, 1).error, RTID_ERR_TOOL_NOT_FOUND);
+	unsetenv("PATH"); /* the default path has no cuda-checkpoint here either */
+	assert_int_equal(ask("cuda-checkpoint-not-here", 1).error, RTID_ERR_TOOL_NOT_FOUND);
 }
 
 static void no_leaks_over_many_calls(void **state)
