@@ -259,6 +259,25 @@ static void bad_arguments(void **state)
 	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
 	assert_int_equal(rtid_resolve(ctx, 0, &r), -EINVAL);
 	assert_int_equal(r.pid, 77); /* untouched */
+	assert_int_equal(rtid_resolve_many(ctx, NULL, 0, NULL), 0);
+	assert_int_equal(rtid_resolve_many(ctx, NULL, 1, &r), -EINVAL);
+	assert_int_equal(rtid_resolve_many(NULL, (int[]){ 1 }, 1, &r), -EINVAL);
+	rtid_ctx_free(ctx);
+	rtid_ctx_free(NULL);
+	assert_int_equal(rtid_ctx_new(NULL, &ctx), -EINVAL);
+	cfg = config((enum rtid_mode)99, NULL);
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), -EINVAL);
+	cfg = config(RTID_MODE_DRIVER, NULL);
+	cfg.backend = (enum rtid_backend)7;
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), -EINVAL);
+	assert_null(rtid_ctx_driver_version(NULL));
+	assert_false(rtid_ctx_attested(NULL));
+	/* A proc tree without a version file: unknown, never attested. */
+	cfg = config(RTID_MODE_SCAN, clean);
+	cfg.proc_root = "/nonexistent";
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
+	assert_null(rtid_ctx_driver_version(ctx));
+	assert_false(rtid_ctx_attested(ctx));
 	rtid_ctx_free(ctx);
 }
 
