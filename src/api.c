@@ -73,6 +73,8 @@ static ssize_t wait_msg(struct rtid__worker *w, void *buf, size_t len, double un
 
 		if (left <= 0)
 			return -ETIMEDOUT;
+		if (w->child.pidfd < 0 && left > RTID__NOPIDFD_POLL_MS)
+			left = RTID__NOPIDFD_POLL_MS;
 		if (poll(p, (nfds_t)np, (int)left + 1) < 0 && errno != EINTR)
 			return -errno;
 		if (p[0].revents) {

@@ -13,6 +13,7 @@
 #define RTID__OUT_MAX 256  /* kept stdout bytes; a tid needs 11 */
 #define RTID__ERR_MAX 512  /* kept stderr bytes, for the error detail */
 #define RTID__MAX_CHILDREN 64 /* most children one wait handles */
+#define RTID__NOPIDFD_POLL_MS 5 /* how often an exit is asked for without pidfds */
 
 /* --- match.c: the thread-name matcher --- */
 struct rtid__matcher {
@@ -70,6 +71,8 @@ int rtid__child_start_fd(struct rtid__child *c, const char *path, char *const ar
 bool rtid__child_done(const struct rtid__child *c);
 /* Fill up to 3 pollfds for c; returns how many. */
 int rtid__child_pollfds(const struct rtid__child *c, struct pollfd *p);
+/* Without a pidfd: reap the child if it has exited (no-op otherwise). */
+void rtid__child_check_exit(struct rtid__child *c);
 /* Consume the events of the pollfds that rtid__child_pollfds gave. */
 void rtid__child_handle(struct rtid__child *c, const struct pollfd *p, int np);
 /* Kill the group, reap the child, close everything; marks timed_out when asked. */

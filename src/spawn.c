@@ -109,7 +109,7 @@ int rtid__child_start_fd(struct rtid__child *c, const char *path, char *const ar
 	if (r < 0)
 		goto close_err;
 	c->pidfd = rtid__pidfd_open(c->pid);
-	if (c->pidfd < 0) {
+	if (c->pidfd < 0 && errno != ENOSYS) {
 		r = -errno;
 		kill(c->pid, SIGKILL);
 		waitpid(c->pid, NULL, 0);
@@ -142,10 +142,12 @@ int rtid__child_pollfds(const struct rtid__child *c, struct pollfd *p)
 	for (int i = 0; i < 2; i++)
 		if (c->fd[i] >= 0)
 			p[n++] = (struct pollfd){ .fd = c->fd[i], .events = POLLIN };
-	if (!c->reaped)
+	if (!c->reaped && c->pidfd >= 0)
 		p[n++] = (struct pollfd){ .fd = c->pidfd, .events = POLLIN };
 	return n;
 }
+
+
 
 /* Keep what fits; keep reading the rest so the child never blocks on a full pipe. */
 static void drain(struct rtid__child *c, int i)
@@ -188,12 +190,26 @@ static void reap(struct rtid__child *c)
 	close_fd(&c->pidfd);
 }
 
+/* Without pidfds (kernels before 5.3, valgrind 3.19) a child's exit is
+ * noticed by asking, between short polls: waitid with WNOWAIT leaves the
+ * zombie in place so that reap() can still kill its group first. */
+void rtid__child_check_exit(struct rtid__child *c)
+{
+	siginfo_t si = { 0 };
+
+	if (c->reaped || c->pidfd >= 0)
+		return;
+	if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid)
+		reap(c);
+}
+
 void rtid__child_handle(struct rtid__child *c, const struct pollfd *p, int np)
 {
+	rtid__child_check_exit(c);
 	for (int k = 0; k < np; k++) {
 		if (!p[k].revents)
 			continue;
-		if (p[k].fd == c->pidfd && !c->reaped)
+		if (c->pidfd >= 0 && p[k].fd == c->pidfd && !c->reaped)
 			reap(c);
 		else if (p[k].fd == c->fd[0])
 			drain(c, 0);
@@ -221,6 +237,9 @@ static int poll_timeout_ms(struct rtid__child **v, size_t n, double batch_deadli
 		if (!rtid__child_done(v[i]) && (next <= 0 || v[i]->deadline < next))
 			next = v[i]->deadline;
 	wait = (next - rtid__now()) * 1000.0;
+	for (size_t i = 0; i < n; i++)
+		if (!v[i]->reaped && v[i]->pidfd < 0 && wait > RTID__NOPIDFD_POLL_MS)
+			wait = RTID__NOPIDFD_POLL_MS;
 	return wait < 0 ? 0 : wait > 60000 ? 60000 : (int)wait + 1;
 }
 

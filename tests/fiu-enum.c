@@ -38,6 +38,8 @@ static int errno_for(const char *name)
 {
 	if (!strncmp(name, "libc/", 5))
 		return ENOMEM;
+	if (strstr(name, "pidfd_open"))
+		return ENOSYS; /* an old kernel: the fallback without pidfds */
 	if (strstr(name, "waitpid") || strstr(name, "poll"))
 		return EINTR;
 	if (pass == 1 && (strstr(name, "open") || strstr(name, "fstatat")))

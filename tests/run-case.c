@@ -157,6 +157,7 @@ int main(int argc, char **argv)
 	if (start_fakeproc(argv[1]) < 0) {
 		fprintf(stderr, "run-case: %s: fakeproc did not mount on %s\n", argv[1], mnt);
 		rm_tree(dir);
+		free(dir);
 		cf_free(c);
 		return 1;
 	}
@@ -165,6 +166,7 @@ int main(int argc, char **argv)
 	unmount_now();
 	rc_release(&rn);
 	rm_tree(dir);
+	free(dir);
 	printf("%s: %s (%s)\n", c->path, fails ? "FAILED" : "ok", c->title);
 	cf_free(c);
 	return fails ? 1 : 0;
