@@ -46,6 +46,8 @@ static int start_worker(struct rtid_ctx *ctx, struct rtid__worker *w)
 
 	if (!path || !*path)
 		path = RTID_WORKER_PATH;
+	if (access(path, X_OK) < 0)
+		return -errno;
 	if (rtid__socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
 	snprintf(parent, sizeof(parent), "%d", (int)getpid());

@@ -31,8 +31,11 @@ static char *real_tool(void)
 	char *path = NULL;
 
 	if (rtid_tool_find(env && *env ? env : "cuda-checkpoint", &path) < 0) {
-		fprintf(stderr, SHIM ": no real cuda-checkpoint found: set RTID_REAL_TOOL, or put "
-			"the real tool on PATH after the shim\n");
+		if (env && *env)
+			fprintf(stderr, SHIM ": RTID_REAL_TOOL=%s: no such executable\n", env);
+		else
+			fprintf(stderr, SHIM ": no real cuda-checkpoint found: set RTID_REAL_TOOL, "
+				"or put the real tool on PATH after the shim\n");
 		return NULL;
 	}
 	if (is_self(path)) {

@@ -36,8 +36,10 @@ static bool start_query(struct rtid_ctx *ctx, struct slot *s, int pid, struct rt
 
 	r->source = RTID_SRC_TOOL;
 	if (!ctx->tool_path) {
-		rtid__set_error(r, RTID_ERR_TOOL_NOT_FOUND, "no %s on PATH",
-				ctx->tool_name ? ctx->tool_name : "cuda-checkpoint");
+		const char *name = ctx->tool_name ? ctx->tool_name : "cuda-checkpoint";
+
+		rtid__set_error(r, RTID_ERR_TOOL_NOT_FOUND, strchr(name, '/') ? "%s: no such "
+				"executable" : "no %s on PATH", name);
 		return false;
 	}
 	snprintf(pidstr, sizeof(pidstr), "%d", pid);

@@ -58,6 +58,7 @@ static int search_path(const char *name, const struct stat *self, char **out)
 	return -ENOENT;
 }
 
+/* Returns 0 and *out, -ENOENT when there is no such executable, -ENOMEM. */
 int rtid__tool_find(const char *name, char **out)
 {
 	struct stat self;
@@ -66,8 +67,12 @@ int rtid__tool_find(const char *name, char **out)
 	if (!name)
 		name = "cuda-checkpoint";
 	if (strchr(name, '/')) {
-		char *copy = strdup(name);
+		char *copy;
 
+		/* Known missing now is a clearer error than a child that exits 127. */
+		if (access(name, X_OK) < 0)
+			return -ENOENT;
+		copy = strdup(name);
 		if (!copy)
 			return -ENOMEM;
 		*out = copy;

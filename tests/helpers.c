@@ -144,3 +144,8 @@ bool mounted(const char *path)
 		fclose(f);
 	return found;
 }
+
+double time_factor(void)
+{
+	return getenv("RTID_UNDER_VALGRIND") ? 10.0 : 1.0;
+}

@@ -37,4 +37,7 @@ int skip_or_fail(const char *what, const char *why);
 /* Whether path is a mount point now (from /proc/self/mountinfo). */
 bool mounted(const char *path);
 
+/* How much slower time bounds may be here: 10 under valgrind, else 1. */
+double time_factor(void);
+
 #endif

@@ -185,9 +185,9 @@ static void hang_times_out_and_kills_group(void **state)
 
 	(void)state;
 	setenv("FAKE_HANG", "2", 1); /* also leaves a grandchild holding the pipes */
-	r = ask(env_path("FAKE_TOOL"), 0.3);
+	r = ask(env_path("FAKE_TOOL"), 0.3 * time_factor());
 	assert_int_equal(r.error, RTID_ERR_TIMEOUT);
-	assert_true(rtid__now() - t0 < 3.0);
+	assert_true(rtid__now() - t0 < 3.0 * time_factor());
 	assert_int_equal(count_lines(pid_path), 2);
 	/* SIGKILL was sent to the group; give the orphan time to be reaped by
 	 * waiting for it, not by sleeping. */

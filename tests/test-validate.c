@@ -44,7 +44,7 @@ static int setup(void **state)
 	snprintf(att, sizeof(att), "%s/att.json", dir);
 	snprintf(report, sizeof(report), "%s/report.json", dir);
 	snprintf(rel, sizeof(rel), "%s/proc", dir);
-	setenv("RTID_PROC", strdup(rel), 1);
+	setenv("RTID_PROC", rel, 1);
 	setenv("RTID_CUDA_CHECKPOINT", env_path("FAKE_TOOL"), 1);
 	setenv("RTID_ATTESTATION", att, 1);
 	return 0;
