@@ -108,7 +108,8 @@ int rtid_find_candidates(const char *proc_root, const char *pattern, int **pids,
 		free(v);
 		return r;
 	}
-	qsort(v, cnt, sizeof(*v), cmp_int);
+	if (cnt > 1) /* v is NULL when nothing was found: qsort must not see it */
+		qsort(v, cnt, sizeof(*v), cmp_int);
 	*pids = v;
 	*n = cnt;
 	return 0;
