@@ -59,5 +59,14 @@ check-sanitize: deps
 	TSAN_OPTIONS=halt_on_error=1:handle_segv=0 meson test -C build-tsan --suite unit --suite cases \
 		--print-errorlogs
 
+# A short, bounded libFuzzer run of every parser harness (FUZZ_SECONDS each),
+# from the seed corpus in fuzz/corpus; new inputs stay in build-fuzz/corpus.
+FUZZ_SECONDS ?= 20
+check-fuzz: deps
+	[ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz -Dfuzz=true -Dtests=disabled \
+		-Dfuse=disabled -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debug
+	ninja -C build-fuzz
+	sh fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
 clean:
 	rm -rf $(BUILD) build-*
