@@ -209,6 +209,12 @@ static void table_and_environment(void **state)
 	assert_non_null(strstr(slurp(out_path), "\"fallback\":\"unattested\""));
 	unsetenv("RTID_MODE");
 	assert_int_equal(rtid("resolve --backend gpu 100"), 2);
+	assert_int_equal(rtid("resolve --timeout '' 100"), 2);
+	assert_int_equal(rtid("resolve --timeout inf 100"), 2);
+	assert_int_equal(rtid("resolve --timeout 1e7 100"), 2);
+	setenv("RTID_MODE", "", 1); /* empty: the default */
+	assert_int_equal(rtid("resolve --backend tool --json 100"), 0);
+	unsetenv("RTID_MODE");
 	assert_int_equal(rtid("resolve --deadline 0 100"), 2);
 	assert_int_equal(rtid("resolve --deadline 5 --jobs 2 --tool /nonexistent/tool 100"), 1);
 	assert_non_null(strstr(slurp(out_path), "tool-not-found"));

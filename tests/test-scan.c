@@ -133,6 +133,23 @@ static void comm_shapes(void **state)
 	assert_int_equal(scan(700).status, RTID__SCAN_ZERO);
 }
 
+static void odd_comm_files(void **state)
+{
+	char big[200];
+	struct rtid__scan s;
+
+	(void)state;
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	write_file(root, "800/task/800/comm", "");            /* empty: no name */
+	write_file(root, "800/task/801/comm", "cuda0000a40002a\n");
+	assert_int_equal(scan(800).status, RTID__SCAN_FOUND);
+	write_file(root, "810/task/811/comm", big);           /* longer than any comm */
+	s = scan(810);
+	assert_int_equal(s.status, RTID__SCAN_ERROR);
+	assert_int_equal(s.err, EOVERFLOW);
+}
+
 static void no_fd_leak(void **state)
 {
 	int before = count_fds();
@@ -216,6 +233,7 @@ int main(void)
 		cmocka_unit_test(missing_comm_of_present_task),
 		cmocka_unit_test(unreadable_task_is_scan_error),
 		cmocka_unit_test(comm_shapes),       cmocka_unit_test(no_fd_leak),
+		cmocka_unit_test(odd_comm_files),
 		cmocka_unit_test(real_threads),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
