@@ -270,6 +270,8 @@ static int p_answer(struct casefile *c, const struct toks *t, char *err, size_t 
 		return cf__fail(err, len, "answer %s: wrong arguments", kinds[i]);
 	if (has_arg[i] && a.kind == CF_ANS_STDOUT)
 		a.text = dup_tok(&t->v[3]);
+	else if (a.kind == CF_ANS_TID && !strcmp(t->v[3].s, "0"))
+		a.value = 0; /* a driver that names no thread but says success */
 	else if (has_arg[i] && cf__num(t->v[3].s, &a.value))
 		return cf__fail(err, len, "answer %s: '%s' is not a positive number", kinds[i],
 				t->v[3].s);

@@ -209,6 +209,9 @@ static void table_and_environment(void **state)
 	assert_non_null(strstr(slurp(out_path), "\"fallback\":\"unattested\""));
 	unsetenv("RTID_MODE");
 	assert_int_equal(rtid("resolve --backend gpu 100"), 2);
+	/* An attestation path that cannot be read as a file. */
+	assert_int_equal(rtid("resolve --mode scan --attestation /proc/self 100"), 2);
+	assert_non_null(strstr(slurp(err_path), "attestation"));
 	assert_int_equal(rtid("resolve --timeout '' 100"), 2);
 	assert_int_equal(rtid("resolve --timeout inf 100"), 2);
 	assert_int_equal(rtid("resolve --timeout 1e7 100"), 2);

@@ -210,6 +210,8 @@ static void missing_tool(void **state)
 	/* Empty PATH elements mean the current directory, as in execvp. */
 	setenv("PATH", "::/nonexistent:", 1);
 	assert_int_equal(ask(NULL, 1).error, RTID_ERR_TOOL_NOT_FOUND);
+	setenv("PATH", "", 1); /* empty: the default path */
+	assert_int_equal(ask("cuda-checkpoint-not-here", 1).error, RTID_ERR_TOOL_NOT_FOUND);
 	unsetenv("PATH"); /* the default path has no cuda-checkpoint here either */
 	assert_int_equal(ask("cuda-checkpoint-not-here", 1).error, RTID_ERR_TOOL_NOT_FOUND);
 }

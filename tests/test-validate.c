@@ -1,5 +1,6 @@
 /* rtid validate and rtid attest: reports, attestation updates, revocation,
  * and the effect on scan mode. */
+#include <fcntl.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -201,6 +202,34 @@ static void every_verdict_in_the_report(void **state)
 	json_decref(r);
 }
 
+/* On a terminal, validate shows progress on stderr. */
+static void progress_on_a_terminal(void **state)
+{
+	char cmd[4096], *slave;
+	int m, st;
+
+	(void)state;
+	m = posix_openpt(O_RDWR | O_NOCTTY);
+	assert_true(m >= 0);
+	assert_int_equal(grantpt(m), 0);
+	assert_int_equal(unlockpt(m), 0);
+	slave = ptsname(m);
+	assert_non_null(slave);
+	snprintf(cmd, sizeof(cmd), "'%s' validate --no-attest --driver-version " V " --report '%s' "
+		 "%s 2>'%s' >/dev/null", env_path("RTID_BIN"), report, pids, slave);
+	st = system(cmd);
+	assert_int_equal(WEXITSTATUS(st), 0);
+	{
+		char buf[4096];
+		ssize_t n = read(m, buf, sizeof(buf) - 1);
+
+		assert_true(n > 0);
+		buf[n] = '\0';
+		assert_non_null(strstr(buf, "12/12 pids"));
+	}
+	close(m);
+}
+
 static void usage_and_errors(void **state)
 {
 	char bad[600];
@@ -246,6 +275,7 @@ int main(void)
 
 		cmocka_unit_test(twelve_agree_then_scan_is_used),
 		cmocka_unit_test(one_mismatch_fails_and_revokes),
+		cmocka_unit_test(progress_on_a_terminal),
 		cmocka_unit_test(every_verdict_in_the_report),
 		cmocka_unit_test(all_finds_candidates),
 		cmocka_unit_test(merge_reports_revocation_wins),
