@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fakeproc-run.h"
 #include "rtid.h"
 
 extern char **environ;
@@ -67,30 +68,6 @@ static int write_case(const char *path, const struct sim_params *p, const struct
 	return fclose(f);
 }
 
-static pid_t mount_fakeproc(const char *fakeproc, const char *cf, const char *mnt)
-{
-	char fdstr[16], buf[8];
-	int pp[2];
-	pid_t pid;
-
-	if (pipe(pp) < 0)
-		return -1;
-	snprintf(fdstr, sizeof(fdstr), "%d", pp[1]);
-	char *argv[] = { (char *)fakeproc, "-f", "--ready-fd", fdstr, (char *)cf, (char *)mnt, NULL };
-	if (posix_spawn(&pid, fakeproc, NULL, NULL, argv, environ) != 0) {
-		close(pp[0]);
-		close(pp[1]);
-		return -1;
-	}
-	close(pp[1]);
-	if (read(pp[0], buf, sizeof(buf)) != 6) {
-		close(pp[0]);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	close(pp[0]);
-	return pid;
-}
 
 static double now(void)
 {
@@ -233,8 +210,8 @@ int sim_check(const struct sim_params *p, const struct sim_workload *w,
 	mkdir(mnt, 0755);
 	setenv("RTID_TIME_SCALE", scale, 1);
 	if (write_case(cf, p, w) < 0 ||
-	    (fp = mount_fakeproc(helper("FAKEPROC", "fuse-proc/fakeproc", buf, sizeof(buf)), cf,
-				 mnt)) < 0) {
+	    (fp = fakeproc_start(helper("FAKEPROC", "fuse-proc/fakeproc", buf, sizeof(buf)), cf,
+				 mnt, NULL)) < 0) {
 		fprintf(stderr, "rtid-sim: cannot mount the fake /proc for the check\n");
 		return 2;
 	}
@@ -244,9 +221,7 @@ int sim_check(const struct sim_params *p, const struct sim_workload *w,
 	spawn_s = one_cost(mnt, RTID_MODE_DRIVER, 10000 + 10 * (int)(w->n - 1)) -
 		  (w->procs[w->n - 1].gpu ? p->attach_s : p->nocuda_query_s) * k;
 	real = measure(s, mnt, cf, w);
-	kill(fp, SIGTERM);
-	waitpid(fp, NULL, 0);
-	umount2(mnt, MNT_DETACH);
+	fakeproc_stop(fp, mnt);
 	unlink(cf);
 	rmdir(mnt);
 	rmdir(dir);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "casefile.h"
+#include "fakeproc-run.h"
 #include "helpers.h"
 #include "run-case.h"
 
@@ -30,15 +31,8 @@ static char mnt[256];
 /* Async-signal-safe: stop the daemon (which unmounts), then make sure. */
 static void unmount_now(void)
 {
-	pid_t p = fakeproc_pid;
-
-	if (p > 0) {
-		kill(p, SIGTERM);
-		waitpid(p, NULL, 0);
-		fakeproc_pid = -1;
-	}
-	if (mnt[0])
-		umount2(mnt, MNT_DETACH);
+	fakeproc_stop(fakeproc_pid, mnt);
+	fakeproc_pid = -1;
 }
 
 static void on_signal(int sig)
@@ -46,35 +40,6 @@ static void on_signal(int sig)
 	unmount_now();
 	signal(sig, SIG_DFL);
 	raise(sig);
-}
-
-static int start_fakeproc(const char *casefile)
-{
-	char fdstr[16], line[16];
-	int pipefd[2], st;
-	ssize_t n;
-	pid_t pid;
-
-	if (pipe(pipefd) < 0)
-		return -1;
-	snprintf(fdstr, sizeof(fdstr), "%d", pipefd[1]);
-	char *argv[] = { (char *)env_path("FAKEPROC"), "-f", "--ready-fd", fdstr,
-			 (char *)casefile, mnt, NULL };
-	if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0) {
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return -1;
-	}
-	fakeproc_pid = pid;
-	close(pipefd[1]);
-	/* Blocks until the mount is up, or EOF if fakeproc died first. */
-	n = read(pipefd[0], line, sizeof(line));
-	close(pipefd[0]);
-	if (n == 6 && memcmp(line, "ready\n", 6) == 0)
-		return 0;
-	waitpid(pid, &st, 0);
-	fakeproc_pid = -1;
-	return -1;
 }
 
 static void control(const char *cmd)
@@ -154,7 +119,8 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
-	if (start_fakeproc(argv[1]) < 0) {
+	fakeproc_pid = fakeproc_start(env_path("FAKEPROC"), argv[1], mnt, NULL);
+	if (fakeproc_pid < 0) {
 		fprintf(stderr, "run-case: %s: fakeproc did not mount on %s\n", argv[1], mnt);
 		rm_tree(dir);
 		free(dir);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "fakeproc-run.h"
 #include "helpers.h"
 
 extern char **environ;
@@ -31,25 +32,7 @@ static const char case_text[] =
 
 static pid_t spawn_fakeproc(const char *cf, const char *mp, int *status_if_failed)
 {
-	char fdstr[16], buf[8];
-	int p[2];
-	pid_t pid;
-
-	if (pipe(p) < 0)
-		abort();
-	snprintf(fdstr, sizeof(fdstr), "%d", p[1]);
-	char *argv[] = { (char *)env_path("FAKEPROC"), "-f", "--ready-fd", fdstr, (char *)cf,
-			 (char *)mp, NULL };
-	if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0)
-		abort();
-	close(p[1]);
-	if (read(p[0], buf, sizeof(buf)) == 6) {
-		close(p[0]);
-		return pid;
-	}
-	close(p[0]);
-	waitpid(pid, status_if_failed, 0);
-	return -1;
+	return fakeproc_start(env_path("FAKEPROC"), cf, mp, status_if_failed);
 }
 
 static int setup(void **state)
