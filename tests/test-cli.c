@@ -72,7 +72,8 @@ static void help_documents_everything(void **state)
 		"--mode", "--backend", "--tool", "--libcuda", "--proc", "--pattern",
 		"--driver-version", "--attestation", "--unattested", "--timeout", "--deadline",
 		"--jobs", "--json", "RTID_MODE", "RTID_CUDA_CHECKPOINT", "RTID_LIBCUDA",
-		"RTID_PROC", "RTID_DRIVER_VERSION", "RTID_ATTESTATION", "crosscheck", "canary",
+		"RTID_PROC", "RTID_DRIVER_VERSION", "RTID_ATTESTATION", "RTID_WORKER", "crosscheck",
+		"canary",
 	};
 
 	(void)state;
