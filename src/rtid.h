@@ -12,6 +12,9 @@
 extern "C" {
 #endif
 
+/* Only what this header declares is exported from librtid. */
+#define RTID_EXPORT __attribute__((visibility("default")))
+
 /* The driver's restore-thread name in every public sighting; NOT an API. */
 #define RTID_PATTERN_DEFAULT "^cuda[0-9a-f]{11}$"
 #define RTID_ATTESTATION_DEFAULT "/var/lib/rtid/attestation.json"
@@ -96,40 +99,40 @@ struct rtid_ctx;
 /* Create a resolver for cfg. Returns 0 and *out, or -EINVAL (bad pattern, mode),
  * -ENOMEM. Strings in cfg are copied; the attestation is borrowed and must
  * outlive the context. Free with rtid_ctx_free(). */
-int rtid_ctx_new(const struct rtid_config *cfg, struct rtid_ctx **out);
+RTID_EXPORT int rtid_ctx_new(const struct rtid_config *cfg, struct rtid_ctx **out);
 
 /* Free a context; NULL is allowed. */
-void rtid_ctx_free(struct rtid_ctx *ctx);
+RTID_EXPORT void rtid_ctx_free(struct rtid_ctx *ctx);
 
 /* The driver version the context uses (given, or read from proc), or NULL if
  * unknown. Owned by ctx. */
-const char *rtid_ctx_driver_version(const struct rtid_ctx *ctx);
+RTID_EXPORT const char *rtid_ctx_driver_version(const struct rtid_ctx *ctx);
 
 /* True when the context's driver version holds a clean attestation. */
-bool rtid_ctx_attested(const struct rtid_ctx *ctx);
+RTID_EXPORT bool rtid_ctx_attested(const struct rtid_ctx *ctx);
 
 /* Resolve one pid into *out. Returns 0 when *out holds an answer or a per-pid
  * error (see out->error); -EINVAL for a pid <= 0. */
-int rtid_resolve(struct rtid_ctx *ctx, int pid, struct rtid_result *out);
+RTID_EXPORT int rtid_resolve(struct rtid_ctx *ctx, int pid, struct rtid_result *out);
 
 /* Resolve n pids, results in input order. Driver queries run up to cfg.jobs at
  * once; cfg.deadline_s bounds the whole batch (outstanding pids get
  * RTID_ERR_DEADLINE and their children are killed and reaped). Returns 0 when
  * every slot of out was written, -EINVAL or -ENOMEM otherwise. */
-int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n,
+RTID_EXPORT int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n,
 		      struct rtid_result *out);
 
 /* Find the program name (NULL: "cuda-checkpoint"): a path with '/' as it is,
  * else the first executable of that name on PATH that is not the running
  * program itself (so that a shim never finds itself). Returns 0 and a
  * malloc'd *out, or -ENOENT. */
-int rtid_tool_find(const char *name, char **out);
+RTID_EXPORT int rtid_tool_find(const char *name, char **out);
 
 /* Candidate CUDA processes under proc_root: those holding a /dev/nvidia*
  * file open, or with a thread whose name matches pattern (NULL: default).
  * Returns 0 and a malloc'd ascending array in *pids (*n entries), or a
  * negative errno. The calling process is never listed. */
-int rtid_find_candidates(const char *proc_root, const char *pattern, int **pids, size_t *n);
+RTID_EXPORT int rtid_find_candidates(const char *proc_root, const char *pattern, int **pids, size_t *n);
 
 /* Attestation: per driver version, counts of agreeing and mismatching
  * cross-checks. */
@@ -142,65 +145,65 @@ struct rtid_attest_entry {
 /* Load an attestation file. A missing file gives an empty attestation.
  * Returns 0 and *out, -EINVAL for malformed content (err gets "file:line:col:
  * reason" when not NULL), or another negative errno. */
-int rtid_attest_load(const char *path, struct rtid_attestation **out,
+RTID_EXPORT int rtid_attest_load(const char *path, struct rtid_attestation **out,
 		     char *err, size_t errlen);
 
 /* An empty attestation. Returns 0 and *out or -ENOMEM. */
-int rtid_attest_new(struct rtid_attestation **out);
+RTID_EXPORT int rtid_attest_new(struct rtid_attestation **out);
 
-void rtid_attest_free(struct rtid_attestation *a);
+RTID_EXPORT void rtid_attest_free(struct rtid_attestation *a);
 
 /* The entry for version, or NULL. Borrowed from a. */
-const struct rtid_attest_entry *rtid_attest_find(const struct rtid_attestation *a,
+RTID_EXPORT const struct rtid_attest_entry *rtid_attest_find(const struct rtid_attestation *a,
 						 const char *version);
 
 /* Clean: at least RTID_ATTEST_MIN_AGREE agreements, no mismatch, not revoked. */
-bool rtid_attest_clean(const struct rtid_attestation *a, const char *version);
+RTID_EXPORT bool rtid_attest_clean(const struct rtid_attestation *a, const char *version);
 
 /* Add counts for version (creating it); any mismatch revokes it. Returns 0,
  * -EINVAL for a bad version string, -ENOMEM. */
-int rtid_attest_add(struct rtid_attestation *a, const char *version,
+RTID_EXPORT int rtid_attest_add(struct rtid_attestation *a, const char *version,
 		    unsigned long agree, unsigned long agree_none,
 		    unsigned long mismatch, bool revoke);
 
 /* Merge src into dst: counts add up, a revocation anywhere wins. */
-int rtid_attest_merge(struct rtid_attestation *dst,
+RTID_EXPORT int rtid_attest_merge(struct rtid_attestation *dst,
 		      const struct rtid_attestation *src);
 
 /* Number of entries, and entry i (0 <= i < count). */
-size_t rtid_attest_count(const struct rtid_attestation *a);
-const struct rtid_attest_entry *rtid_attest_entry_at(const struct rtid_attestation *a,
+RTID_EXPORT size_t rtid_attest_count(const struct rtid_attestation *a);
+RTID_EXPORT const struct rtid_attest_entry *rtid_attest_entry_at(const struct rtid_attestation *a,
 						     size_t i);
 
 /* Write atomically (temp file + rename). Returns 0 or a negative errno. */
-int rtid_attest_save(const struct rtid_attestation *a, const char *path);
+RTID_EXPORT int rtid_attest_save(const struct rtid_attestation *a, const char *path);
 
 /* Names used in JSON and tables; never NULL. */
-const char *rtid_mode_name(enum rtid_mode m);
-const char *rtid_source_name(enum rtid_source s);   /* NULL for RTID_SRC_NONE */
-const char *rtid_fallback_name(enum rtid_fallback f); /* NULL for RTID_FB_NONE */
-const char *rtid_xcheck_name(enum rtid_xcheck x);   /* NULL for RTID_XC_NONE */
-const char *rtid_error_name(enum rtid_error e);     /* NULL for RTID_OK */
+RTID_EXPORT const char *rtid_mode_name(enum rtid_mode m);
+RTID_EXPORT const char *rtid_source_name(enum rtid_source s);   /* NULL for RTID_SRC_NONE */
+RTID_EXPORT const char *rtid_fallback_name(enum rtid_fallback f); /* NULL for RTID_FB_NONE */
+RTID_EXPORT const char *rtid_xcheck_name(enum rtid_xcheck x);   /* NULL for RTID_XC_NONE */
+RTID_EXPORT const char *rtid_error_name(enum rtid_error e);     /* NULL for RTID_OK */
 
 /* Parse a mode name. Returns 0 and *out, or -EINVAL. */
-int rtid_mode_parse(const char *s, enum rtid_mode *out);
+RTID_EXPORT int rtid_mode_parse(const char *s, enum rtid_mode *out);
 
 /* Strict parsers for foreign text. */
 
 /* Tool stdout: exactly one positive decimal that fits an int, optional
  * surrounding ASCII whitespace. Returns 0 and *tid, -EINVAL otherwise. */
-int rtid_parse_tid(const char *buf, size_t len, int *tid);
+RTID_EXPORT int rtid_parse_tid(const char *buf, size_t len, int *tid);
 
 /* A whole decimal pid/tid string ("1234"): no sign, no spaces, > 0. */
-int rtid_parse_pid(const char *s, int *pid);
+RTID_EXPORT int rtid_parse_pid(const char *s, int *pid);
 
 /* First line of /proc/driver/nvidia/version: copies the version ("580.65.06")
  * into out. Returns 0, -EINVAL when no version is found, -ENOSPC if outlen is
  * too small. */
-int rtid_parse_driver_version(const char *buf, size_t len, char *out, size_t outlen);
+RTID_EXPORT int rtid_parse_driver_version(const char *buf, size_t len, char *out, size_t outlen);
 
 /* A version string of the form N(.N){1,3}. */
-bool rtid_version_valid(const char *v);
+RTID_EXPORT bool rtid_version_valid(const char *v);
 
 #ifdef __cplusplus
 }
