@@ -12,7 +12,7 @@ static bool has_fault(struct fp_model *m, enum cf_fault_kind k, int pid, int tid
 	for (size_t i = 0; i < m->nfaults; i++) {
 		const struct cf_fault *f = &m->faults[i].f;
 
-		if (f->kind == k && f->pid == pid && f->tid == tid)
+		if (f->kind == k && f->pid == pid && f->tid == tid && fp__roll(m, f->probability))
 			return true;
 	}
 	return false;
@@ -71,7 +71,8 @@ static void fire_walk(struct fp_model *m, int pid, enum cf_trigger when)
 		struct fault *f = &m->faults[i];
 		struct task *t;
 
-		if (f->fired || f->f.pid != pid || f->f.trigger != when)
+		if (f->fired || f->f.pid != pid || f->f.trigger != when ||
+		    !fp__roll(m, f->f.probability))
 			continue;
 		if (f->f.kind == CF_F_EXIT) {
 			fp__proc_of(m, pid)->exited = true;
@@ -161,7 +162,7 @@ static int comm_open_faults(struct fp_model *m, struct proc *p, struct task *t)
 		struct fault *f = &m->faults[i];
 		bool mine = f->f.tid == t->tid, due = f->f.trigger == CF_T_AT_READ;
 
-		if (f->f.pid != p->pid)
+		if (f->f.pid != p->pid || !fp__roll(m, f->f.probability))
 			continue;
 		if (f->f.kind == CF_F_EXIT && due && p->reads >= f->f.n) {
 			p->exited = f->fired = true;
@@ -288,7 +289,7 @@ int fp_read_faults(struct fp_model *m, const struct fp_path *p, int *delay_ms, s
 	for (size_t i = 0; i < m->nfaults; i++) {
 		const struct cf_fault *f = &m->faults[i].f;
 
-		if (f->pid != p->pid || f->tid != p->tid)
+		if (f->pid != p->pid || f->tid != p->tid || !fp__roll(m, f->probability))
 			continue;
 		if (f->kind == CF_F_DELAY)
 			*delay_ms += f->ms;

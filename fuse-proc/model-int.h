@@ -37,8 +37,11 @@ struct fp_model {
 	struct fault faults[MAX_FAULTS];
 	size_t nfaults;
 	char *control_text;
+	unsigned long long rng; /* for faults with a probability; reset restarts it */
 };
 
+/* True with probability p (1: always), from the case's seeded generator. */
+bool fp__roll(struct fp_model *m, double p);
 int fp__arm(struct fp_model *m, const struct cf_fault *f);
 void fp__reset(struct fp_model *m);
 int fp__add_appearing(struct fp_model *m, const struct cf_fault *f);

@@ -37,8 +37,20 @@ struct proc *fp__proc_of(struct fp_model *m, int pid)
 }
 
 /* Back to the case's first state; armed faults are re-armed unfired. */
+bool fp__roll(struct fp_model *m, double p)
+{
+	if (p >= 1)
+		return true;
+	/* xorshift64*: the same seed gives the same faults, run after run. */
+	m->rng ^= m->rng >> 12;
+	m->rng ^= m->rng << 25;
+	m->rng ^= m->rng >> 27;
+	return (double)((m->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0 < p;
+}
+
 void fp__reset(struct fp_model *m)
 {
+	m->rng = 0x9e3779b97f4a7c15ULL ^ m->c->seed;
 	for (size_t i = 0; i < m->c->ntasks; i++) {
 		const struct cf_task *t = &m->c->tasks[i];
 

@@ -37,9 +37,25 @@ static int op(const struct toks *t, size_t i, struct cf_fault *f)
 	return 0;
 }
 
-/* t->v[0] is the word "fault". */
-static int parse_fault(const struct toks *t, struct cf_fault *f, char *err, size_t len)
+/* A trailing "probability P" (0 < P <= 1) applies to any fault. */
+static int probability(struct toks *t, struct cf_fault *f)
 {
+	double p;
+
+	f->probability = 1.0;
+	if (t->n < 2 || strcmp(t->v[t->n - 2].s, "probability"))
+		return 0;
+	if (cf__seconds(t->v[t->n - 1].s, &p) < 0 || !(p > 0 && p <= 1))
+		return -EINVAL;
+	f->probability = p;
+	t->n -= 2;
+	return 0;
+}
+
+/* t->v[0] is the word "fault". */
+static int parse_fault(const struct toks *in, struct cf_fault *f, char *err, size_t len)
+{
+	struct toks copy = *in, *t = &copy;
 	static const char *const usage[] = {
 		"rename PID TID NAME at-read N|after-walk", "vanish PID TID",
 		"appear PID TID NAME at-read N", "eacces PID TID open|read", "eio PID TID open|read",
@@ -49,6 +65,9 @@ static int parse_fault(const struct toks *t, struct cf_fault *f, char *err, size
 	int k, r = -EINVAL;
 
 	memset(f, 0, sizeof(*f));
+	/* The copy's words point into the caller's buffer, which outlives it. */
+	if (probability(t, f) < 0)
+		return cf__fail(err, len, "probability wants a number in (0, 1]");
 	for (k = 0; t->n > 1 && k < (int)NFAULTS && strcmp(t->v[1].s, fault_names[k]); k++)
 		;
 	if (t->n < 3 || k == (int)NFAULTS)
@@ -108,7 +127,19 @@ int cf_parse_fault(const char *args, struct cf_fault *f, char *err, size_t errle
 	return parse_fault(&t, f, err, errlen);
 }
 
+static void format_fault(const struct cf_fault *f, char *out, size_t outlen);
+
 void cf_format_fault(const struct cf_fault *f, char *out, size_t outlen)
+{
+	size_t n;
+
+	format_fault(f, out, outlen);
+	n = strlen(out);
+	if (f->probability > 0 && f->probability < 1)
+		snprintf(out + n, outlen - n, " probability %g", f->probability);
+}
+
+static void format_fault(const struct cf_fault *f, char *out, size_t outlen)
 {
 	static const char *const trig[] = { "", " after-walk", " after-readdir" };
 	char name[80] = "", when[32] = "";

@@ -349,6 +349,14 @@ static int p_line(struct casefile *c, const struct toks *t, char *err, size_t le
 	if (!strcmp(k, "libcuda"))
 		return t->n == 2 && !strcmp(t->v[1].s, "old") ? (c->old_libcuda = true, 0)
 			: cf__fail(err, len, "usage: libcuda old");
+	if (!strcmp(k, "seed")) {
+		int seed;
+
+		if (t->n != 2 || cf__num(t->v[1].s, &seed))
+			return cf__fail(err, len, "usage: seed N (N > 0)");
+		c->seed = (unsigned long)seed;
+		return 0;
+	}
 	if (!strcmp(k, "libcuda-init"))
 		return p_init(c, t, err, len);
 	if (!strcmp(k, "api-version"))
@@ -431,6 +439,7 @@ int cf_load(const char *path, struct casefile **out, char *err, size_t errlen)
 		return -ENOMEM;
 	c->path = strdup(path);
 	c->backends = 1;
+	c->seed = 1;
 	c->none_delay_s = -1;
 	c->init.kind = CF_ANS_NONE;
 	for (int i = 0; i < 4; i++)

@@ -49,6 +49,7 @@ struct cf_fault {
 	int n;       /* at-read N */
 	enum cf_op op;
 	int ms;      /* delay */
+	double probability; /* each time it could apply, it does with this (1: always) */
 	int line;
 };
 
@@ -72,6 +73,7 @@ struct casefile {
 	double timeout_s, deadline_s, attach_delay_s;
 	double none_delay_s; /* tool delay for pids whose answer is none (< 0: attach) */
 	unsigned jobs;
+	unsigned long seed; /* for faults with a probability (default 1) */
 	char *pattern;
 	unsigned backends; /* bit 0: tool, bit 1: api (default: tool) */
 	int api_version;   /* what the mock's cuDriverGetVersion says (0: 13000) */

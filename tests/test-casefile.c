@@ -93,6 +93,8 @@ static void errors_name_file_and_line(void **state)
 		{ GOOD_HEAD "task 10 11 \"bad\\q\"\n", 4, "bad escape" },
 		{ GOOD_HEAD "timeout soon\n", 4, "not a number" },
 		{ GOOD_HEAD "jobs 99\n", 4, "1..64" },
+		{ GOOD_HEAD "fault eio 10 11 read probability 1.5\n", 4, "probability" },
+		{ GOOD_HEAD "seed 0\n", 4, "usage: seed" },
 	};
 
 	(void)state;
@@ -130,6 +132,7 @@ static void fault_round_trip(void **state)
 		"fault vanish 1 2", "fault appear 1 9 \"cuda1\" at-read 1", "fault eacces 1 2 open",
 		"fault eio 1 2 read", "fault delay 1 2 40", "fault short-read 1 2",
 		"fault exit 1 after-readdir", "fault exit 1 at-read 2", "fault exit 1",
+		"fault eio 1 2 read probability 0.25", "fault vanish 1 2 probability 0.5",
 	};
 
 	(void)state;

@@ -161,6 +161,28 @@ static void control_reads_back_and_faults_fire(void **state)
 	control("clear\n");
 }
 
+/* A fault with a probability fails about that share of accesses, and the
+ * same ones again after a reset (the generator restarts from the seed). */
+static void seeded_probability(void **state)
+{
+	char first[64], again[64], buf[64];
+	int fails = 0;
+
+	(void)state;
+	control("reset\nclear\nfault eio 42 43 read probability 0.5\n");
+	for (int i = 0; i < 64; i++)
+		first[i] = slurp("42/task/43/comm", buf, sizeof(buf)) == -EIO;
+	control("reset\n");
+	for (int i = 0; i < 64; i++) {
+		again[i] = slurp("42/task/43/comm", buf, sizeof(buf)) == -EIO;
+		fails += again[i];
+	}
+	assert_memory_equal(first, again, sizeof(first));
+	assert_true(fails > 16 && fails < 48);
+	assert_true(slurp("rtid-control", buf, sizeof(buf)) > 0);
+	control("clear\n");
+}
+
 static void bad_case_and_bad_mountpoint(void **state)
 {
 	char other[1024], bad[1024];
@@ -196,6 +218,7 @@ int main(void)
 		cmocka_unit_test(looks_like_proc),
 		cmocka_unit_test(one_snapshot_per_handle),
 		cmocka_unit_test(control_reads_back_and_faults_fire),
+		cmocka_unit_test(seeded_probability),
 		cmocka_unit_test(bad_case_and_bad_mountpoint),
 		cmocka_unit_test(sigterm_unmounts),
 	};
