@@ -33,7 +33,7 @@ struct rtid__worker {
 
 static double until_of(const struct rtid_ctx *ctx, double deadline)
 {
-	double t = rtid__now() + (ctx->cfg.timeout_s > 0 ? ctx->cfg.timeout_s : RTID_TIMEOUT_DEFAULT);
+	double t = rtid__now() + ctx->cfg.timeout_s;
 
 	return deadline > 0 && deadline < t ? deadline : t;
 }

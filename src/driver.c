@@ -6,26 +6,12 @@
 
 #include "internal.h"
 
-#define JOBS_DEFAULT 8
-
 struct slot {
 	struct rtid__child child;
 	size_t idx;   /* which pid */
 	bool busy;
 	double start; /* monotonic seconds */
 };
-
-static unsigned jobs_of(const struct rtid_ctx *ctx)
-{
-	unsigned j = ctx->cfg.jobs ? ctx->cfg.jobs : JOBS_DEFAULT;
-
-	return j > RTID__MAX_CHILDREN ? RTID__MAX_CHILDREN : j;
-}
-
-static double timeout_of(const struct rtid_ctx *ctx)
-{
-	return ctx->cfg.timeout_s > 0 ? ctx->cfg.timeout_s : RTID_TIMEOUT_DEFAULT;
-}
 
 /* Start the query for pid; on failure the result carries the error. */
 static bool start_query(struct rtid_ctx *ctx, struct slot *s, int pid, struct rtid_result *r)
@@ -44,7 +30,7 @@ static bool start_query(struct rtid_ctx *ctx, struct slot *s, int pid, struct rt
 	}
 	snprintf(pidstr, sizeof(pidstr), "%d", pid);
 	s->start = rtid__now();
-	e = rtid__child_start(&s->child, ctx->tool_path, argv, timeout_of(ctx));
+	e = rtid__child_start(&s->child, ctx->tool_path, argv, ctx->cfg.timeout_s);
 	if (e == -ENOENT)
 		rtid__set_error(r, RTID_ERR_TOOL_NOT_FOUND, "%s: no such file", ctx->tool_path);
 	else if (e < 0)
@@ -105,7 +91,7 @@ static void tool_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, 
 {
 	struct slot slots[RTID__MAX_CHILDREN] = { 0 };
 	struct rtid__child *cv[RTID__MAX_CHILDREN];
-	size_t jobs = jobs_of(ctx), next = 0;
+	size_t jobs = ctx->cfg.jobs, next = 0;
 
 	for (;;) {
 		size_t nact = 0;

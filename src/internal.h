@@ -52,7 +52,7 @@ struct rtid__child {
 	pid_t pid;
 	int pidfd;
 	int fd[2]; /* stdout, stderr read ends; -1 once at EOF */
-	bool exited, reaped, timed_out;
+	bool reaped, timed_out;
 	int status;      /* waitpid status once reaped */
 	double deadline; /* monotonic seconds */
 	char out[RTID__OUT_MAX];

@@ -43,6 +43,13 @@ static int ctx_setup(struct rtid_ctx *ctx, const struct rtid_config *cfg)
 	ctx->cfg = *cfg;
 	if ((unsigned)cfg->mode > RTID_MODE_CANARY || (unsigned)cfg->backend > RTID_BACKEND_API)
 		return -EINVAL;
+	/* Defaults settled once, here: the batch code reads these as they are. */
+	if (ctx->cfg.timeout_s <= 0)
+		ctx->cfg.timeout_s = RTID_TIMEOUT_DEFAULT;
+	if (ctx->cfg.jobs == 0)
+		ctx->cfg.jobs = RTID_JOBS_DEFAULT;
+	if (ctx->cfg.jobs > RTID__MAX_CHILDREN)
+		ctx->cfg.jobs = RTID__MAX_CHILDREN;
 	if ((r = dup_opt(cfg->proc_root ? cfg->proc_root : "/proc", &ctx->proc_root)) < 0 ||
 	    (r = dup_opt(cfg->tool, &ctx->tool_name)) < 0 ||
 	    (r = dup_opt(cfg->libcuda, &ctx->libcuda)) < 0)

@@ -19,6 +19,7 @@ extern "C" {
 #define RTID_PATTERN_DEFAULT "^cuda[0-9a-f]{11}$"
 #define RTID_ATTESTATION_DEFAULT "/var/lib/rtid/attestation.json"
 #define RTID_TIMEOUT_DEFAULT 60.0
+#define RTID_JOBS_DEFAULT 8
 /* Agreements a driver version needs, with no mismatch, before the scan is trusted. */
 #define RTID_ATTEST_MIN_AGREE 10
 
@@ -91,7 +92,7 @@ struct rtid_config {
 	bool allow_unattested; /* permit the scan without attestation */
 	double timeout_s;      /* per driver query; <= 0: RTID_TIMEOUT_DEFAULT */
 	double deadline_s;     /* whole batch; <= 0: none */
-	unsigned jobs;         /* parallel tool queries in a batch; 0: 8 */
+	unsigned jobs;         /* parallel tool queries; 0: RTID_JOBS_DEFAULT, at most 64 */
 };
 
 struct rtid_ctx;

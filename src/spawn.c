@@ -186,7 +186,7 @@ static void reap(struct rtid__child *c)
 	killpg(c->pid, SIGKILL);
 	while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
 		;
-	c->exited = c->reaped = true;
+	c->reaped = true;
 	close_fd(&c->pidfd);
 }
 

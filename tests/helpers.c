@@ -20,6 +20,24 @@ char *tmp_dir(void)
 	return p;
 }
 
+char *test_dir;
+
+int test_dir_setup(void **state)
+{
+	(void)state;
+	test_dir = tmp_dir();
+	return 0;
+}
+
+int test_dir_teardown(void **state)
+{
+	(void)state;
+	rm_tree(test_dir);
+	free(test_dir);
+	test_dir = NULL;
+	return 0;
+}
+
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
 	(void)st;

@@ -9,6 +9,12 @@
 char *tmp_dir(void);
 void rm_tree(const char *path);
 
+/* A temporary directory for a whole cmocka group: test_dir_setup makes it,
+ * test_dir_teardown removes it. */
+extern char *test_dir;
+int test_dir_setup(void **state);
+int test_dir_teardown(void **state);
+
 /* Write text to root/rel, creating parent directories. */
 void write_file(const char *root, const char *rel, const char *text);
 

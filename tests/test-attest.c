@@ -11,29 +11,13 @@
 #include "helpers.h"
 #include "rtid.h"
 
-static char *dir;
-
-static int setup(void **state)
-{
-	(void)state;
-	dir = tmp_dir();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rm_tree(dir);
-	free(dir);
-	return 0;
-}
 
 static int load_text(const char *text, struct rtid_attestation **a, char *err, size_t len)
 {
 	char path[512];
 
-	write_file(dir, "a.json", text);
-	snprintf(path, sizeof(path), "%s/a.json", dir);
+	write_file(test_dir, "a.json", text);
+	snprintf(path, sizeof(path), "%s/a.json", test_dir);
 	return rtid_attest_load(path, a, err, len);
 }
 
@@ -43,7 +27,7 @@ static void missing_file_is_empty(void **state)
 	char path[512];
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/none.json", dir);
+	snprintf(path, sizeof(path), "%s/none.json", test_dir);
 	assert_int_equal(rtid_attest_load(path, &a, NULL, 0), 0);
 	assert_int_equal(rtid_attest_count(a), 0);
 	assert_false(rtid_attest_clean(a, "580.159.03"));
@@ -126,7 +110,7 @@ static void add_revokes_and_saves(void **state)
 	assert_true(rtid_attest_find(a, "580.159.03")->revoked);
 	assert_int_equal(rtid_attest_add(a, "bogus", 1, 0, 0, false), -EINVAL);
 
-	snprintf(path, sizeof(path), "%s/saved.json", dir);
+	snprintf(path, sizeof(path), "%s/saved.json", test_dir);
 	assert_int_equal(rtid_attest_save(a, path), 0);
 	assert_int_equal(rtid_attest_load(path, &b, NULL, 0), 0);
 	assert_int_equal(rtid_attest_count(b), 2);
@@ -178,9 +162,9 @@ static void growth_and_odd_arguments(void **state)
 	assert_false(rtid_attest_clean(NULL, "580.1.1"));
 	assert_int_equal(rtid_attest_add(NULL, "580.1.1", 1, 0, 0, false), -EINVAL);
 	/* Saving where no file can go fails and leaves nothing behind. */
-	assert_int_not_equal(rtid_attest_save(a, "/nonexistent/dir/a.json"), 0);
-	snprintf(path, sizeof(path), "%s/sub", dir);
-	write_file(dir, "sub/x", "");
+	assert_int_not_equal(rtid_attest_save(a, "/nonexistent/test_dir/a.json"), 0);
+	snprintf(path, sizeof(path), "%s/sub", test_dir);
+	write_file(test_dir, "sub/x", "");
 	assert_int_not_equal(rtid_attest_save(a, path), 0); /* a directory is in the way */
 	rtid_attest_free(a);
 	rtid_attest_free(NULL);
@@ -193,7 +177,7 @@ static void unreadable_file(void **state)
 
 	(void)state;
 	/* A directory where the file should be. */
-	assert_true(rtid_attest_load(dir, &a, err, sizeof(err)) < 0);
+	assert_true(rtid_attest_load(test_dir, &a, err, sizeof(err)) < 0);
 	assert_ptr_equal(a, (void *)0x1);
 	assert_true(strlen(err) > 0);
 }
@@ -206,5 +190,5 @@ int main(void)
 		cmocka_unit_test(add_revokes_and_saves), cmocka_unit_test(merge_revocation_wins),
 		cmocka_unit_test(growth_and_odd_arguments), cmocka_unit_test(unreadable_file),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

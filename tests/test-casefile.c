@@ -11,29 +11,13 @@
 #include "casefile.h"
 #include "helpers.h"
 
-static char *dir;
-
-static int setup(void **state)
-{
-	(void)state;
-	dir = tmp_dir();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rm_tree(dir);
-	free(dir);
-	return 0;
-}
 
 static int load(const char *text, struct casefile **c, char *err, size_t len)
 {
 	char path[512];
 
-	write_file(dir, "x.case", text);
-	snprintf(path, sizeof(path), "%s/x.case", dir);
+	write_file(test_dir, "x.case", text);
+	snprintf(path, sizeof(path), "%s/x.case", test_dir);
 	return cf_load(path, c, err, len);
 }
 
@@ -169,5 +153,5 @@ int main(void)
 		cmocka_unit_test(whole_case_checks), cmocka_unit_test(fault_round_trip),
 		cmocka_unit_test(workload_generates_processes),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

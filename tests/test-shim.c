@@ -14,7 +14,6 @@
 
 #include "helpers.h"
 
-static char *dir;
 static char log_path[512], path_env[2048];
 
 struct criu_call {
@@ -58,31 +57,23 @@ static int setup(void **state)
 	char shim[600], real[600];
 
 	(void)state;
-	dir = tmp_dir();
-	snprintf(shim, sizeof(shim), "%s/shim/cuda-checkpoint", dir);
-	snprintf(real, sizeof(real), "%s/real/cuda-checkpoint", dir);
-	write_file(dir, "shim/.keep", "");
-	write_file(dir, "real/.keep", "");
+	test_dir_setup(state);
+	snprintf(shim, sizeof(shim), "%s/shim/cuda-checkpoint", test_dir);
+	snprintf(real, sizeof(real), "%s/real/cuda-checkpoint", test_dir);
+	write_file(test_dir, "shim/.keep", "");
+	write_file(test_dir, "real/.keep", "");
 	if (symlink(env_path("RTID_BIN"), shim) < 0 || symlink(env_path("FAKE_TOOL"), real) < 0)
 		return -1;
-	snprintf(path_env, sizeof(path_env), "%s/shim:%s/real:/usr/bin:/bin", dir, dir);
-	snprintf(log_path, sizeof(log_path), "%s/log", dir);
+	snprintf(path_env, sizeof(path_env), "%s/shim:%s/real:/usr/bin:/bin", test_dir, test_dir);
+	snprintf(log_path, sizeof(log_path), "%s/log", test_dir);
 	setenv("FAKE_LOG", log_path, 1);
 	/* A proc tree with one restore thread, an attestation for its driver. */
-	write_file(dir, "proc/4242/task/4242/comm", "python3\n");
-	write_file(dir, "proc/4242/task/4244/comm", "cuda00001400006\n");
-	write_file(dir, "proc/driver/nvidia/version",
+	write_file(test_dir, "proc/4242/task/4242/comm", "python3\n");
+	write_file(test_dir, "proc/4242/task/4244/comm", "cuda00001400006\n");
+	write_file(test_dir, "proc/driver/nvidia/version",
 		   "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Thu\n");
-	write_file(dir, "att.json", "{\"format\": 1, \"drivers\": {\"580.159.03\": "
+	write_file(test_dir, "att.json", "{\"format\": 1, \"drivers\": {\"580.159.03\": "
 				    "{\"agree\": 12, \"mismatch\": 0}}}");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rm_tree(dir);
-	free(dir);
 	return 0;
 }
 
@@ -123,9 +114,9 @@ static void attested_scan_spawns_no_tool(void **state)
 	(void)state;
 	setenv("FAKE_STDOUT", "9999\n", 1); /* a tool that would lie, if asked */
 	setenv("RTID_MODE", "scan", 1);
-	snprintf(path, sizeof(path), "%s/proc", dir);
+	snprintf(path, sizeof(path), "%s/proc", test_dir);
 	setenv("RTID_PROC", path, 1);
-	snprintf(path, sizeof(path), "%s/att.json", dir);
+	snprintf(path, sizeof(path), "%s/att.json", test_dir);
 	setenv("RTID_ATTESTATION", path, 1);
 	c = criu(argv);
 	assert_int_equal(c.status, 0);
@@ -182,7 +173,7 @@ static void no_real_tool_is_a_clear_error(void **state)
 
 	(void)state;
 	memcpy(saved, path_env, sizeof(saved));
-	snprintf(path_env, sizeof(path_env), "%s/shim:/usr/bin:/bin", dir);
+	snprintf(path_env, sizeof(path_env), "%s/shim:/usr/bin:/bin", test_dir);
 	c = criu(argv);
 	memcpy(path_env, saved, sizeof(saved));
 	assert_true(c.status != 0 && c.status != 1 && c.status != 3);
@@ -196,7 +187,7 @@ static void never_recurses(void **state)
 	struct criu_call c;
 
 	(void)state;
-	snprintf(shim, sizeof(shim), "%s/shim/cuda-checkpoint", dir);
+	snprintf(shim, sizeof(shim), "%s/shim/cuda-checkpoint", test_dir);
 	setenv("RTID_REAL_TOOL", shim, 1);
 	c = criu(argv);
 	assert_true(c.status != 0);
@@ -248,5 +239,5 @@ int main(void)
 		cmocka_unit_test_setup(never_recurses, reset),
 		cmocka_unit_test_setup(other_failures, reset),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, test_dir_teardown);
 }

@@ -16,7 +16,6 @@
 #include "helpers.h"
 #include "internal.h"
 
-static char *dir;
 static char log_path[512], pid_path[512];
 static const char *const vars[] = { "FAKE_STDOUT", "FAKE_STDERR", "FAKE_EXIT", "FAKE_SIGNAL",
 				    "FAKE_HANG" };
@@ -24,21 +23,13 @@ static const char *const vars[] = { "FAKE_STDOUT", "FAKE_STDERR", "FAKE_EXIT", "
 static int setup(void **state)
 {
 	(void)state;
-	dir = tmp_dir();
-	snprintf(log_path, sizeof(log_path), "%s/log", dir);
-	snprintf(pid_path, sizeof(pid_path), "%s/pids", dir);
+	test_dir_setup(state);
+	snprintf(log_path, sizeof(log_path), "%s/log", test_dir);
+	snprintf(pid_path, sizeof(pid_path), "%s/pids", test_dir);
 	setenv("FAKE_LOG", log_path, 1);
 	setenv("FAKE_PIDFILE", pid_path, 1);
 	/* Orphans of the tool come to us, so we can prove they were killed. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rm_tree(dir);
-	free(dir);
 	return 0;
 }
 
@@ -55,7 +46,7 @@ static int reset(void **state)
 static struct rtid_result ask(const char *tool, double timeout)
 {
 	struct rtid_config cfg = { .mode = RTID_MODE_DRIVER, .tool = tool, .timeout_s = timeout,
-				   .proc_root = dir };
+				   .proc_root = test_dir };
 	struct rtid_ctx *ctx = NULL;
 	struct rtid_result r;
 
@@ -241,5 +232,5 @@ int main(void)
 		cmocka_unit_test_setup(no_leaks_over_many_calls, reset),
 		cmocka_unit_test_setup(missing_tool, reset),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, test_dir_teardown);
 }

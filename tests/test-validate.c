@@ -16,7 +16,6 @@
 
 #define V "580.159.03"
 
-static char *dir;
 static char out_path[512], att[512], report[512], pids[512];
 
 static int setup(void **state)
@@ -25,37 +24,29 @@ static int setup(void **state)
 	size_t o = 0;
 
 	(void)state;
-	dir = tmp_dir();
+	test_dir_setup(state);
 	/* 12 processes whose restore thread the scan finds and the driver names. */
 	for (int i = 0; i < 12; i++) {
 		int pid = 1000 + 10 * i;
 
 		snprintf(rel, sizeof(rel), "proc/%d/task/%d/comm", pid, pid);
-		write_file(dir, rel, "python3\n");
+		write_file(test_dir, rel, "python3\n");
 		snprintf(rel, sizeof(rel), "proc/%d/task/%d/comm", pid, pid + 2);
-		write_file(dir, rel, "cuda00001400006\n");
+		write_file(test_dir, rel, "cuda00001400006\n");
 		snprintf(env, sizeof(env), "FAKE_TID_%d", pid);
 		snprintf(rel, sizeof(rel), "%d", pid + 2);
 		setenv(env, rel, 1);
 		o += (size_t)snprintf(pids + o, sizeof(pids) - o, " %d", pid);
 	}
-	write_file(dir, "proc/5000/task/5000/comm", "bash\n"); /* not a candidate */
-	snprintf(out_path, sizeof(out_path), "%s/out", dir);
+	write_file(test_dir, "proc/5000/task/5000/comm", "bash\n"); /* not a candidate */
+	snprintf(out_path, sizeof(out_path), "%s/out", test_dir);
 	setenv("OUT_FILE", out_path, 1);
-	snprintf(att, sizeof(att), "%s/att.json", dir);
-	snprintf(report, sizeof(report), "%s/report.json", dir);
-	snprintf(rel, sizeof(rel), "%s/proc", dir);
+	snprintf(att, sizeof(att), "%s/att.json", test_dir);
+	snprintf(report, sizeof(report), "%s/report.json", test_dir);
+	snprintf(rel, sizeof(rel), "%s/proc", test_dir);
 	setenv("RTID_PROC", rel, 1);
 	setenv("RTID_CUDA_CHECKPOINT", env_path("FAKE_TOOL"), 1);
 	setenv("RTID_ATTESTATION", att, 1);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rm_tree(dir);
-	free(dir);
 	return 0;
 }
 
@@ -152,12 +143,12 @@ static void merge_reports_revocation_wins(void **state)
 	json_t *r;
 
 	(void)state;
-	snprintf(a, sizeof(a), "%s/a.json", dir);
-	snprintf(b, sizeof(b), "%s/b.json", dir);
-	snprintf(m, sizeof(m), "%s/m.json", dir);
-	write_file(dir, "a.json", "{\"driver_version\": \"590.1\", \"agree\": 8, \"agree_none\": 1,"
+	snprintf(a, sizeof(a), "%s/a.json", test_dir);
+	snprintf(b, sizeof(b), "%s/b.json", test_dir);
+	snprintf(m, sizeof(m), "%s/m.json", test_dir);
+	write_file(test_dir, "a.json", "{\"driver_version\": \"590.1\", \"agree\": 8, \"agree_none\": 1,"
 				  " \"mismatch\": 0, \"errors\": 0}");
-	write_file(dir, "b.json", "{\"format\": 1, \"drivers\": {\"590.1\": {\"agree\": 5},"
+	write_file(test_dir, "b.json", "{\"format\": 1, \"drivers\": {\"590.1\": {\"agree\": 5},"
 				  " \"570.2\": {\"agree\": 20, \"revoked\": true}}}");
 	assert_int_equal(rtid("attest merge '%s' '%s' '%s'", m, a, b), 0);
 	r = json_load_file(m, 0, NULL);
@@ -165,8 +156,8 @@ static void merge_reports_revocation_wins(void **state)
 	assert_true(json_is_true(json_object_get(
 		json_object_get(json_object_get(r, "drivers"), "570.2"), "revoked")));
 	json_decref(r);
-	write_file(dir, "bad.json", "{\"driver_version\": \"590.1\"}");
-	snprintf(b, sizeof(b), "%s/bad.json", dir);
+	write_file(test_dir, "bad.json", "{\"driver_version\": \"590.1\"}");
+	snprintf(b, sizeof(b), "%s/bad.json", test_dir);
 	assert_int_equal(rtid("attest merge '%s' '%s'", m, b), 2);
 }
 
@@ -176,10 +167,10 @@ static void every_verdict_in_the_report(void **state)
 	const char *verdicts[4];
 
 	(void)state;
-	write_file(dir, "proc/7000/task/7001/comm", "cuda00001400006\n"); /* two candidates */
-	write_file(dir, "proc/7000/task/7002/comm", "cuda00001400007\n");
-	write_file(dir, "proc/7010/task/7010/comm", "python3\n");         /* none, none */
-	write_file(dir, "proc/7020/task/7020/comm", "python3\n");         /* a tool failure */
+	write_file(test_dir, "proc/7000/task/7001/comm", "cuda00001400006\n"); /* two candidates */
+	write_file(test_dir, "proc/7000/task/7002/comm", "cuda00001400007\n");
+	write_file(test_dir, "proc/7010/task/7010/comm", "python3\n");         /* none, none */
+	write_file(test_dir, "proc/7020/task/7020/comm", "python3\n");         /* a tool failure */
 	setenv("FAKE_TID_7000", "7002", 1);
 	setenv("FAKE_EXIT_7010", "1", 1);
 	setenv("FAKE_EXIT_7020", "2", 1);
@@ -248,8 +239,8 @@ static void usage_and_errors(void **state)
 	assert_int_equal(rtid("validate --report '%s' 1000", report), 1);
 	assert_int_equal(system("grep -q 'nothing attested' \"$OUT_FILE\""), 0);
 	/* A malformed attestation is not overwritten. */
-	write_file(dir, "bad-att.json", "{oops");
-	snprintf(bad, sizeof(bad), "%s/bad-att.json", dir);
+	write_file(test_dir, "bad-att.json", "{oops");
+	snprintf(bad, sizeof(bad), "%s/bad-att.json", test_dir);
 	assert_int_equal(rtid("validate --driver-version " V " --attestation '%s' --report '%s' "
 			      "1000", bad, report), 1);
 	assert_int_equal(rtid("attest show '%s'", bad), 2);
@@ -262,8 +253,8 @@ static void attest_usage(void **state)
 	assert_int_equal(rtid("attest frob"), 2);
 	assert_int_equal(rtid("attest merge only-out.json"), 2);
 	assert_int_equal(rtid("attest --help"), 0);
-	assert_int_equal(rtid("attest merge '%s/m2.json' /nonexistent.json", dir), 2);
-	assert_int_equal(rtid("attest merge /nonexistent/dir/m.json '%s'", att), 1);
+	assert_int_equal(rtid("attest merge '%s/m2.json' /nonexistent.json", test_dir), 2);
+	assert_int_equal(rtid("attest merge /nonexistent/test_dir/m.json '%s'", att), 1);
 	/* show with RTID_ATTESTATION as the default file */
 	assert_int_equal(rtid("attest show"), 0);
 	assert_int_equal(system("grep -q '" V "' \"$OUT_FILE\""), 0);
@@ -283,5 +274,5 @@ int main(void)
 		cmocka_unit_test(usage_and_errors),
 		cmocka_unit_test(attest_usage),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, test_dir_teardown);
 }
