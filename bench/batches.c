@@ -52,6 +52,16 @@ static struct casefile *lay_out(void)
 		snprintf(text, sizeof(text), "%s\n", c->tasks[i].comm);
 		put(rel, text);
 	}
+	/* The scan proves its walk by Threads: in status (src/walk.c). */
+	for (size_t i = 0; i < c->npids; i++) {
+		int n = 0;
+
+		for (size_t j = 0; j < c->ntasks; j++)
+			n += c->tasks[j].pid == c->pids[i];
+		snprintf(rel, sizeof(rel), "proc/%d/status", c->pids[i]);
+		snprintf(path, sizeof(path), "Tgid:\t%d\nThreads:\t%d\n", c->pids[i], n);
+		put(rel, path);
+	}
 	put("proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  " VERSION
 					  "  Thu Jan  1 2026\n");
 	setenv("RTID_CASE", path, 1);

@@ -129,13 +129,20 @@ int fp_list(struct fp_model *m, const struct fp_path *dir, off_t offset,
 	pthread_mutex_lock(&m->lock);
 	r = exists_locked(m, dir);
 	n = r == 0 ? entries(m, dir, names, max) : 0;
-	for (size_t i = (size_t)offset; r == 0 && i < n; i++)
+	size_t i = (size_t)offset;
+
+	for (; r == 0 && i < n; i++)
 		if (fill(ctx, names[i], (off_t)i + 1))
 			break;
 	if (r == 0 && dir->node == FP_TASKDIR) {
 		if (offset == 0)
 			fire_walk(m, dir->pid, CF_T_AFTER_READDIR);
-		else if ((size_t)offset >= n)
+		/* A walk lists, then opens each listed comm: it is over once
+		 * the last of those opens is done (walk_step), or when a walk
+		 * that interleaves the two asks past the end. */
+		if (i >= n && (size_t)offset < n && n > 2)
+			fp__proc_of(m, dir->pid)->pending = (int)(n - 2);
+		else if (i >= n)
 			fire_walk(m, dir->pid, CF_T_AFTER_WALK);
 	}
 	pthread_mutex_unlock(&m->lock);
@@ -267,12 +274,22 @@ static int open_locked(struct fp_model *m, const struct fp_path *p, char **buf, 
 	}
 }
 
+/* One more comm of the last listing opened (found or not). */
+static void walk_step(struct fp_model *m, const struct fp_path *p)
+{
+	struct proc *pr = fp__proc_of(m, p->pid);
+
+	if (p->node == FP_TASK_COMM && pr && pr->pending > 0 && --pr->pending == 0)
+		fire_walk(m, p->pid, CF_T_AFTER_WALK);
+}
+
 int fp_open(struct fp_model *m, const struct fp_path *p, char **buf, size_t *len)
 {
 	int r;
 
 	pthread_mutex_lock(&m->lock);
 	r = open_locked(m, p, buf, len);
+	walk_step(m, p);
 	pthread_mutex_unlock(&m->lock);
 	return r;
 }

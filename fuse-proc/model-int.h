@@ -20,6 +20,7 @@ struct proc {
 	int pid;
 	bool exited;
 	int reads;
+	int pending; /* comm opens left in the walk that listed them all */
 };
 
 struct fault {
