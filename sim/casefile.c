@@ -2,6 +2,7 @@
 #include "casefile.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -215,6 +216,11 @@ static int p_task(struct casefile *c, const struct toks *t, char *err, size_t le
 		return cf__fail(err, len, "usage: task PID TID COMM [no-newline]");
 	if (cf__comm_of(&t->v[3], comm, &clen))
 		return cf__fail(err, len, "comm longer than %d bytes or holding a NUL", CF_COMM_MAX);
+	/* A tid is one thread: the kernel never lists it twice. */
+	for (size_t i = 0; i < c->ntasks; i++)
+		if (c->tasks[i].tid == tid)
+			return cf__fail(err, len, "tid %d given twice (first as a thread of %d)", tid,
+					c->tasks[i].pid);
 	return add_task(c, pid, tid, comm, clen, nonl);
 }
 
@@ -229,6 +235,10 @@ static int p_workload(struct casefile *c, const struct toks *t, char *err, size_
 	if ((t->n != 3 && !cpu) || cf__num(t->v[1].s, &count) || cf__num(t->v[2].s, &first) ||
 	    count > 10000)
 		return cf__fail(err, len, "usage: workload COUNT FIRSTPID [cpu]");
+	/* Its last tid is first + 10 * (count - 1) + 2: no wrap into negative pids. */
+	if (first > INT_MAX - 10 * (count - 1) - 2)
+		return cf__fail(err, len, "workload %d %d: its pids would pass %d", count, first,
+				INT_MAX);
 	for (int i = 0; i < count && r == 0; i++) {
 		int p = first + 10 * i;
 		char name[16];

@@ -270,9 +270,9 @@ int main(int argc, char **argv)
 	rtid__matcher_fini(&m);
 	printf("%d idle threads, %d exiting during the walk\n", idle, exiting);
 	print_tally("one named, exiting", &busy[0]);
-	printf("(zero: the walk missed a named thread that was alive throughout)\n");
 	print_tally("two named, exiting", &busy[1]);
 	print_tally("one named, quiet", &quiet);
+	printf("(zero: the walk missed a named thread that was alive throughout)\n");
 	if (quiet.right != quiet.trials)
 		fprintf(stderr, "a quiet process was not answered by the scan\n");
 	return busy[0].wrong + busy[1].wrong + quiet.wrong + busy[0].zero + busy[1].zero +

@@ -1,6 +1,7 @@
 /* The fake /proc looks like the kernel's where the resolver reads, keeps one
  * snapshot per open handle, takes faults at run time, and unmounts cleanly. */
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -212,6 +214,42 @@ static void sigterm_unmounts(void **state)
 	assert_false(mounted(mnt)); /* unmounted by fakeproc itself */
 }
 
+/* Wait until path is no longer a mount point: mountinfo signals every change
+ * of the mount table with POLLPRI. False when it stays mounted for 10 s. */
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static bool wait_unmounted(const char *path)
+{
+	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	struct pollfd p = { fd, POLLPRI, 0 };
+	double end = now_s() + 10 * time_factor();
+
+	while (mounted(path) && now_s() < end)
+		poll(&p, 1, 100);
+	close(fd);
+	return !mounted(path);
+}
+
+static void sigkill_leaves_no_mount(void **state)
+{
+	int st;
+
+	(void)state;
+	daemon_pid = spawn_fakeproc(casefile, mnt, &st);
+	assert_true(daemon_pid > 0);
+	assert_true(mounted(mnt));
+	assert_int_equal(kill(daemon_pid, SIGKILL), 0);
+	assert_int_equal(waitpid(daemon_pid, &st, 0), daemon_pid);
+	daemon_pid = -1;
+	assert_true(wait_unmounted(mnt)); /* fusermount3's auto_unmount */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +259,7 @@ int main(void)
 		cmocka_unit_test(seeded_probability),
 		cmocka_unit_test(bad_case_and_bad_mountpoint),
 		cmocka_unit_test(sigterm_unmounts),
+		cmocka_unit_test(sigkill_leaves_no_mount),
 	};
 	const char *why = fuse_unusable();
 
