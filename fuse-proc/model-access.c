@@ -32,8 +32,30 @@ static bool task_visible(struct fp_model *m, int pid, int tid)
 	return proc_alive(m, pid) && t && !t->hidden && !has_fault(m, CF_F_VANISH, pid, tid);
 }
 
-static int exists_locked(struct fp_model *m, const struct fp_path *p)
+/* The kernel serves every thread as <proc>/<tid> too, hidden from the
+ * root's listing: such a path is its process's, seen from that thread (its
+ * comm, Pid: the tid). *shown is the number in the path. */
+static struct fp_path canon(struct fp_model *m, const struct fp_path *p, int *shown)
 {
+	struct fp_path q = *p;
+
+	*shown = p->pid;
+	if (p->node < FP_PID || fp__proc_of(m, p->pid))
+		return q;
+	for (size_t i = 0; i < m->ntasks; i++)
+		if (m->tasks[i].tid == p->pid && task_visible(m, m->tasks[i].pid, p->pid)) {
+			q.pid = m->tasks[i].pid;
+			break;
+		}
+	return q;
+}
+
+static int exists_locked(struct fp_model *m, const struct fp_path *path)
+{
+	int shown;
+	struct fp_path c = canon(m, path, &shown);
+	const struct fp_path *p = &c;
+
 	switch (p->node) {
 	case FP_ROOT:
 	case FP_CONTROL:
@@ -127,6 +149,10 @@ int fp_list(struct fp_model *m, const struct fp_path *dir, off_t offset,
 	if (!names)
 		return -ENOMEM;
 	pthread_mutex_lock(&m->lock);
+	int shown;
+	struct fp_path c = canon(m, dir, &shown);
+
+	dir = &c;
 	r = exists_locked(m, dir);
 	n = r == 0 ? entries(m, dir, names, max) : 0;
 	size_t i = (size_t)offset;
@@ -244,8 +270,11 @@ static int control_text(struct fp_model *m, char **buf, size_t *len)
 	return 0;
 }
 
-static int open_locked(struct fp_model *m, const struct fp_path *p, char **buf, size_t *len)
+static int open_locked(struct fp_model *m, const struct fp_path *path, char **buf, size_t *len)
 {
+	int shown;
+	struct fp_path c = canon(m, path, &shown);
+	const struct fp_path *p = &c;
 	struct task *t;
 	int r = exists_locked(m, p);
 
@@ -257,12 +286,12 @@ static int open_locked(struct fp_model *m, const struct fp_path *p, char **buf, 
 	case FP_VERSION:
 		return text(buf, len, "%s", m->c->version_file);
 	case FP_PID_COMM:
-		t = main_task(m, p->pid);
+		t = shown != p->pid ? fp__task_of(m, p->pid, shown) : main_task(m, p->pid);
 		return text(buf, len, "%.*s\n", (int)t->comm_len, t->comm);
 	case FP_PID_STATUS:
-		t = main_task(m, p->pid);
+		t = shown != p->pid ? fp__task_of(m, p->pid, shown) : main_task(m, p->pid);
 		return text(buf, len, "Name:\t%.*s\nTgid:\t%d\nPid:\t%d\nThreads:\t%d\n",
-			    (int)t->comm_len, t->comm, p->pid, p->pid, count_tasks(m, p->pid));
+			    (int)t->comm_len, t->comm, p->pid, shown, count_tasks(m, p->pid));
 	case FP_TASK_COMM:
 		t = fp__task_of(m, p->pid, p->tid);
 		r = comm_open_faults(m, fp__proc_of(m, p->pid), t);

@@ -179,6 +179,7 @@ static int p_driver(struct casefile *c, const struct toks *t, char *err, size_t 
 	char buf[256];
 
 	free(c->version_file);
+	free(c->given_version);
 	c->version_file = NULL;
 	if (t->n != 2)
 		return cf__fail(err, len, "usage: driver VERSION|none");
@@ -348,6 +349,11 @@ static int p_line(struct casefile *c, const struct toks *t, char *err, size_t le
 
 	if (!strcmp(k, "driver"))
 		return p_driver(c, t, err, len);
+	if (!strcmp(k, "given-version")) {
+		if (t->n != 2 || !rtid_version_valid(t->v[1].s))
+			return cf__fail(err, len, "usage: given-version N.N[.N]");
+		return set_str(&c->given_version, &t->v[1]);
+	}
 	if (!strcmp(k, "driver-file"))
 		return t->n == 2 ? set_str(&c->version_file, &t->v[1])
 				 : cf__fail(err, len, "usage: driver-file TEXT");
@@ -392,7 +398,9 @@ static int p_line(struct casefile *c, const struct toks *t, char *err, size_t le
 	return cf__fail(err, len, "unknown keyword '%s'", k);
 }
 
-static int check_whole(const struct casefile *c, char *err, size_t len)
+/* An expectation for a number that is no process of the case (a tid, a pid
+ * that is not there) adds it to the pids resolved: checked, never vacuous. */
+static int check_whole(struct casefile *c, char *err, size_t len)
 {
 	if (!c->title || !c->proves)
 		return cf__fail(err, len, "a case needs 'title' and 'proves'");
@@ -400,6 +408,10 @@ static int check_whole(const struct casefile *c, char *err, size_t len)
 		return cf__fail(err, len, "a case needs at least one 'task'");
 	if (c->nexpects == 0)
 		return cf__fail(err, len, "a case needs at least one 'expect'");
+	c->nprocs = c->npids;
+	for (size_t i = 0; i < c->nexpects; i++)
+		if (c->expects[i].pid && note_pid(c, c->expects[i].pid) < 0)
+			return -ENOMEM;
 	return 0;
 }
 

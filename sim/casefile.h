@@ -69,6 +69,7 @@ struct casefile {
 	char *path;
 	char *title, *proves;
 	char *version_file; /* content of driver/nvidia/version, NULL: no file */
+	char *given_version; /* passed as --driver-version (and attested), NULL: none */
 	enum cf_attest attest;
 	double timeout_s, deadline_s, attach_delay_s;
 	double none_delay_s; /* tool delay for pids whose answer is none (< 0: attach) */
@@ -88,8 +89,9 @@ struct casefile {
 	size_t nfaults;
 	struct cf_expect *expects;
 	size_t nexpects;
-	int *pids; /* in order of first appearance */
+	int *pids; /* pids resolved: processes in order of first appearance, */
 	size_t npids;
+	size_t nprocs; /* the first nprocs of them; the rest only expected */
 };
 
 /* Parse a case file. Returns 0 and *out, or a negative errno with err holding

@@ -133,6 +133,7 @@ struct rtid_ctx {
 	char *proc_root, *tool_name, *tool_path, *libcuda;
 	char driver_version[32];
 	bool have_version, attested, revoked;
+	bool version_mismatch; /* the given version is not the running one */
 	struct rtid__matcher matcher;
 	struct rtid__worker *worker; /* api backend, during one rtid_resolve_many */
 };

@@ -1,5 +1,6 @@
 /* The fake /proc looks like the kernel's where the resolver reads, keeps one
  * snapshot per open handle, takes faults at run time, and unmounts cleanly. */
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <fcntl.h>
@@ -92,6 +93,23 @@ static void control(const char *line)
 	close(fd);
 }
 
+/* Whether dir (under the mount) lists name. */
+static bool listed(const char *sub, const char *name)
+{
+	char path[1024];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%s", mnt, sub);
+	d = opendir(path);
+	while (d && (de = readdir(d)))
+		found = found || strcmp(de->d_name, name) == 0;
+	if (d)
+		closedir(d);
+	return found;
+}
+
 static void looks_like_proc(void **state)
 {
 	char buf[256], path[1024];
@@ -111,8 +129,18 @@ static void looks_like_proc(void **state)
 	assert_non_null(strstr(buf, "580.65.06"));
 	assert_true(slurp("42/status", buf, sizeof(buf)) > 0);
 	assert_non_null(strstr(buf, "Threads:\t3"));
-	assert_int_equal(slurp("43/task", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(slurp("99/task", buf, sizeof(buf)), -ENOENT);
 	assert_int_equal(slurp("42/task/99/comm", buf, sizeof(buf)), -ENOENT);
+	/* A thread is reachable as /proc/TID, as on the kernel, but not listed;
+	 * its status names its process. */
+	assert_true(slurp("43/status", buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(buf, "Tgid:\t42\n"));
+	assert_non_null(strstr(buf, "Pid:\t43\n"));
+	assert_int_equal(slurp("43/comm", buf, sizeof(buf)), 15);
+	assert_memory_equal(buf, "cuda-EvtHandlr\n", 15);
+	assert_false(listed("", "43"));
+	assert_true(listed("", "42"));
+	assert_true(listed("43/task", "44")); /* the whole group, as the kernel lists */
 }
 
 static void one_snapshot_per_handle(void **state)

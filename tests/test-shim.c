@@ -14,7 +14,7 @@
 
 #include "helpers.h"
 
-static char log_path[512], path_env[2048];
+static char log_path[512], path_env[2048], proc_dir[512];
 
 struct criu_call {
 	int status; /* exit status, or 128 + signal */
@@ -68,6 +68,7 @@ static int setup(void **state)
 	snprintf(log_path, sizeof(log_path), "%s/log", test_dir);
 	setenv("FAKE_LOG", log_path, 1);
 	/* A proc tree with one restore thread, an attestation for its driver. */
+	snprintf(proc_dir, sizeof(proc_dir), "%s/proc", test_dir);
 	write_file(test_dir, "proc/4242/task/4242/comm", "python3\n");
 	write_file(test_dir, "proc/4242/task/4244/comm", "cuda00001400006\n");
 	write_file(test_dir, "proc/driver/nvidia/version",
@@ -87,6 +88,8 @@ static int reset(void **state)
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 	unlink(log_path);
+	/* pid 4242 is a process of the test tree, not of the real /proc. */
+	setenv("RTID_PROC", proc_dir, 1);
 	return 0;
 }
 
@@ -103,6 +106,23 @@ static void driver_mode_gives_the_tools_tid(void **state)
 	assert_int_equal(c.tid, 4244);
 	assert_string_equal(c.out, "4244\n");
 	assert_int_equal(count_lines(log_path), 1);
+}
+
+/* A malformed RTID_DRIVER_VERSION makes the version unknown, never a failed
+ * query: driver mode still answers as the tool does, and nothing is added. */
+static void bad_version_variable_keeps_driver_mode(void **state)
+{
+	char *argv[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+	struct criu_call c;
+
+	(void)state;
+	setenv("FAKE_STDOUT", "4244\n", 1);
+	setenv("FAKE_STDERR", "", 1);
+	setenv("RTID_DRIVER_VERSION", "not-a-version", 1);
+	c = criu(argv);
+	unsetenv("RTID_DRIVER_VERSION");
+	assert_int_equal(c.status, 0);
+	assert_string_equal(c.out, "4244\n");
 }
 
 static void attested_scan_spawns_no_tool(void **state)
@@ -232,6 +252,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(driver_mode_gives_the_tools_tid, reset),
+		cmocka_unit_test_setup(bad_version_variable_keeps_driver_mode, reset),
 		cmocka_unit_test_setup(attested_scan_spawns_no_tool, reset),
 		cmocka_unit_test_setup(none_exits_like_the_tool, reset),
 		cmocka_unit_test_setup(other_calls_reach_the_real_tool, reset),
