@@ -36,6 +36,8 @@ struct cf_answer {
 enum cf_fault_kind {
 	CF_F_RENAME, CF_F_VANISH, CF_F_APPEAR, CF_F_EACCES, CF_F_EIO, CF_F_DELAY,
 	CF_F_SHORT_READ, CF_F_EXIT, CF_F_ENOENT,
+	CF_F_EXIT_THREAD, /* one thread exits: unlisted, ENOENT, ESRCH on an open comm */
+	CF_F_CHUNK,       /* readdir of the task directory returns n entries per call */
 };
 enum cf_trigger { CF_T_ALWAYS, CF_T_AT_READ, CF_T_AFTER_WALK, CF_T_AFTER_READDIR };
 enum cf_op { CF_OP_OPEN, CF_OP_READ };

@@ -191,6 +191,88 @@ static void control_reads_back_and_faults_fire(void **state)
 	control("clear\n");
 }
 
+/* A comm opened before its thread exited reads ESRCH (the kernel's
+ * get_proc_task fails), not the old name; the thread leaves the listing and
+ * Threads:. */
+static void exited_thread_reads_esrch(void **state)
+{
+	char path[1024], buf[64];
+	int fd;
+
+	(void)state;
+	control("reset\nclear\nfault exit-thread 42 43 after-readdir\n");
+	snprintf(path, sizeof(path), "%s/42/task/43/comm", mnt);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_true(listed("42/task", "43")); /* this listing makes it exit */
+	assert_int_equal(read(fd, buf, sizeof(buf)), -1);
+	assert_int_equal(errno, ESRCH);
+	close(fd);
+	assert_false(listed("42/task", "43"));
+	assert_int_equal(slurp("42/task/43/comm", buf, sizeof(buf)), -ENOENT);
+	assert_true(slurp("42/status", buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(buf, "Threads:\t2\n"));
+	control("reset\nclear\n");
+}
+
+/* Task names of one getdents64 call on fd, appended to out (a space before each). */
+static int getdents_names(int fd, char *out, size_t len)
+{
+	char buf[4096];
+	ssize_t n = getdents64(fd, buf, sizeof(buf));
+	int count = 0;
+
+	for (ssize_t o = 0; o < n;) {
+		struct dirent64 *d = (struct dirent64 *)(buf + o);
+
+		if (d->d_name[0] != '.') {
+			snprintf(out + strlen(out), len - strlen(out), " %s", d->d_name);
+			count++;
+		}
+		o += d->d_reclen;
+	}
+	return n < 0 ? -1 : count;
+}
+
+/* Chunks resume as proc_task_readdir does: from the saved tid while it is
+ * there, else by position, so threads that never exited can be skipped. */
+static void chunked_walk_resumes_like_the_kernel(void **state)
+{
+	char cf[700], mp[600], got[256] = "", quiet[256];
+	int st, fd;
+	pid_t d;
+
+	(void)state;
+	snprintf(cf, sizeof(cf), "%s/chunk.case", dir);
+	snprintf(mp, sizeof(mp), "%s/chunk", dir);
+	write_file(dir, "chunk.case", "title t\nproves p\n"
+		   "task 70 70 a\ntask 70 71 b\ntask 70 72 c\ntask 70 73 d\ntask 70 74 e\n"
+		   "task 70 75 f\nfault readdir-chunk 70 2\nexpect all * error=-\n");
+	mkdir(mp, 0755);
+	d = spawn_fakeproc(cf, mp, &st);
+	assert_true(d > 0);
+	snprintf(cf, sizeof(cf), "%s/70/task", mp);
+	/* Quiet: chunks of 2, resumed from the saved tid, all six. */
+	fd = open(cf, O_RDONLY | O_DIRECTORY);
+	while (getdents_names(fd, got, sizeof(got)) > 0)
+		;
+	close(fd);
+	snprintf(quiet, sizeof(quiet), "%s", got);
+	/* 71 and 72 (the saved tid) exit after the first chunk: the walk resumes
+	 * at the third thread of [70 73 74 75], skipping 73, which never exited. */
+	write_file(dir, "chunk/rtid-control",
+		   "fault exit-thread 70 71 after-readdir\nfault exit-thread 70 72 after-readdir\n");
+	got[0] = '\0';
+	fd = open(cf, O_RDONLY | O_DIRECTORY);
+	while (getdents_names(fd, got, sizeof(got)) > 0)
+		;
+	close(fd);
+	kill(d, SIGTERM);
+	waitpid(d, &st, 0);
+	assert_string_equal(quiet, " 70 71 72 73 74 75");
+	assert_string_equal(got, " 70 71 74 75");
+}
+
 /* A fault with a probability fails about that share of accesses, and the
  * same ones again after a reset (the generator restarts from the seed). */
 static void seeded_probability(void **state)
@@ -286,6 +368,8 @@ int main(void)
 		cmocka_unit_test(control_reads_back_and_faults_fire),
 		cmocka_unit_test(seeded_probability),
 		cmocka_unit_test(bad_case_and_bad_mountpoint),
+		cmocka_unit_test(exited_thread_reads_esrch),
+		cmocka_unit_test(chunked_walk_resumes_like_the_kernel),
 		cmocka_unit_test(sigterm_unmounts),
 		cmocka_unit_test(sigkill_leaves_no_mount),
 	};
