@@ -61,7 +61,7 @@ static int parse_fault(const struct toks *in, struct cf_fault *f, char *err, siz
 		"rename PID TID NAME at-read N|after-walk", "vanish PID TID",
 		"appear PID TID NAME at-read N", "eacces PID TID open|read", "eio PID TID open|read",
 		"delay PID TID MS", "short-read PID TID", "exit PID [after-readdir|at-read N]",
-		"enoent PID TID open|read", "exit-thread PID TID at-read N|after-readdir",
+		"enoent PID TID open|read", "exit-thread PID TID at-read N|after-readdir|after-walk",
 		"readdir-chunk PID N",
 	};
 	int k, r = -EINVAL;
@@ -100,8 +100,6 @@ static int parse_fault(const struct toks *in, struct cf_fault *f, char *err, siz
 				break;
 			case CF_F_EXIT_THREAD:
 				r = t->n >= 5 ? trigger(t, 4, f) : -EINVAL;
-				if (f->trigger == CF_T_AFTER_WALK)
-					r = -EINVAL;
 				break;
 			default:
 				r = t->n == 4 ? 0 : -EINVAL;
