@@ -4,7 +4,9 @@
 
 #include <stdio.h>
 
-static const char *const colours[] = { "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e" };
+static const char *const colours[] = { "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e",
+				       "#8c564b", "#e377c2", "#7f7f7f", "#17becf" };
+#define NCOLOURS (sizeof(colours) / sizeof(colours[0]))
 
 int sim_plot_svg(const char *path, const double *xs, size_t nx, const struct sim_series *s,
 		 size_t ns)
@@ -39,12 +41,12 @@ int sim_plot_svg(const char *path, const double *xs, size_t nx, const struct sim
 		(W - R + L) / 2, H - 12);
 	for (size_t i = 0; i < ns; i++) {
 		fprintf(f, "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"%s\" points=\"",
-			colours[i % 5]);
+			colours[i % NCOLOURS]);
 		for (size_t j = 0; j < nx; j++)
 			fprintf(f, "%.1f,%.1f ", L + (W - L - R) * xs[j] / xmax,
 				H - B - (H - T - B) * s[i].y[j] / ymax);
 		fprintf(f, "\"/>\n<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s</text>\n", W - R + 10,
-			T + 18.0 * (double)i + 10, colours[i % 5], s[i].name);
+			T + 18.0 * (double)i + 10, colours[i % NCOLOURS], s[i].name);
 	}
 	fprintf(f, "</svg>\n");
 	return fclose(f) == 0 ? 0 : -1;
