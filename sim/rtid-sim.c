@@ -84,6 +84,31 @@ static void print_row(const struct sim_workload *w, const struct sim_strategy *s
 	       r->spawns, r->attaches, r->wrong_tid_per_million);
 }
 
+/* The table's figures: means over RUNS seeds from seed on, so that a row is
+ * what the strategy costs on average, not one draw of the attach. */
+enum { RUNS = 100 };
+
+static void mean_run(const struct sim_workload *w, const struct sim_strategy *s,
+		     unsigned long seed, struct sim_result *out)
+{
+	struct sim_result m = { 0 }, r;
+
+	for (unsigned long i = 0; i < RUNS; i++) {
+		sim_run(&sim_defaults, w, s, seed + i, &r);
+		m.dump_s += r.dump_s / RUNS;
+		m.restore_s += r.restore_s / RUNS;
+		m.restore_tid_s += r.restore_tid_s / RUNS;
+		m.dump_plugin_s += r.dump_plugin_s / RUNS;
+		m.restore_plugin_s += r.restore_plugin_s / RUNS;
+	}
+	m.spawns = r.spawns; /* the same in every run */
+	m.attaches = r.attaches;
+	m.wrong_tid_per_million = r.wrong_tid_per_million;
+	m.dump_timed_out = m.dump_s > sim_defaults.dump_timeout_s;
+	m.restore_timed_out = m.restore_s > sim_defaults.restore_timeout_s;
+	*out = m;
+}
+
 static int plot(const char *path, unsigned long seed)
 {
 	static const double xs[] = { 1, 2, 4, 8, 16, 24, 32, 48, 64, 103 };
@@ -100,7 +125,7 @@ static int plot(const char *path, unsigned long seed)
 
 			if (sim_workload_synthetic((size_t)xs[j], 2.0, &w) < 0)
 				return -1;
-			sim_run(&sim_defaults, &w, &s, seed, &r);
+			mean_run(&w, &s, seed, &r);
 			series[i].y[j] = r.restore_s;
 			sim_workload_free(&w);
 		}
@@ -121,14 +146,15 @@ static int table(unsigned long seed, const char *plot_path)
 			struct sim_result r;
 
 			sim_strategy_parse(strategies[j], &s);
-			sim_run(&sim_defaults, &w, &s, seed, &r);
+			mean_run(&w, &s, seed, &r);
 			print_row(&w, &s, &r);
 		}
 		sim_workload_free(&w);
 	}
-	printf("\nSeed %lu. Dump timeout %.0f s. plugin: the share of the time spent in the CUDA "
-	       "plugin's hooks.\nserve's attach is paid before the operation (not counted). "
-	       "Parameters and sources: rtid-sim --params.\n", seed, sim_defaults.dump_timeout_s);
+	printf("\nMeans over seeds %lu..%lu. Timeouts %.0f s (dump), %.0f s (restore). plugin: the "
+	       "share of the time\nspent in the CUDA plugin's hooks. serve's attach is paid before "
+	       "the operation (not counted).\nParameters and sources: rtid-sim --params.\n", seed,
+	       seed + RUNS - 1, sim_defaults.dump_timeout_s, sim_defaults.restore_timeout_s);
 	if (plot(plot_path, seed) < 0) {
 		fprintf(stderr, "rtid-sim: cannot write %s\n", plot_path);
 		return 1;
