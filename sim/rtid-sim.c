@@ -127,6 +127,7 @@ static int plot(const char *path, unsigned long seed)
 				return -1;
 			mean_run(&w, &s, seed, &r);
 			series[i].y[j] = r.restore_s;
+			series[i].part[j] = r.restore_plugin_s;
 			sim_workload_free(&w);
 		}
 	}
