@@ -46,7 +46,8 @@ struct sim_result {
 
 /* Parts joined by '+': "upstream" (nothing changed), "scan", "canary", "api",
  * "serve", "toggle", "parallel:K" (1..1024); e.g. "serve+parallel:8". At most
- * one of scan/canary, one of api/serve, each part once. 0 or -EINVAL. */
+ * one of scan/canary, one of api/serve, each part once, api not with
+ * parallel. 0 or -EINVAL. */
 int sim_strategy_parse(const char *s, struct sim_strategy *out);
 
 /* One driver attach for a tool that sees `visible` GPUs: a draw from the

@@ -43,8 +43,10 @@ static int part(const char *s, size_t len, unsigned *seen, struct sim_strategy *
 	*seen |= bit;
 	if ((*seen & (P_SCAN | P_CANARY)) == (P_SCAN | P_CANARY) ||
 	    (*seen & (P_API | P_SERVE)) == (P_API | P_SERVE) ||
-	    ((*seen & P_UPSTREAM) && *seen != P_UPSTREAM))
-		return -EINVAL; /* "upstream" changes nothing: it stands alone */
+	    ((*seen & P_UPSTREAM) && *seen != P_UPSTREAM) ||
+	    (*seen & (P_API | P_PARALLEL)) == (P_API | P_PARALLEL))
+		return -EINVAL; /* "upstream" changes nothing: it stands alone; the api
+				 * backend is one worker, whose calls follow each other */
 	return 0;
 }
 

@@ -253,7 +253,7 @@ static void strategies_parse(void **state)
 	assert_true(s.tid == SIM_TID_CANARY && s.backend == SIM_BACKEND_SPAWN);
 	static const char *const bad[] = { "scan+canary", "api+serve", "serve+serve", "upstream+scan",
 					   "serve+", "+serve", "parallel:8+parallel:4", "",
-					   "toggle++scan", "parallel:1025" };
+					   "toggle++scan", "parallel:1025", "api+parallel:8" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(sim_strategy_parse(bad[i], &s), -EINVAL);
 }
