@@ -138,37 +138,57 @@ struct costs {
 	double scan_s, spawn_s, call_s;
 };
 
-/* Two of the costs as this very batch paid them: the median scan of the pids
- * the scan answered, and the median call of the pids the worker answered.
- * Timed apart from the batch, a burst of load on the machine made a scan (a
- * few FUSE round trips) look forty times dearer than the batch's own scans
- * were, and the model missed by a third. Neither median can hide a spawn or
- * an attach the model does not predict: the pids they come from paid none.
- * A process start stays timed apart (one_cost), for the same reason: taken
- * from the batch's spawning pids, it would absorb a second spawn per pid. */
-static void batch_costs(const struct rtid_result *r, size_t n, struct costs *c)
+/* The costs as this very batch paid them: the median scan of the pids the
+ * scan answered, the median call of the pids the worker answered, and the
+ * median process start of the pids the tool answered (their time less their
+ * scan and the mock's scaled delay). Timed apart from the batch, a burst of
+ * load on the machine made a scan (a few FUSE round trips) look forty times
+ * dearer than the batch's own scans were, and the model missed by a third;
+ * under a busy core the batch's spawns cost four times the spawn timed apart.
+ * A cost the batch did not pay keeps the value timed apart.
+ *
+ * A process start taken from the spawning pids would hide a second spawn per
+ * pid, so it must stay a small part of the delay it rides on: more than half
+ * of the pids' median delay is not a process start, and the batch is then
+ * reported as not the model's (-1). */
+static int batch_costs(const struct rtid_result *r, const struct sim_workload *w,
+		       const struct sim_params *p, double k, struct costs *c)
 {
-	double *v = calloc(n + 1, sizeof(*v));
+	double *v = calloc(2 * w->n + 1, sizeof(*v)), *d = v ? v + w->n : NULL;
 	size_t m = 0;
+	int ok = 0;
 
-	for (size_t i = 0; v && i < n; i++)
+	for (size_t i = 0; v && i < w->n; i++)
 		if (r[i].source == RTID_SRC_SCAN)
 			v[m++] = r[i].ms / 1000.0;
 	if (m)
 		c->scan_s = median(v, m);
 	m = 0;
-	for (size_t i = 0; v && i < n; i++)
+	for (size_t i = 0; v && i < w->n; i++)
 		if (r[i].source == RTID_SRC_API)
 			v[m++] = r[i].ms / 1000.0;
 	if (m) /* the mock's calls have no delay of their own: all of it is ours */
 		c->call_s = median(v, m);
+	m = 0;
+	for (size_t i = 0; v && i < w->n; i++)
+		if (r[i].source == RTID_SRC_TOOL) {
+			d[m] = (w->procs[i].gpu ? p->attach_s : p->nocuda_query_s) * k;
+			v[m] = r[i].ms / 1000.0 - (r[i].scan_candidates >= 0 ? c->scan_s : 0) - d[m];
+			m++;
+		}
+	if (m) {
+		c->spawn_s = median(v, m);
+		ok = c->spawn_s <= median(d, m) / 2 ? 0 : -1;
+	}
 	free(v);
+	return ok;
 }
 
-/* Resolve every pid; returns wall seconds, or -1 if any answer is wrong.
- * *c becomes this batch's own (batch_costs). */
-static double measure(const struct sim_strategy *s, const char *mnt, const char *cf,
-		      const struct sim_workload *w, struct costs *c)
+/* Resolve every pid; returns wall seconds, -1 if any answer is wrong, -2 if
+ * the pids' times are not the model's calls (batch_costs). *c becomes this
+ * batch's own. */
+static double measure(const struct sim_params *p, const struct sim_strategy *s, const char *mnt,
+		      const char *cf, const struct sim_workload *w, double k, struct costs *c)
 {
 	struct rtid_attestation *att = NULL;
 	struct rtid_config cfg = config_for(s, mnt);
@@ -193,8 +213,9 @@ static double measure(const struct sim_strategy *s, const char *mnt, const char 
 	t = now();
 	rtid_resolve_many(ctx, pids, w->n, r);
 	t = now() - t;
-	batch_costs(r, w->n, c);
-	for (size_t i = 0; i < w->n; i++)
+	if (batch_costs(r, w, p, k, c) < 0)
+		bad = -1;
+	for (size_t i = 0; bad >= 0 && i < w->n; i++)
 		bad += r[i].error || r[i].tid != (w->procs[i].gpu ? pids[i] + 2 : 0);
 	rtid_ctx_free(ctx);
 	rtid_attest_free(att);
@@ -202,7 +223,7 @@ static double measure(const struct sim_strategy *s, const char *mnt, const char 
 	free((char *)cfg.libcuda);
 	free(r);
 	free(pids);
-	return bad ? -1 : t;
+	return bad < 0 ? -2 : bad ? -1 : t;
 }
 
 static double predict(const struct sim_params *p, const struct sim_workload *w,
@@ -271,18 +292,19 @@ int sim_check(const struct sim_params *p, const struct sim_workload *w,
 		return 2;
 	}
 	setenv("RTID_CASE", cf, 1);
-	/* The scan: replaced by the batch's own where it scans (batch_costs). */
+	/* Replaced by the batch's own where it pays them (batch_costs). */
 	c.scan_s = one_cost(mnt, RTID_MODE_SCAN, 10000);
-	/* A spawn for a pid without CUDA: its cost beyond the scaled driver delay. */
 	c.spawn_s = one_cost(mnt, RTID_MODE_DRIVER, 10000 + 10 * (int)(w->n - 1)) -
 		  (w->procs[w->n - 1].gpu ? p->attach_s : p->nocuda_query_s) * k;
-	real = measure(s, mnt, cf, w, &c);
+	real = measure(p, s, mnt, cf, w, k, &c);
 	fakeproc_stop(fp, mnt);
 	unlink(cf);
 	rmdir(mnt);
 	rmdir(dir);
 	if (real < 0) {
-		fprintf(stderr, "rtid-sim: the resolver gave a wrong answer or failed\n");
+		fprintf(stderr, "rtid-sim: %s\n", real < -1 ? "the pids took more than one driver "
+			"delay each: not the calls the model makes" : "the resolver gave a wrong "
+			"answer or failed");
 		return 1;
 	}
 	model = predict(p, w, s, k, &c);
