@@ -36,7 +36,7 @@ static void put(const char *rel, const char *text)
 static struct casefile *lay_out(void)
 {
 	struct casefile *c = NULL;
-	char err[256], rel[64], text[32], path[128];
+	char err[256], rel[64], text[64], path[128];
 
 	if (!mkdtemp(root))
 		exit(1);
@@ -59,8 +59,8 @@ static struct casefile *lay_out(void)
 		for (size_t j = 0; j < c->ntasks; j++)
 			n += c->tasks[j].pid == c->pids[i];
 		snprintf(rel, sizeof(rel), "proc/%d/status", c->pids[i]);
-		snprintf(path, sizeof(path), "Tgid:\t%d\nThreads:\t%d\n", c->pids[i], n);
-		put(rel, path);
+		snprintf(text, sizeof(text), "Tgid:\t%d\nThreads:\t%d\n", c->pids[i], n);
+		put(rel, text);
 	}
 	put("proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  " VERSION
 					  "  Thu Jan  1 2026\n");
