@@ -144,8 +144,10 @@ bool rtid__tasks_next(const struct rtid__tasks *l, size_t *off, int *tid)
 		if (d->d_reclen == 0 || *off + d->d_reclen > l->len)
 			return false;
 		*off += d->d_reclen;
-		if (rtid_parse_pid(d->d_name, tid) == 0)
-			return true; /* ".", "..", or anything a task could not be: skipped */
+		/* ".", "..", or anything a task could not be is skipped; the kernel
+		 * writes a tid without leading zeros. */
+		if (d->d_name[0] != '0' && rtid_parse_pid(d->d_name, tid) == 0)
+			return true;
 	}
 	return false;
 }
