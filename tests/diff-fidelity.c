@@ -77,7 +77,7 @@ static void child(int cmd, int rep)
 			_exit(0);
 		line[k] = '\0';
 		if (line[0] == 'c' && n < MAXT) {
-			snprintf(s[n].name, sizeof(s[n].name), "%s", line + 2);
+			snprintf(s[n].name, sizeof(s[n].name), "%.15s", line + 2);
 			if (pipe(s[n].pipe) < 0 || pthread_create(&s[n].th, NULL, hold, &s[n]) != 0)
 				_exit(1);
 			while (sem_wait(&named) < 0 && errno == EINTR)
@@ -228,11 +228,6 @@ static void unmount_copy(void)
 {
 	fakeproc_stop(fake, mnt);
 	fake = -1;
-}
-
-static void control(const char *text)
-{
-	write_file(mnt, "rtid-control", text);
 }
 
 /* Rename a real thread: its process writes its comm in /proc (only a thread
