@@ -179,7 +179,6 @@ static int p_driver(struct casefile *c, const struct toks *t, char *err, size_t 
 	char buf[256];
 
 	free(c->version_file);
-	free(c->given_version);
 	c->version_file = NULL;
 	if (t->n != 2)
 		return cf__fail(err, len, "usage: driver VERSION|none");
@@ -504,6 +503,7 @@ void cf_free(struct casefile *c)
 	free(c->title);
 	free(c->proves);
 	free(c->version_file);
+	free(c->given_version);
 	free(c->pattern);
 	free(c);
 }
