@@ -129,6 +129,21 @@ RTID_EXPORT int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t 
  * malloc'd *out, or -ENOENT. */
 RTID_EXPORT int rtid_tool_find(const char *name, char **out);
 
+/* Children. Each driver query (and the api worker) runs as a child in its
+ * own process group, with PR_SET_PDEATHSIG SIGKILL so that it dies with the
+ * thread that started it, even when that is killed by SIGKILL. When a child
+ * ends, or times out, its whole group is killed and the child reaped; output
+ * a descendant still holds open is awaited for a short grace only. A
+ * descendant that left the group (setsid) is out of the library's reach: a
+ * caller that must not leave any behind makes itself a child subreaper
+ * (PR_SET_CHILD_SUBREAPER) and kills its remaining children, as the rtid
+ * command does. */
+
+/* Kill the process group of every child the library has running and reap
+ * them. Async-signal-safe: for a SIGTERM/SIGINT/SIGHUP handler of a program
+ * that then exits; the resolve calls in progress must not be resumed. */
+RTID_EXPORT void rtid_kill_children(void);
+
 /* Candidate CUDA processes under proc_root: those holding a /dev/nvidia*
  * file open, or with a thread whose name matches pattern (NULL: default).
  * Returns 0 and a malloc'd ascending array in *pids (*n entries), or a
