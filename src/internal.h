@@ -97,6 +97,7 @@ double rtid__now(void); /* CLOCK_MONOTONIC seconds */
 /* Find the program to run: a path with '/', else name on PATH, skipping rtid
  * itself (the shim). Returns 0 and a malloc'd *out, or -ENOENT. */
 int rtid__tool_find(const char *name, char **out);
+bool rtid__is_self(const char *path);
 /* Turn a finished child into an answer or error in r (tid, source, error, detail). */
 void rtid__tool_interpret(const struct rtid__child *c, struct rtid_result *r);
 /* Set r's error and detail. */

@@ -29,7 +29,7 @@ static void usage(FILE *f)
 	fprintf(f, "%s%s", main_help, cli_common_help);
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	const char *name = strrchr(argv[0], '/');
 
@@ -51,4 +51,14 @@ int main(int argc, char **argv)
 		return cmd_attest(argc - 1, argv + 1);
 	fprintf(stderr, "rtid: unknown command '%s' (see rtid --help)\n", argv[1]);
 	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	int rc;
+
+	cli_hygiene_init();
+	rc = run(argc, argv);
+	cli_kill_strays(); /* what the tools' descendants left */
+	return rc;
 }

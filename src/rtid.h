@@ -125,9 +125,12 @@ RTID_EXPORT int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t 
 
 /* Find the program name (NULL: "cuda-checkpoint"): a path with '/' as it is,
  * else the first executable of that name on PATH that is not the running
- * program itself (so that a shim never finds itself). Returns 0 and a
- * malloc'd *out, or -ENOENT. */
+ * program itself, by inode or by identical content (so that a shim, or a
+ * copy of it, never finds itself). Returns 0 and a malloc'd *out, or -ENOENT. */
 RTID_EXPORT int rtid_tool_find(const char *name, char **out);
+
+/* Whether path is the running program or a byte-identical copy of it. */
+RTID_EXPORT bool rtid_is_self(const char *path);
 
 /* Children. Each driver query (and the api worker) runs as a child in its
  * own process group, with PR_SET_PDEATHSIG SIGKILL so that it dies with the

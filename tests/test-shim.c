@@ -81,7 +81,8 @@ static int reset(void **state)
 {
 	static const char *const vars[] = { "FAKE_STDOUT", "FAKE_STDERR", "FAKE_EXIT", "RTID_MODE",
 					    "FAKE_SIGNAL",
-					    "RTID_PROC", "RTID_ATTESTATION", "RTID_REAL_TOOL" };
+					    "RTID_PROC", "RTID_ATTESTATION", "RTID_REAL_TOOL",
+					    "FAKE_SLOW_ONCE", "FAKE_SLOW_S" };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
@@ -136,8 +137,12 @@ static void none_exits_like_the_tool(void **state)
 	setenv("FAKE_EXIT", "2", 1);
 	assert_int_equal(criu(argv).status, 2);
 	unsetenv("FAKE_EXIT");
+	/* Garbage is never rtid's tid: the real tool runs again and its own
+	 * output is what CRIU reads, exactly as without the shim. */
 	setenv("FAKE_STDOUT", "12abc\n", 1);
-	assert_true(criu(argv).status > 3); /* garbage is a failure, never a tid */
+	unlink(log_path);
+	assert_string_equal(criu(argv).out, "12abc\n");
+	assert_int_equal(count_lines(log_path), 2);
 }
 
 static void other_calls_reach_the_real_tool(void **state)
@@ -215,7 +220,7 @@ static void other_failures(void **state)
 	assert_non_null(strstr(c.out, "no such executable"));
 	c = criu(query);
 	assert_int_equal(c.status, 231);
-	assert_non_null(strstr(c.out, "tool-not-found"));
+	assert_non_null(strstr(c.out, "no such executable"));
 	unsetenv("RTID_REAL_TOOL");
 	/* Called from something the shim started: no recursion. */
 	setenv("RTID_SHIM_ACTIVE", "1", 1);
@@ -223,9 +228,124 @@ static void other_failures(void **state)
 	unsetenv("RTID_SHIM_ACTIVE");
 	assert_int_equal(c.status, 231);
 	assert_non_null(strstr(c.out, "refusing to recurse"));
-	/* A bad RTID_MODE is a failure, not a guess. */
-	setenv("RTID_MODE", "fast", 1);
-	assert_int_equal(criu(query).status, 231);
+}
+
+/* rtid's own failures end in the real tool's answer, never in an exit of
+ * rtid's (which CRIU would read as "no CUDA here"). */
+static void own_failures_end_in_the_real_tool(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "RTID_MODE", "fast" }, { "RTID_BACKEND", "gpu" }, { "RTID_TIMEOUT", "-1" },
+		{ "RTID_DRIVER_VERSION", "x.y" },
+	};
+	char *query[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+	char note_path[600];
+	struct criu_call c;
+
+	(void)state;
+	snprintf(note_path, sizeof(note_path), "%s/shim.log", test_dir);
+	setenv("RTID_SHIM_LOG", note_path, 1);
+	setenv("FAKE_STDOUT", "4244\n", 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv(bad[i][0], bad[i][1], 1);
+		unlink(log_path);
+		c = criu(query);
+		unsetenv(bad[i][0]);
+		assert_int_equal(c.status, 0);
+		assert_string_equal(c.out, "4244\n");
+		assert_int_equal(count_lines(log_path), 1); /* only the fallback ran the tool */
+	}
+	/* The api worker missing: the real tool answers, and the reason is noted. */
+	setenv("RTID_BACKEND", "api", 1);
+	setenv("RTID_WORKER", "/nonexistent/rtid-cuda-worker", 1);
+	unlink(log_path);
+	c = criu(query);
+	unsetenv("RTID_BACKEND");
+	unsetenv("RTID_WORKER");
+	assert_int_equal(c.status, 0);
+	assert_string_equal(c.out, "4244\n");
+	assert_int_equal(count_lines(log_path), 1);
+	assert_int_equal(count_lines(note_path), 5);
+	unsetenv("RTID_SHIM_LOG");
+}
+
+/* RTID_TIMEOUT bounds rtid's own query; the real tool then answers. */
+static void timeout_only_when_set(void **state)
+{
+	char *query[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+	char once[600];
+	struct criu_call c;
+
+	(void)state;
+	snprintf(once, sizeof(once), "%s/slow-once", test_dir);
+	setenv("FAKE_STDOUT", "4244\n", 1);
+	setenv("FAKE_SLOW_ONCE", once, 1);
+	setenv("FAKE_SLOW_S", "2", 1);
+	/* Unset: a slow tool is waited for, one call. */
+	unlink(once);
+	c = criu(query);
+	assert_string_equal(c.out, "4244\n");
+	assert_int_equal(count_lines(log_path), 1);
+	/* Set: rtid gives up on the slow call; the real tool's second call answers. */
+	setenv("RTID_TIMEOUT", "0.2", 1);
+	unlink(once);
+	unlink(log_path);
+	c = criu(query);
+	unsetenv("RTID_TIMEOUT");
+	unsetenv("FAKE_SLOW_ONCE");
+	assert_int_equal(c.status, 0);
+	assert_string_equal(c.out, "4244\n");
+	assert_int_equal(count_lines(log_path), 2);
+}
+
+/* A byte copy of rtid on PATH between the shim and the real tool is skipped:
+ * queries and pass-through calls both reach the real tool. */
+static void second_copy_on_path(void **state)
+{
+	char *query[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+	char *lock[] = { "cuda-checkpoint", "--action", "lock", "--pid", "4242", NULL };
+	char saved[sizeof(path_env)], cmd[1400];
+	struct criu_call c;
+
+	(void)state;
+	write_file(test_dir, "copy/.keep", "");
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/copy/cuda-checkpoint'", env_path("RTID_BIN"),
+		 test_dir);
+	assert_int_equal(system(cmd), 0);
+	memcpy(saved, path_env, sizeof(saved));
+	snprintf(path_env, sizeof(path_env), "%s/shim:%s/copy:%s/real:/usr/bin:/bin", test_dir,
+		 test_dir, test_dir);
+	setenv("FAKE_STDOUT", "4244\n", 1);
+	c = criu(query);
+	assert_int_equal(c.status, 0);
+	assert_string_equal(c.out, "4244\n");
+	unsetenv("FAKE_STDOUT");
+	setenv("FAKE_EXIT", "0", 1);
+	c = criu(lock);
+	memcpy(path_env, saved, sizeof(saved));
+	assert_int_equal(c.status, 0);
+	assert_int_equal(count_lines(log_path), 2); /* both reached the real tool */
+}
+
+/* A tool that writes 1 MB to stderr before its tid: the tid is right every
+ * time, and nothing of the chatter reaches CRIU. */
+static void megabyte_of_stderr(void **state)
+{
+	char *query[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+	int right = 0, runs = 20;
+
+	(void)state;
+	setenv("FAKE_STDOUT", "4244\n", 1);
+	setenv("FAKE_STDERR_BYTES", "1048576", 1);
+	for (int i = 0; i < runs; i++) {
+		struct criu_call c = criu(query);
+
+		right += c.status == 0 && !strcmp(c.out, "4244\n");
+	}
+	unsetenv("FAKE_STDERR_BYTES");
+	print_message("1 MB of stderr before the tid: %d of %d runs right\n", right, runs);
+	assert_int_equal(right, runs);
+	assert_int_equal(count_lines(log_path), runs); /* never a fallback */
 }
 
 int main(void)
@@ -238,6 +358,10 @@ int main(void)
 		cmocka_unit_test_setup(no_real_tool_is_a_clear_error, reset),
 		cmocka_unit_test_setup(never_recurses, reset),
 		cmocka_unit_test_setup(other_failures, reset),
+		cmocka_unit_test_setup(own_failures_end_in_the_real_tool, reset),
+		cmocka_unit_test_setup(timeout_only_when_set, reset),
+		cmocka_unit_test_setup(second_copy_on_path, reset),
+		cmocka_unit_test_setup(megabyte_of_stderr, reset),
 	};
 	return cmocka_run_group_tests(tests, setup, test_dir_teardown);
 }

@@ -1,0 +1,102 @@
+/* No process left behind by the rtid command or the shim. rtid is a child
+ * subreaper, so that a tool's descendants that escaped its process group
+ * (setsid) become rtid's children when the tool exits; SIGTERM, SIGINT and
+ * SIGHUP kill the library's children and every remaining child, then end rtid
+ * by the same signal (the conventional 128+N status). Everything here that a
+ * handler runs is async-signal-safe. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+static struct sigaction saved[3];
+
+/* Read this process's children from /proc (the kernel's own list) into v.
+ * Returns how many, 0 when there are none or the list cannot be read. */
+static size_t list_children(pid_t *v, size_t max)
+{
+	char path[64], buf[4096];
+	size_t n = 0, len = 0;
+	ssize_t got;
+	long cur = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (len < sizeof(buf) && (got = read(fd, buf + len, sizeof(buf) - len)) > 0)
+		len += (size_t)got;
+	close(fd);
+	/* Kernel text: decimal pids separated by spaces; a cut-off last one is dropped. */
+	for (size_t i = 0; i < len && n < max; i++) {
+		if (buf[i] >= '0' && buf[i] <= '9') {
+			cur = (cur < 0 ? 0 : cur * 10) + (buf[i] - '0');
+			if (cur > 1 << 22)
+				return n;
+		} else {
+			if (cur > 0)
+				v[n++] = (pid_t)cur;
+			cur = -1;
+		}
+	}
+	return n;
+}
+
+void cli_kill_strays(void)
+{
+	int saved_errno = errno;
+	pid_t v[256];
+
+	/* A stray's own children come to us when it dies: go round until none. */
+	for (int round = 0; round < 64; round++) {
+		size_t n = list_children(v, sizeof(v) / sizeof(v[0]));
+
+		if (n == 0)
+			break;
+		for (size_t i = 0; i < n; i++)
+			kill(v[i], SIGKILL);
+		for (size_t i = 0; i < n; i++)
+			while (waitpid(v[i], NULL, 0) < 0 && errno == EINTR)
+				;
+	}
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	errno = saved_errno;
+}
+
+static void on_signal(int sig)
+{
+	rtid_kill_children();
+	cli_kill_strays();
+	/* SA_RESETHAND made the disposition the default; SA_NODEFER lets it act now. */
+	raise(sig);
+}
+
+void cli_hygiene_init(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESETHAND | SA_NODEFER };
+
+	sigfillset(&sa.sa_mask);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	for (size_t i = 0; i < 3; i++) {
+		sigaction(sigs[i], NULL, &saved[i]);
+		/* A signal the caller ignores is ignored here too, as by the real tool. */
+		if (saved[i].sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+void cli_hygiene_before_exec(void)
+{
+	cli_kill_strays();
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	for (size_t i = 0; i < 3; i++)
+		sigaction(sigs[i], &saved[i], NULL);
+}
