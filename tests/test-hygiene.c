@@ -1,0 +1,298 @@
+/* No process left behind, whatever happens to rtid: signals while tools hang
+ * (their children, and descendants that left with setsid, included), SIGKILL
+ * of rtid, a tool whose grandchild keeps stdout open, a low fd limit with
+ * --jobs 64. This test is a child subreaper, so that anything rtid left would
+ * come to it and be counted, not hidden under pid 1. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "helpers.h"
+
+static char fifo[512], out_path[512], pidfile[512];
+static int fifo_fd = -1;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int setup(void **state)
+{
+	test_dir_setup(state);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	snprintf(fifo, sizeof(fifo), "%s/ready", test_dir);
+	snprintf(out_path, sizeof(out_path), "%s/out", test_dir);
+	snprintf(pidfile, sizeof(pidfile), "%s/pids", test_dir);
+	if (mkfifo(fifo, 0600) < 0)
+		return -1;
+	/* Read and write: no EOF between writers, and opening never blocks. */
+	fifo_fd = open(fifo, O_RDWR | O_CLOEXEC);
+	setenv("RTID_CUDA_CHECKPOINT", env_path("FAKE_TOOL"), 1);
+	setenv("FAKE_READY", fifo, 1);
+	setenv("FAKE_PIDFILE", pidfile, 1);
+	return fifo_fd < 0 ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	close(fifo_fd);
+	return test_dir_teardown(state);
+}
+
+static int reset(void **state)
+{
+	static const char *const vars[] = { "FAKE_HANG", "FAKE_ESCAPE", "FAKE_STDOUT" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+	unlink(pidfile);
+	alarm(60); /* a hang here is a failure, not a stuck suite */
+	return 0;
+}
+
+/* Start argv (argv[0] a path) with stdout to out_path and an fd limit
+ * (0: unchanged). */
+static pid_t start(char *const argv[], rlim_t nofile)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		struct rlimit rl = { nofile, nofile };
+
+		if (fd < 0 || dup2(fd, 1) < 0 || (nofile && setrlimit(RLIMIT_NOFILE, &rl) < 0))
+			_exit(126);
+		close(fifo_fd);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Wait for n pids on the FIFO (each tool and descendant reports itself). */
+static void await_ready(pid_t *pids, size_t n)
+{
+	char buf[64];
+	size_t len = 0, got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fifo_fd, buf + len, sizeof(buf) - 1 - len);
+		char *nl;
+
+		assert_true(r > 0);
+		len += (size_t)r;
+		buf[len] = '\0';
+		while (got < n && (nl = strchr(buf, '\n'))) {
+			*nl = '\0';
+			pids[got++] = (pid_t)strtol(buf, NULL, 10);
+			len -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, len + 1);
+		}
+	}
+}
+
+/* How many of pids still exist (running or zombie). */
+static int left(const pid_t *pids, size_t n)
+{
+	int alive = 0;
+
+	for (size_t i = 0; i < n; i++)
+		alive += kill(pids[i], 0) == 0;
+	/* Clean up after a failure, so that one test does not spoil the next. */
+	for (size_t i = 0; i < n; i++)
+		kill(pids[i], SIGKILL);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	return alive;
+}
+
+static int status_of(pid_t pid)
+{
+	int st;
+
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return st;
+}
+
+/* 4 hanging tools, each with a child in its group and a descendant that left
+ * with setsid: 12 processes; rtid must die by the signal and leave none. */
+static void signal_leaves_nothing(int sig, bool shim)
+{
+	char *resolve[] = { (char *)env_path("RTID_BIN"), "resolve", "--jobs", "4",
+			    "1001", "1002", "1003", "1004", NULL };
+	char link[600];
+	char *query[] = { link, "--get-restore-tid", "--pid", "1001", NULL };
+	size_t n = shim ? 3 : 12;
+	pid_t pids[12], rtid;
+	int st;
+
+	setenv("FAKE_HANG", "2", 1);
+	setenv("FAKE_ESCAPE", "1", 1);
+	if (shim) {
+		snprintf(link, sizeof(link), "%s/cuda-checkpoint", test_dir);
+		unlink(link);
+		assert_int_equal(symlink(env_path("RTID_BIN"), link), 0);
+		setenv("RTID_REAL_TOOL", env_path("FAKE_TOOL"), 1);
+	}
+	rtid = start(shim ? query : resolve, 0);
+	await_ready(pids, n);
+	assert_int_equal(kill(rtid, sig), 0);
+	st = status_of(rtid);
+	unsetenv("RTID_REAL_TOOL");
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), sig);
+	st = left(pids, n);
+	print_message("%s, SIG%s: %d of %zu processes left\n", shim ? "shim" : "rtid resolve",
+		      sigabbrev_np(sig), st, n);
+	assert_int_equal(st, 0);
+}
+
+static void sigterm_leaves_nothing(void **state)
+{
+	(void)state;
+	signal_leaves_nothing(SIGTERM, false);
+	signal_leaves_nothing(SIGTERM, true);
+}
+
+static void sigint_leaves_nothing(void **state)
+{
+	(void)state;
+	signal_leaves_nothing(SIGINT, false);
+	signal_leaves_nothing(SIGINT, true);
+}
+
+static void sighup_leaves_nothing(void **state)
+{
+	(void)state;
+	signal_leaves_nothing(SIGHUP, false);
+	signal_leaves_nothing(SIGHUP, true);
+}
+
+/* SIGKILL cannot be handled: the tools die by their death signal. */
+static void sigkill_takes_the_tools_along(void **state)
+{
+	char *argv[] = { (char *)env_path("RTID_BIN"), "resolve", "--jobs", "2", "1001", "1002",
+			 NULL };
+	pid_t pids[2], rtid;
+	int gone = 0;
+
+	(void)state;
+	setenv("FAKE_HANG", "1", 1);
+	rtid = start(argv, 0);
+	await_ready(pids, 2);
+	for (int i = 0; i < 2; i++) {
+		struct pollfd p = { .fd = pidfd_open(pids[i], 0), .events = POLLIN };
+
+		assert_true(p.fd >= 0);
+		if (i == 0)
+			kill(rtid, SIGKILL);
+		gone += poll(&p, 1, 10000) == 1;
+		close(p.fd);
+	}
+	assert_true(WIFSIGNALED(status_of(rtid)));
+	/* Their zombies came to this subreaper: dead, and now reaped. */
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(waitpid(pids[i], NULL, WNOHANG), pids[i]);
+	print_message("SIGKILL of rtid: %d of 2 tools died with it\n", gone);
+	assert_int_equal(gone, 2);
+	assert_int_equal(left(pids, 2), 0);
+}
+
+/* The tool answers and exits, but a grandchild that left its group keeps
+ * stdout open: the answer comes at once, and the grandchild is killed. */
+static void grandchild_holding_stdout(void **state)
+{
+	char *argv[] = { (char *)env_path("RTID_BIN"), "resolve", "--timeout", "30", "1001",
+			 NULL };
+	pid_t pids[2], rtid;
+	double t0 = now(), took;
+	char buf[256] = "";
+	int st;
+	FILE *f;
+
+	(void)state;
+	setenv("FAKE_STDOUT", "4244\n", 1);
+	setenv("FAKE_ESCAPE", "1", 1);
+	rtid = start(argv, 0);
+	await_ready(pids, 2);
+	st = status_of(rtid);
+	took = now() - t0;
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	f = fopen(out_path, "r");
+	assert_non_null(f);
+	assert_int_equal(fread(buf, 1, sizeof(buf) - 1, f) > 0, 1);
+	fclose(f);
+	assert_non_null(strstr(buf, "4244"));
+	st = left(pids, 2);
+	print_message("grandchild holding stdout: answered in %.2f s (timeout 30 s), "
+		      "%d of 2 processes left\n", took, st);
+	assert_true(took < 10);
+	assert_int_equal(st, 0);
+}
+
+/* 101 pids, --jobs 64, 32 fds: a query that cannot get its fds waits for a
+ * running one instead of failing. */
+static void low_fd_limit_answers_every_pid(void **state)
+{
+	char *argv[110] = { (char *)env_path("RTID_BIN"), "resolve", "--json", "--jobs", "64" };
+	static char pidstr[101][8];
+	double t0 = now();
+	int st, ok = 0, lines = 0;
+	char line[1024];
+	FILE *f;
+
+	(void)state;
+	for (int i = 0; i < 101; i++) {
+		snprintf(pidstr[i], sizeof(pidstr[i]), "%d", 2000 + i);
+		argv[5 + i] = pidstr[i];
+	}
+	setenv("FAKE_STDOUT", "4244\n", 1);
+	unsetenv("FAKE_READY");
+	st = status_of(start(argv, 32));
+	setenv("FAKE_READY", fifo, 1);
+	f = fopen(out_path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		lines++;
+		ok += strstr(line, "\"tid\":4244") && strstr(line, "\"error\":null");
+	}
+	fclose(f);
+	print_message("fd limit 32, --jobs 64: %d of 101 pids answered (%d lines) in %.2f s\n",
+		      ok, lines, now() - t0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(ok, 101);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(sigterm_leaves_nothing, reset),
+		cmocka_unit_test_setup(sigint_leaves_nothing, reset),
+		cmocka_unit_test_setup(sighup_leaves_nothing, reset),
+		cmocka_unit_test_setup(sigkill_takes_the_tools_along, reset),
+		cmocka_unit_test_setup(grandchild_holding_stdout, reset),
+		cmocka_unit_test_setup(low_fd_limit_answers_every_pid, reset),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
