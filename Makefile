@@ -37,11 +37,12 @@ coverage: deps
 	sh coverage/report.sh build-cov
 
 # The suite under valgrind's memcheck (children traced: the CLI, fakeproc, mocks).
+# Not the CRIU suite: CRIU itself (ptrace, parasite code) cannot run under it.
 check-valgrind: deps
 	[ -f build-vg/build.ninja ] || meson setup build-vg --buildtype=debug
 	ninja -C build-vg
 	meson test -C build-vg --setup valgrind --no-suite bench --no-suite fiu --no-suite sim \
-		--print-errorlogs
+		--no-suite criu --print-errorlogs
 
 # AddressSanitizer + UndefinedBehaviorSanitizer, then ThreadSanitizer.
 check-sanitize: deps
