@@ -86,11 +86,23 @@ static void chatter(void)
 /* A descendant outside the tool's group that holds its output open. */
 static void escape(void)
 {
-	if (fork() != 0)
+	int p[2];
+	char c;
+
+	if (pipe(p) < 0)
+		exit(71);
+	if (fork() != 0) {
+		/* Go on only once it has left the group and reported itself. */
+		close(p[1]);
+		(void)!read(p[0], &c, 1);
+		close(p[0]);
 		return;
+	}
+	close(p[0]);
 	setsid();
 	write_pid();
 	ready();
+	close(p[1]);
 	for (;;)
 		pause();
 }

@@ -66,7 +66,7 @@ static int reset(void **state)
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 	unlink(pidfile);
-	alarm(60); /* a hang here is a failure, not a stuck suite */
+	alarm(25); /* a hang here is a failure, not a stuck suite */
 	return 0;
 }
 
