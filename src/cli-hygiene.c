@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cov.h"
 
 static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
 static struct sigaction saved[3];
@@ -75,6 +76,7 @@ static void on_signal(int sig)
 {
 	rtid_kill_children();
 	cli_kill_strays();
+	RTID_COV_DUMP();
 	/* SA_RESETHAND made the disposition the default; SA_NODEFER lets it act now. */
 	raise(sig);
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cov.h"
 
 #define SHIM "cuda-checkpoint (rtid shim)"
 #define EXIT_UNKNOWN 231 /* CUDA_ERROR_UNKNOWN (999) truncated to 8 bits */
@@ -83,6 +84,7 @@ static int pass_through(char **argv)
 		return EXIT_UNKNOWN;
 	setenv(GUARD, "1", 1);
 	cli_hygiene_before_exec();
+	RTID_COV_DUMP();
 	execv(path, argv);
 	fprintf(stderr, SHIM ": cannot run %s: %s\n", path, strerror(errno));
 	free(path);

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cov.h"
 #include "internal.h"
 #include "sys.h"
 
@@ -129,6 +130,7 @@ static int child_exec(const char *path, char *const argv[], pid_t parent, const 
 	    (p[2] >= 0 && dup2(p[2], 3) < 0))
 		return errno;
 	close_rest(p[2] >= 0 ? 4 : 3, errfd);
+	RTID_COV_DUMP();
 	execve(path, argv, environ);
 	return errno;
 }
@@ -145,6 +147,7 @@ static __attribute__((noreturn)) void child_run(const char *path, char *const ar
 	e = errfd < 0 ? errno : child_exec(path, argv, parent, fds, errfd);
 	if (errfd >= 0)
 		(void)!write(errfd, &e, sizeof(e));
+	RTID_COV_DUMP();
 	_exit(127);
 }
 

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
+#include "internal.h"
 
 static char fifo[512], out_path[512], pidfile[512];
 static int fifo_fd = -1;
@@ -284,6 +285,85 @@ static void low_fd_limit_answers_every_pid(void **state)
 	assert_int_equal(ok, 101);
 }
 
+/* The library's own: rtid_kill_children ends every running child and its
+ * group, as a signal handler needs; the children's bookkeeping stays sound. */
+static void kill_children_from_the_library(void **state)
+{
+	char *argv[] = { (char *)env_path("FAKE_TOOL"), "--get-restore-tid", "--pid", "1", NULL };
+	struct rtid__child c[2];
+	pid_t pids[4];
+
+	(void)state;
+	setenv("FAKE_HANG", "2", 1);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(rtid__child_start(&c[i], argv[0], argv, 30), 0);
+	await_ready(pids, 4);
+	rtid_kill_children();
+	/* The tools are reaped; their children (same group) die by the killpg. */
+	for (int i = 0; i < 4; i++) {
+		struct pollfd p = { .fd = pidfd_open(pids[i], 0), .events = POLLIN };
+
+		assert_true(p.fd >= 0 || errno == ESRCH);
+		if (p.fd >= 0) {
+			assert_int_equal(poll(&p, 1, 10000), 1);
+			close(p.fd);
+		}
+	}
+	/* Those children's zombies came to this subreaper, as to any caller's. */
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	assert_int_equal(left(pids, 4), 0);
+	for (int i = 0; i < 2; i++) {
+		rtid__child_abort(&c[i], false); /* already reaped: closes the pipes only */
+		assert_true(rtid__child_done(&c[i]));
+	}
+	rtid_kill_children(); /* nothing left: a no-op */
+}
+
+/* A program that cannot be executed is the exec's own errno, at once. */
+static void exec_failure_is_its_errno(void **state)
+{
+	char *argv[] = { "/nonexistent/tool", NULL };
+	struct rtid__child c;
+
+	(void)state;
+	assert_int_equal(rtid__child_start(&c, argv[0], argv, 30), -ENOENT);
+	argv[0] = test_dir; /* a directory */
+	assert_int_equal(rtid__child_start(&c, argv[0], argv, 30), -EACCES);
+}
+
+/* Out of fds with nothing running: the pid fails, clearly, and the others
+ * are not held up. */
+static void no_fds_and_nothing_running(void **state)
+{
+	struct rtid_config cfg = { .mode = RTID_MODE_DRIVER, .tool = env_path("FAKE_TOOL"),
+				   .timeout_s = 10 };
+	struct rlimit old, low;
+	struct rtid_result r[2];
+	struct rtid_ctx *ctx;
+	int pids[2] = { 1001, 1002 }, held[64], nheld = 0, fd;
+
+	(void)state;
+	setenv("FAKE_STDOUT", "4244\n", 1);
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
+	/* Fill every fd below the limit: pipe2 then has none. */
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 64;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (nheld < 64 && (fd = dup(0)) >= 0)
+		held[nheld++] = fd;
+	assert_int_equal(rtid_resolve_many(ctx, pids, 2, r), 0);
+	while (nheld > 0)
+		close(held[--nheld]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	rtid_ctx_free(ctx);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(r[i].error, RTID_ERR_SPAWN_FAILED);
+		assert_non_null(strstr(r[i].detail, "Too many open files"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +373,9 @@ int main(void)
 		cmocka_unit_test_setup(sigkill_takes_the_tools_along, reset),
 		cmocka_unit_test_setup(grandchild_holding_stdout, reset),
 		cmocka_unit_test_setup(low_fd_limit_answers_every_pid, reset),
+		cmocka_unit_test_setup(kill_children_from_the_library, reset),
+		cmocka_unit_test_setup(exec_failure_is_its_errno, reset),
+		cmocka_unit_test_setup(no_fds_and_nothing_running, reset),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -82,7 +82,8 @@ static int reset(void **state)
 	static const char *const vars[] = { "FAKE_STDOUT", "FAKE_STDERR", "FAKE_EXIT", "RTID_MODE",
 					    "FAKE_SIGNAL",
 					    "RTID_PROC", "RTID_ATTESTATION", "RTID_REAL_TOOL",
-					    "FAKE_SLOW_ONCE", "FAKE_SLOW_S" };
+					    "FAKE_SLOW_ONCE", "FAKE_SLOW_S", "RTID_PATTERN",
+					    "RTID_UNATTESTED" };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
@@ -348,6 +349,69 @@ static void megabyte_of_stderr(void **state)
 	assert_int_equal(count_lines(log_path), runs); /* never a fallback */
 }
 
+/* The settings rtid resolve takes reach the shim's resolver. */
+static void settings_reach_the_resolver(void **state)
+{
+	char *query[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+	char path[600];
+	struct criu_call c;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/proc", test_dir);
+	setenv("RTID_PROC", path, 1);
+	write_file(test_dir, "proc/4343/task/4343/comm", "python3\n");
+	write_file(test_dir, "proc/4343/task/4345/comm", "gpu-restore\n");
+	/* Scan without attestation, with another name: no tool call. */
+	setenv("RTID_MODE", "scan", 1);
+	setenv("RTID_UNATTESTED", "1", 1);
+	setenv("RTID_PATTERN", "^gpu-restore$", 1);
+	setenv("FAKE_STDOUT", "9999\n", 1);
+	query[3] = "4343";
+	c = criu(query);
+	assert_string_equal(c.out, "4345\n");
+	assert_int_equal(count_lines(log_path), 0);
+	unsetenv("RTID_UNATTESTED");
+	unsetenv("RTID_PATTERN");
+	/* Crosscheck and canary return the driver's answer. */
+	setenv("FAKE_STDOUT", "4244\n", 1);
+	query[3] = "4242";
+	setenv("RTID_MODE", "crosscheck", 1);
+	assert_string_equal(criu(query).out, "4244\n");
+	setenv("RTID_MODE", "canary", 1);
+	assert_string_equal(criu(query).out, "4244\n");
+	assert_int_equal(count_lines(log_path), 2);
+	/* A pattern that does not compile: the real tool answers. */
+	setenv("RTID_MODE", "scan", 1);
+	setenv("RTID_PATTERN", "cuda[", 1);
+	unlink(log_path);
+	assert_string_equal(criu(query).out, "4244\n");
+	assert_int_equal(count_lines(log_path), 1);
+	unsetenv("RTID_PATTERN");
+	/* A log the shim cannot write changes nothing. */
+	setenv("RTID_SHIM_LOG", test_dir, 1);
+	setenv("RTID_BACKEND", "gpu", 1);
+	assert_string_equal(criu(query).out, "4244\n");
+	unsetenv("RTID_BACKEND");
+	unsetenv("RTID_SHIM_LOG");
+}
+
+/* Calls that only look like the query go to the real tool unchanged. */
+static void lookalikes_pass_through(void **state)
+{
+	char *calls[][5] = {
+		{ "cuda-checkpoint", "--get-restore-tid", "--pid", "12x", NULL },
+		{ "cuda-checkpoint", "--get-state", "--pid", "4242", NULL },
+		{ "cuda-checkpoint", "--pid", "4242", "--get-state", NULL },
+		{ "cuda-checkpoint", "--pid", "4242", NULL },
+	};
+
+	(void)state;
+	setenv("FAKE_STDOUT", "real\n", 1);
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		assert_string_equal(criu(calls[i]).out, "real\n");
+	assert_int_equal(count_lines(log_path), 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +426,8 @@ int main(void)
 		cmocka_unit_test_setup(timeout_only_when_set, reset),
 		cmocka_unit_test_setup(second_copy_on_path, reset),
 		cmocka_unit_test_setup(megabyte_of_stderr, reset),
+		cmocka_unit_test_setup(settings_reach_the_resolver, reset),
+		cmocka_unit_test_setup(lookalikes_pass_through, reset),
 	};
 	return cmocka_run_group_tests(tests, setup, test_dir_teardown);
 }
