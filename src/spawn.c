@@ -130,7 +130,6 @@ static int child_exec(const char *path, char *const argv[], pid_t parent, const 
 	    (p[2] >= 0 && dup2(p[2], 3) < 0))
 		return errno;
 	close_rest(p[2] >= 0 ? 4 : 3, errfd);
-	RTID_COV_DUMP();
 	execve(path, argv, environ);
 	return errno;
 }
@@ -145,9 +144,11 @@ static __attribute__((noreturn)) void child_run(const char *path, char *const ar
 	/* Above the fds being placed, so that neither clobbers the other. */
 	errfd = fcntl(ep[1], F_DUPFD_CLOEXEC, HIGH_FD);
 	e = errfd < 0 ? errno : child_exec(path, argv, parent, fds, errfd);
+	/* Before the parent learns of the failure: nobody kills us meanwhile, and
+	 * a SIGKILL in the middle of the write would spoil the counters. */
+	RTID_COV_DUMP();
 	if (errfd >= 0)
 		(void)!write(errfd, &e, sizeof(e));
-	RTID_COV_DUMP();
 	_exit(127);
 }
 

@@ -71,6 +71,8 @@ static int reset(void **state)
 	return 0;
 }
 
+static bool ignore_hup; /* start rtid with SIGHUP ignored, as a caller may */
+
 /* Start argv (argv[0] a path) with stdout to out_path and an fd limit
  * (0: unchanged). */
 static pid_t start(char *const argv[], rlim_t nofile)
@@ -85,6 +87,8 @@ static pid_t start(char *const argv[], rlim_t nofile)
 		if (fd < 0 || dup2(fd, 1) < 0 || (nofile && setrlimit(RLIMIT_NOFILE, &rl) < 0))
 			_exit(126);
 		close(fifo_fd);
+		if (ignore_hup)
+			signal(SIGHUP, SIG_IGN);
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -188,6 +192,28 @@ static void sighup_leaves_nothing(void **state)
 	(void)state;
 	signal_leaves_nothing(SIGHUP, false);
 	signal_leaves_nothing(SIGHUP, true);
+}
+
+/* A signal the caller ignores stays ignored: SIGHUP then SIGTERM, and rtid
+ * dies by the second (the lower-numbered SIGHUP would come first). */
+static void ignored_signal_stays_ignored(void **state)
+{
+	char *argv[] = { (char *)env_path("RTID_BIN"), "resolve", "1001", NULL };
+	pid_t pids[1], rtid;
+	int st;
+
+	(void)state;
+	setenv("FAKE_HANG", "1", 1);
+	ignore_hup = true;
+	rtid = start(argv, 0);
+	ignore_hup = false;
+	await_ready(pids, 1);
+	kill(rtid, SIGHUP);
+	kill(rtid, SIGTERM);
+	st = status_of(rtid);
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), SIGTERM);
+	assert_int_equal(left(pids, 1), 0);
 }
 
 /* SIGKILL cannot be handled: the tools die by their death signal. */
@@ -370,6 +396,7 @@ int main(void)
 		cmocka_unit_test_setup(sigterm_leaves_nothing, reset),
 		cmocka_unit_test_setup(sigint_leaves_nothing, reset),
 		cmocka_unit_test_setup(sighup_leaves_nothing, reset),
+		cmocka_unit_test_setup(ignored_signal_stays_ignored, reset),
 		cmocka_unit_test_setup(sigkill_takes_the_tools_along, reset),
 		cmocka_unit_test_setup(grandchild_holding_stdout, reset),
 		cmocka_unit_test_setup(low_fd_limit_answers_every_pid, reset),
