@@ -412,6 +412,38 @@ static void lookalikes_pass_through(void **state)
 	assert_int_equal(count_lines(log_path), 4);
 }
 
+static bool file_mentions(const char *rel, const char *word)
+{
+	static char buf[1 << 16];
+	char path[1024];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", env_path("RTID_SOURCE_ROOT"), rel);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return strstr(buf, word) != NULL;
+}
+
+/* Every setting the shim reads is in the man page and in doc/shim.md. */
+static void settings_are_documented(void **state)
+{
+	static const char *const vars[] = {
+		"RTID_MODE", "RTID_BACKEND", "RTID_TIMEOUT", "RTID_REAL_TOOL", "RTID_ATTESTATION",
+		"RTID_DRIVER_VERSION", "RTID_PROC", "RTID_PATTERN", "RTID_UNATTESTED",
+		"RTID_LIBCUDA", "RTID_WORKER", "RTID_SHIM_LOG",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		if (!file_mentions("src/rtid.1", vars[i]) || !file_mentions("doc/shim.md", vars[i]))
+			fail_msg("%s is not documented in src/rtid.1 and doc/shim.md", vars[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +460,7 @@ int main(void)
 		cmocka_unit_test_setup(megabyte_of_stderr, reset),
 		cmocka_unit_test_setup(settings_reach_the_resolver, reset),
 		cmocka_unit_test_setup(lookalikes_pass_through, reset),
+		cmocka_unit_test_setup(settings_are_documented, reset),
 	};
 	return cmocka_run_group_tests(tests, setup, test_dir_teardown);
 }
