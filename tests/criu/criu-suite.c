@@ -64,10 +64,10 @@ static void check(bool ok, const char *fmt, ...)
 /* The bin folders: shim/cuda-checkpoint -> rtid, real/cuda-checkpoint -> mock. */
 static void set_up(const struct scenario *s)
 {
-	char link[700];
+	char link[700], *d = tmp_dir();
 
-	dir[0] = '\0';
-	snprintf(dir, sizeof(dir), "%s", tmp_dir());
+	snprintf(dir, sizeof(dir), "%s", d);
+	free(d);
 	snprintf(img, sizeof(img), "%s/img", dir);
 	snprintf(mocklog, sizeof(mocklog), "%s/mock.log", dir);
 	write_file(dir, "img/.keep", "");
