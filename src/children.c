@@ -74,8 +74,7 @@ static void reap(struct rtid__child *c)
 
 	killpg(c->pid, SIGKILL);
 	rtid__live_remove(c->pid);
-	while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
-		;
+	rtid__wait(c->pid, &c->status);
 	c->reaped = true;
 	close_fd(&c->pidfd);
 	if (grace < c->deadline)

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,34 +19,29 @@
 static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
 static struct sigaction saved[3];
 
-/* Read this process's children from /proc (the kernel's own list) into v.
- * Returns how many, 0 when there are none or the list cannot be read. */
+/* Read this process's children from /proc (the kernel's own list: "PID "
+ * for each) into v. Returns how many, 0 when there are none or the list
+ * cannot be read. Only pids followed by their space are taken, so that one
+ * cut off by a full buffer is never misread as another. */
 static size_t list_children(pid_t *v, size_t max)
 {
-	char path[64], buf[4096];
+	char path[64], buf[4096], *p, *sp;
 	size_t n = 0, len = 0;
 	ssize_t got;
-	long cur = -1;
-	int fd;
+	int fd, pid;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	while (len < sizeof(buf) && (got = read(fd, buf + len, sizeof(buf) - len)) > 0)
+	while (len < sizeof(buf) - 1 && (got = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
 		len += (size_t)got;
 	close(fd);
-	/* Kernel text: decimal pids separated by spaces; a cut-off last one is dropped. */
-	for (size_t i = 0; i < len && n < max; i++) {
-		if (buf[i] >= '0' && buf[i] <= '9') {
-			cur = (cur < 0 ? 0 : cur * 10) + (buf[i] - '0');
-			if (cur > 1 << 22)
-				return n;
-		} else {
-			if (cur > 0)
-				v[n++] = (pid_t)cur;
-			cur = -1;
-		}
+	buf[len] = '\0';
+	for (p = buf; n < max && (sp = strchr(p, ' ')); p = sp + 1) {
+		*sp = '\0';
+		if (rtid_parse_pid(p, &pid) == 0)
+			v[n++] = (pid_t)pid;
 	}
 	return n;
 }

@@ -74,6 +74,8 @@ int rtid__child_start(struct rtid__child *c, const char *path, char *const argv[
 int rtid__child_start_fd(struct rtid__child *c, const char *path, char *const argv[],
 			 double timeout_s, int extra_fd);
 bool rtid__child_done(const struct rtid__child *c);
+/* waitpid(pid, status, 0), again after EINTR. */
+void rtid__wait(pid_t pid, int *status);
 /* Take pid out of the registry of running children (it is being reaped). */
 void rtid__live_remove(pid_t pid);
 /* Fill up to 3 pollfds for c; returns how many. */

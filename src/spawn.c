@@ -35,6 +35,12 @@ double rtid__now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+void rtid__wait(pid_t pid, int *status)
+{
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+}
+
 static void live_add(pid_t pid)
 {
 	for (size_t i = 0; i < LIVE_MAX; i++) {
@@ -72,8 +78,7 @@ void rtid_kill_children(void)
 		pid_t p = __atomic_exchange_n(&live[i], 0, __ATOMIC_SEQ_CST);
 
 		if (p > 0)
-			while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
-				;
+			rtid__wait(p, NULL);
 	}
 	errno = saved;
 }
@@ -95,8 +100,8 @@ static void close_rest(int from, int keep)
 {
 	struct rlimit rl;
 
-	if (close_range((unsigned)from, (unsigned)keep - 1, 0) == 0 &&
-	    close_range((unsigned)keep + 1, ~0U, 0) == 0)
+	if (rtid__close_range((unsigned)from, (unsigned)keep - 1) == 0 &&
+	    rtid__close_range((unsigned)keep + 1, ~0U) == 0)
 		return;
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur > 65536)
 		rl.rlim_cur = 65536;
@@ -176,8 +181,7 @@ static int do_spawn(struct rtid__child *c, const char *path, char *const argv[],
 		;
 	close(ep[0]);
 	if (n == (ssize_t)sizeof(e)) {
-		while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR)
-			;
+		rtid__wait(c->pid, &st);
 		return -(e ? e : EIO);
 	}
 	live_add(c->pid);
@@ -225,7 +229,7 @@ int rtid__child_start_fd(struct rtid__child *c, const char *path, char *const ar
 		r = -errno;
 		killpg(c->pid, SIGKILL);
 		rtid__live_remove(c->pid);
-		waitpid(c->pid, NULL, 0);
+		rtid__wait(c->pid, NULL);
 		goto close_err;
 	}
 	close(po[1]);

@@ -99,6 +99,18 @@ static inline int rtid__pidfd_open(pid_t pid)
 	return pidfd_open(pid, 0);
 }
 
+/* close_range, failable so that the loop for kernels before 5.9 runs too. */
+static inline int rtid__close_range(unsigned first, unsigned last)
+{
+	int e = rtid__fail("rtid/close_range");
+
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return close_range(first, last, 0);
+}
+
 /* fork, failable on demand like the calls above. */
 static inline pid_t rtid__fork(void)
 {
