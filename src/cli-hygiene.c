@@ -18,6 +18,7 @@
 
 static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
 static struct sigaction saved[3];
+static char children_path[64]; /* set once, before any handler can run */
 
 /* Read this process's children from /proc (the kernel's own list: "PID "
  * for each) into v. Returns how many, 0 when there are none or the list
@@ -25,13 +26,12 @@ static struct sigaction saved[3];
  * cut off by a full buffer is never misread as another. */
 static size_t list_children(pid_t *v, size_t max)
 {
-	char path[64], buf[4096], *p, *sp;
+	char buf[4096], *p, *sp;
 	size_t n = 0, len = 0;
 	ssize_t got;
 	int fd, pid;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(children_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	while (len < sizeof(buf) - 1 && (got = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
@@ -82,6 +82,8 @@ void cli_hygiene_init(void)
 	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESETHAND | SA_NODEFER };
 
 	sigfillset(&sa.sa_mask);
+	snprintf(children_path, sizeof(children_path), "/proc/self/task/%d/children",
+		 (int)getpid());
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	for (size_t i = 0; i < 3; i++) {
 		sigaction(sigs[i], NULL, &saved[i]);
