@@ -7,6 +7,7 @@
  * a registry that rtid_kill_children() empties from a signal handler. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/pidfd.h>
@@ -163,19 +164,25 @@ static int do_spawn(struct rtid__child *c, const char *path, char *const argv[],
 {
 	pid_t parent = getpid();
 	int ep[2], e = 0, st;
+	sigset_t all, old;
 	ssize_t n;
 
 	if (rtid__pipe2(ep, O_CLOEXEC) < 0)
 		return -errno;
+	/* No handler of ours may run in the child before it has reset them all:
+	 * it would act on the parent's copy of the registry. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	c->pid = rtid__fork();
-	if (c->pid < 0) {
-		e = -errno;
-		close(ep[0]);
-		close(ep[1]);
-		return e;
-	}
+	e = errno;
 	if (c->pid == 0)
 		child_run(path, argv, parent, fds, ep);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (c->pid < 0) {
+		close(ep[0]);
+		close(ep[1]);
+		return -e;
+	}
 	close(ep[1]);
 	while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
 		;
