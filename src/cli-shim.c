@@ -101,10 +101,11 @@ static void configure(struct cli_opts *o)
 
 	o->cfg.tool = real && *real ? real : NULL;
 	/* Nothing may reach stderr on success: CRIU reads stdout and stderr from one
-	 * pipe. A bad attestation file therefore just means "not attested". */
+	 * pipe. A bad or untrusted attestation file therefore just means "not attested". */
 	if ((o->cfg.mode == RTID_MODE_SCAN || o->cfg.mode == RTID_MODE_CANARY) &&
-	    rtid_attest_load(o->attestation_path ? o->attestation_path : RTID_ATTESTATION_DEFAULT,
-			     &o->attestation, NULL, 0) == 0)
+	    rtid_attest_load_trusted(o->attestation_path ? o->attestation_path
+							 : RTID_ATTESTATION_DEFAULT,
+				     &o->attestation, NULL, NULL, 0) == 0)
 		o->cfg.attestation = o->attestation;
 }
 

@@ -13,10 +13,38 @@
 #include <cmocka.h>
 
 #include "helpers.h"
+#include "rtid.h"
 
 #define V "580.159.03"
 
+#define BOOT "0b6e8f4e-9d2c-4c1a-8f3e-2a1b3c4d5e6f"
+
 static char out_path[512], att[512], report[512], pids[512];
+
+/* /proc/PID/stat as the kernel writes it, with start time start (field 22). */
+static void write_stat(int pid, unsigned long long start)
+{
+	char rel[64], text[512];
+
+	snprintf(rel, sizeof(rel), "proc/%d/stat", pid);
+	snprintf(text, sizeof(text), "%d (python3) S 1 %d %d 0 -1 4194560 1000 0 0 0 5 3 0 0 20 0 "
+		 "4 0 %llu 123456789 2000 18446744073709551615 1 1 0 0 0 0 0 16781312 17638 0 0 0 "
+		 "17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n", pid, pid, pid, start);
+	write_file(test_dir, rel, text);
+}
+
+/* The attestation's entry for version (a copy; zeroed when there is none). */
+static struct rtid_attest_entry entry_of(const char *path, const char *version)
+{
+	struct rtid_attest_entry e = { 0 };
+	struct rtid_attestation *a = NULL;
+
+	assert_int_equal(rtid_attest_load(path, &a, NULL, 0), 0);
+	if (rtid_attest_find(a, version))
+		e = *rtid_attest_find(a, version);
+	rtid_attest_free(a);
+	return e;
+}
 
 static int setup(void **state)
 {
@@ -33,12 +61,14 @@ static int setup(void **state)
 		write_file(test_dir, rel, "python3\n");
 		snprintf(rel, sizeof(rel), "proc/%d/task/%d/comm", pid, pid + 2);
 		write_file(test_dir, rel, "cuda00001400006\n");
+		write_stat(pid, 5000 + (unsigned long long)i);
 		snprintf(env, sizeof(env), "FAKE_TID_%d", pid);
 		snprintf(rel, sizeof(rel), "%d", pid + 2);
 		setenv(env, rel, 1);
 		o += (size_t)snprintf(pids + o, sizeof(pids) - o, " %d", pid);
 	}
 	write_file(test_dir, "proc/5000/task/5000/comm", "bash\n"); /* not a candidate */
+	write_file(test_dir, "proc/sys/kernel/random/boot_id", BOOT "\n");
 	snprintf(out_path, sizeof(out_path), "%s/out", test_dir);
 	setenv("OUT_FILE", out_path, 1);
 	snprintf(att, sizeof(att), "%s/att.json", test_dir);
@@ -101,7 +131,35 @@ static void twelve_agree_then_scan_is_used(void **state)
 	assert_string_equal(scan_source(V), "scan");
 	assert_string_equal(scan_source("580.159.04"), "tool"); /* that version only */
 	assert_int_equal(rtid("attest show '%s'", att), 0);
-	assert_int_equal(system("grep -q '^580.159.03 .* 12 .*attested$' \"$OUT_FILE\""), 0);
+	assert_int_equal(system("grep -q '^580.159.03 .* 12 .* no  *yes$' \"$OUT_FILE\""), 0);
+	/* The same processes again, and each named ten times: still 12 processes. */
+	assert_int_equal(rtid("validate --driver-version " V " --report '%s' %s %s 1000 1000 1000 "
+			      "1000 1000 1000 1000 1000 1000", report, pids, pids), 0);
+	assert_int_equal(entry_of(att, V).agree, 12);
+	assert_int_equal(entry_of(att, V).reports, 2);
+}
+
+/* One process validated ten times is one agreement: nothing attested. */
+static void one_process_ten_times_is_one(void **state)
+{
+	char a1[600];
+
+	(void)state;
+	snprintf(a1, sizeof(a1), "%s/one.json", test_dir);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(rtid("validate --driver-version " V " --attestation '%s' --report "
+				      "'%s' 1000 1000", a1, report), 0);
+	assert_int_equal(entry_of(a1, V).agree, 1);
+	assert_int_equal(entry_of(a1, V).reports, 10);
+	assert_false(rtid("attest show '%s'", a1));
+	assert_int_equal(system("grep -q 'missing: 9 more agreements from distinct processes' "
+				"\"$OUT_FILE\""), 0);
+	/* A reused pid (another start time) is another process. */
+	write_stat(1000, 99999);
+	assert_int_equal(rtid("validate --driver-version " V " --attestation '%s' --report '%s' "
+			      "1000", a1, report), 0);
+	write_stat(1000, 5000);
+	assert_int_equal(entry_of(a1, V).agree, 2);
 }
 
 static void one_mismatch_fails_and_revokes(void **state)
@@ -118,10 +176,26 @@ static void one_mismatch_fails_and_revokes(void **state)
 	assert_int_equal(jint(r, "agree"), 11);
 	json_decref(r);
 	assert_string_equal(scan_source(V), "tool");
-	r = json_load_file(att, 0, NULL);
-	assert_true(json_is_true(json_object_get(json_object_get(json_object_get(r, "drivers"), V),
-						 "revoked")));
-	json_decref(r);
+	assert_true(entry_of(att, V).revoked);
+	assert_int_equal(entry_of(att, V).mismatch, 1);
+	/* No merge of agreements undoes it; a lift names version and reason. */
+	assert_int_equal(rtid("validate --driver-version " V " --report '%s' %s", report, pids), 0);
+	assert_true(entry_of(att, V).revoked);
+	assert_int_equal(rtid("attest show '%s'", att), 0);
+	assert_int_equal(system("grep -q 'revoked: mismatch on pid 1050' \"$OUT_FILE\""), 0);
+	assert_int_equal(rtid("attest lift '%s' " V " ''", att), 2); /* a reason is required */
+	assert_int_equal(rtid("attest lift '%s' 590.77 'no such'", att), 1);
+	assert_int_equal(rtid("attest lift '%s' " V " 'driver bug fixed in the fake'", att), 0);
+	assert_false(entry_of(att, V).revoked);
+	assert_string_equal(scan_source(V), "scan");
+	assert_int_equal(rtid("attest show '%s'", att), 0);
+	assert_int_equal(system("grep -q 'lifted .*: driver bug fixed in the fake' \"$OUT_FILE\""),
+			 0);
+	/* A new mismatch revokes again. */
+	setenv("FAKE_TID_1050", "1051", 1);
+	assert_int_equal(rtid("validate --driver-version " V " --report '%s' 1050", report), 1);
+	setenv("FAKE_TID_1050", "1052", 1);
+	assert_true(entry_of(att, V).revoked);
 }
 
 static void all_finds_candidates(void **state)
@@ -150,15 +224,25 @@ static void merge_reports_revocation_wins(void **state)
 				  " \"mismatch\": 0, \"errors\": 0}");
 	write_file(test_dir, "b.json", "{\"format\": 1, \"drivers\": {\"590.1\": {\"agree\": 5},"
 				  " \"570.2\": {\"agree\": 20, \"revoked\": true}}}");
-	assert_int_equal(rtid("attest merge '%s' '%s' '%s'", m, a, b), 0);
-	r = json_load_file(m, 0, NULL);
-	assert_int_equal(jint(json_object_get(json_object_get(r, "drivers"), "590.1"), "agree"), 13);
-	assert_true(json_is_true(json_object_get(
-		json_object_get(json_object_get(r, "drivers"), "570.2"), "revoked")));
-	json_decref(r);
+	/* OUT missing is empty; merging again (OUT among the inputs too) adds nothing. */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rtid("attest merge '%s' '%s' '%s' '%s'", m, m, a, b), 0);
+	/* Legacy records (no process identities) combine by maximum, never by adding. */
+	assert_int_equal(entry_of(m, "590.1").agree, 8);
+	assert_true(entry_of(m, "590.1").legacy);
+	assert_true(entry_of(m, "570.2").revoked);
+	/* A bad report is skipped, named, and the others still count. */
 	write_file(test_dir, "bad.json", "{\"driver_version\": \"590.1\"}");
 	snprintf(b, sizeof(b), "%s/bad.json", test_dir);
-	assert_int_equal(rtid("attest merge '%s' '%s'", m, b), 2);
+	assert_int_equal(rtid("validate --driver-version 591.1 --report '%s' --no-attest 1050",
+			      report), 0);
+	assert_int_equal(rtid("attest merge '%s' '%s' '%s' /nonexistent.json", m, b, report), 1);
+	assert_int_equal(system("grep -q 'skipping .*bad.json' \"$OUT_FILE\""), 0);
+	assert_int_equal(system("grep -q 'skipping /nonexistent.json' \"$OUT_FILE\""), 0);
+	assert_int_equal(entry_of(m, "591.1").agree, 1);
+	r = json_load_file(m, 0, NULL);
+	assert_int_equal(jint(r, "format"), 2);
+	json_decref(r);
 }
 
 static void every_verdict_in_the_report(void **state)
@@ -253,8 +337,13 @@ static void attest_usage(void **state)
 	assert_int_equal(rtid("attest frob"), 2);
 	assert_int_equal(rtid("attest merge only-out.json"), 2);
 	assert_int_equal(rtid("attest --help"), 0);
-	assert_int_equal(rtid("attest merge '%s/m2.json' /nonexistent.json", test_dir), 2);
+	assert_int_equal(rtid("attest merge '%s/m2.json' /nonexistent.json", test_dir), 1);
 	assert_int_equal(rtid("attest merge /nonexistent/test_dir/m.json '%s'", att), 1);
+	assert_int_equal(system("grep -q 'cannot update /nonexistent/test_dir/m.json' "
+				"\"$OUT_FILE\""), 0);
+	/* A file named explicitly that does not exist is an error, not an empty table. */
+	assert_int_equal(rtid("attest show /nonexistent/typo.json"), 2);
+	assert_int_equal(system("grep -q 'typo.json: No such file' \"$OUT_FILE\""), 0);
 	/* show with RTID_ATTESTATION as the default file */
 	assert_int_equal(rtid("attest show"), 0);
 	assert_int_equal(system("grep -q '" V "' \"$OUT_FILE\""), 0);
@@ -266,6 +355,7 @@ int main(void)
 
 		cmocka_unit_test(twelve_agree_then_scan_is_used),
 		cmocka_unit_test(one_mismatch_fails_and_revokes),
+		cmocka_unit_test(one_process_ten_times_is_one),
 		cmocka_unit_test(progress_on_a_terminal),
 		cmocka_unit_test(every_verdict_in_the_report),
 		cmocka_unit_test(all_finds_candidates),
