@@ -312,6 +312,43 @@ static int open_regular(const char *path)
 	return fd;
 }
 
+/* The whole file, then the parser: jansson reads an fd one byte per call. */
+static json_t *load_fd(int fd, json_error_t *je)
+{
+	size_t len = 0, cap = 65536;
+	char *buf = malloc(cap);
+	json_t *root = NULL;
+	int e = ENOMEM;
+
+	while (buf) {
+		ssize_t n = read(fd, buf + len, cap - len);
+		char *p;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			e = n < 0 ? errno : 0;
+			break;
+		}
+		len += (size_t)n;
+		if (len == cap) {
+			if (!(p = realloc(buf, cap * 2)))
+				break;
+			buf = p;
+			cap *= 2;
+		}
+	}
+	if (buf && e == 0)
+		root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, je);
+	else
+		snprintf(je->text, sizeof(je->text), "%s", strerror(e));
+	if (!root && e) {
+		je->line = je->column = -1;
+	}
+	free(buf);
+	return root;
+}
+
 int rtid__att_load(const char *path, bool evidence, struct rtid_attestation **out, char *err,
 		   size_t errlen)
 {
@@ -335,7 +372,7 @@ int rtid__att_load(const char *path, bool evidence, struct rtid_attestation **ou
 		snprintf(err, errlen, "%s: %s", path, strerror(-r));
 		return r;
 	}
-	root = json_loadfd(r, JSON_REJECT_DUPLICATES, &je);
+	root = load_fd(r, &je);
 	close(r);
 	if (!root) {
 		rtid_attest_free(a);
