@@ -1,6 +1,9 @@
 /* rtid validate and rtid attest: reports, attestation updates, revocation,
  * and the effect on scan mode. */
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -349,6 +352,215 @@ static void attest_usage(void **state)
 	assert_int_equal(system("grep -q '" V "' \"$OUT_FILE\""), 0);
 }
 
+/* Start argv (rtid's arguments) once go[0] reads EOF, with FAKE_TID_1050
+ * set to tid when not NULL; output to /dev/null. */
+static pid_t start_rtid(const int go[2], const char *tid, char **args)
+{
+	pid_t pid = fork();
+	char c, *argv[32] = { (char *)env_path("RTID_BIN") };
+
+	assert_true(pid >= 0);
+	if (pid > 0)
+		return pid;
+	for (int i = 0; args[i] && i < 30; i++)
+		argv[i + 1] = args[i];
+	if (tid)
+		setenv("FAKE_TID_1050", tid, 1);
+	close(go[1]);
+	if (read(go[0], &c, 1) != 0) /* all start together */
+		_exit(99);
+	int null = open("/dev/null", O_WRONLY);
+	dup2(null, 1);
+	dup2(null, 2);
+	execv(argv[0], argv);
+	_exit(98);
+}
+
+static int wait_status(pid_t pid)
+{
+	int st;
+
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Concurrent validate (one mismatch), validate (agreements) and merge on one
+ * file: every round ends revoked, with every distinct agreeing process. */
+static void concurrent_updates_lose_nothing(void **state)
+{
+	enum { ROUNDS = 40 };
+	char pre[600], ra[600], rb[600], a[600];
+	char *others[] = { "1000", "1010", "1020", "1030", "1040", "1060", "1070", "1080", "1090",
+			   "1100", "1110" };
+	int revoked = 0, full = 0;
+
+	(void)state;
+	snprintf(pre, sizeof(pre), "%s/pre.json", test_dir);
+	snprintf(ra, sizeof(ra), "%s/ra.json", test_dir);
+	snprintf(rb, sizeof(rb), "%s/rb.json", test_dir);
+	/* Evidence from before: 1050 agreed then (and 1000, also in B's run). */
+	assert_int_equal(rtid("validate --driver-version " V " --no-attest --report '%s' 1050 1000",
+			      pre), 0);
+	for (int round = 0; round < ROUNDS; round++) {
+		char *va[] = { "validate", "--driver-version", V, "--attestation", a, "--report", ra,
+			       "1050", NULL };
+		char *vb[24] = { "validate", "--driver-version", V, "--attestation", a, "--report",
+				 rb };
+		char *m[] = { "attest", "merge", a, pre, NULL };
+		struct rtid_attest_entry e;
+		int go[2];
+		pid_t p[3];
+
+		for (int i = 0; i < 11; i++)
+			vb[7 + i] = others[i];
+		snprintf(a, sizeof(a), "%s/stress-%d.json", test_dir, round);
+		assert_int_equal(pipe(go), 0);
+		p[0] = start_rtid(go, "1051", va);
+		p[1] = start_rtid(go, NULL, vb);
+		p[2] = start_rtid(go, NULL, m);
+		close(go[0]);
+		close(go[1]);
+		assert_int_equal(wait_status(p[0]), 1); /* the mismatch */
+		assert_int_equal(wait_status(p[1]), 0);
+		assert_int_equal(wait_status(p[2]), 0);
+		e = entry_of(a, V);
+		revoked += e.revoked;
+		full += e.agree == 12 && e.reports == 3;
+		if (!e.revoked || e.agree != 12 || e.mismatch != 1 || e.reports != 3)
+			fprintf(stderr, "round %d: revoked %d agree %lu mismatch %lu reports %lu\n",
+				round, e.revoked, e.agree, e.mismatch, e.reports);
+	}
+	printf("%d rounds of validate+validate+merge: revocation kept in %d, all 12 distinct "
+	       "agreements and 3 reports in %d\n", ROUNDS, revoked, full);
+	assert_int_equal(revoked, ROUNDS);
+	assert_int_equal(full, ROUNDS);
+}
+
+static char *slurp_out(void)
+{
+	static char buf[4096];
+	FILE *f = fopen(out_path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* A report that cannot be written loses no verdict, and leaves no file. */
+static void unwritable_report_keeps_the_verdicts(void **state)
+{
+	char a[600];
+
+	(void)state;
+	snprintf(a, sizeof(a), "%s/unwritable.json", test_dir);
+	setenv("FAKE_TID_1050", "1051", 1);
+	assert_int_equal(rtid("validate --driver-version " V " --attestation '%s' --report "
+			      "/nonexistent/r.json 1050 1000", a), 1);
+	setenv("FAKE_TID_1050", "1052", 1);
+	assert_non_null(strstr(slurp_out(), "cannot write the report /nonexistent/r.json: No such "
+				"file or directory (the verdicts are recorded in the attestation)"));
+	assert_true(entry_of(a, V).revoked);
+	assert_int_equal(entry_of(a, V).agree, 1);
+	assert_int_equal(access("/nonexistent/r.json", F_OK), -1);
+}
+
+/* A full disk under the report, then under the attestation (in a private
+ * mount namespace, so that nothing stays mounted). */
+static void full_disk_keeps_the_verdicts(void **state)
+{
+	char dir[600], a[600], cmd[4096];
+	pid_t pid;
+	int st;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/full", test_dir);
+	snprintf(a, sizeof(a), "%s/full-att.json", test_dir);
+	mkdir(dir, 0755);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("tmpfs", dir, "tmpfs", 0, "size=16k,mode=0755") < 0)
+			_exit(77);
+		snprintf(cmd, sizeof(cmd), "dd if=/dev/zero of='%s/fill' bs=4k 2>/dev/null", dir);
+		if (system(cmd) == -1)
+			_exit(2);
+		setenv("FAKE_TID_1050", "1051", 1);
+		if (rtid("validate --driver-version " V " --attestation '%s' --report '%s/r.json' %s",
+			 a, dir, pids) != 1 ||
+		    !strstr(slurp_out(), "cannot write the report") ||
+		    !strstr(slurp_out(), "No space left on device"))
+			_exit(3);
+		if (!entry_of(a, V).revoked || entry_of(a, V).agree != 11)
+			_exit(4);
+		snprintf(cmd, sizeof(cmd), "%s/r.json", dir);
+		if (access(cmd, F_OK) == 0) /* no empty report */
+			_exit(5);
+		/* The attestation on the full disk: the report keeps the verdicts. */
+		snprintf(cmd, sizeof(cmd), "%s/att.json", dir);
+		if (rtid("validate --driver-version " V " --attestation '%s' --report '%s' 1050",
+			 cmd, report) != 1 || !strstr(slurp_out(), "cannot record the verdicts") ||
+		    !strstr(slurp_out(), "No space left on device"))
+			_exit(6);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (WEXITSTATUS(st) == 77)
+		skip(); /* no mount namespace here (not root) */
+	assert_int_equal(WEXITSTATUS(st), 0);
+	{
+		json_t *r = json_load_file(report, 0, NULL);
+
+		assert_int_equal(jint(r, "mismatch"), 1);
+		json_decref(r);
+	}
+}
+
+/* An attestation others could have written: not trusted, with the reason;
+ * the shim says nothing and simply does not scan. */
+static void unsafe_attestation_is_not_trusted(void **state)
+{
+	char a[600], shim[600], log[600], cmd[4096];
+
+	(void)state;
+	write_file(test_dir, "unsafe/att.json", "{\"format\": 1, \"drivers\": {\"" V "\": "
+						"{\"agree\": 12}}}");
+	snprintf(a, sizeof(a), "%s/unsafe/att.json", test_dir);
+	chmod(a, 0664);
+	assert_int_equal(rtid("resolve --json --mode scan --driver-version " V " --attestation "
+			      "'%s' 1000", a), 0);
+	assert_non_null(strstr(slurp_out(), "not trusted, the scan is unattested"));
+	assert_non_null(strstr(slurp_out(), "att.json is writable by group or others"));
+	assert_non_null(strstr(slurp_out(), "\"source\":\"tool\""));
+	assert_int_equal(rtid("attest show '%s'", a), 0);
+	assert_non_null(strstr(slurp_out(), "not trusted"));
+	/* The shim: one line, the tid, and the tool was asked. */
+	snprintf(shim, sizeof(shim), "%s/shim/cuda-checkpoint", test_dir);
+	snprintf(log, sizeof(log), "%s/shim.log", test_dir);
+	write_file(test_dir, "shim/.keep", "");
+	assert_int_equal(symlink(env_path("RTID_BIN"), shim), 0);
+	snprintf(cmd, sizeof(cmd), "RTID_MODE=scan RTID_ATTESTATION='%s' RTID_DRIVER_VERSION=" V
+		 " RTID_REAL_TOOL='%s' FAKE_LOG='%s' '%s' --get-restore-tid --pid 1000 >'%s' 2>&1",
+		 a, env_path("FAKE_TOOL"), log, shim, out_path);
+	assert_int_equal(system(cmd), 0);
+	assert_string_equal(slurp_out(), "1002\n");
+	assert_int_equal(count_lines(log), 1);
+	chmod(a, 0644); /* now safe: the scan answers, the tool is not asked */
+	assert_int_equal(system(cmd), 0);
+	assert_string_equal(slurp_out(), "1002\n");
+	assert_int_equal(count_lines(log), 1);
+	/* merge refuses an unsafe report unless told. */
+	chmod(a, 0666);
+	snprintf(cmd, sizeof(cmd), "%s/merged.json", test_dir);
+	assert_int_equal(rtid("attest merge '%s' '%s'", cmd, a), 1);
+	assert_non_null(strstr(slurp_out(), "not trusted"));
+	assert_int_equal(entry_of(cmd, V).agree, 0);
+	assert_int_equal(rtid("attest merge --allow-unsafe '%s' '%s'", cmd, a), 0);
+	assert_int_equal(entry_of(cmd, V).agree, 12);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -360,6 +572,10 @@ int main(void)
 		cmocka_unit_test(every_verdict_in_the_report),
 		cmocka_unit_test(all_finds_candidates),
 		cmocka_unit_test(merge_reports_revocation_wins),
+		cmocka_unit_test(concurrent_updates_lose_nothing),
+		cmocka_unit_test(unwritable_report_keeps_the_verdicts),
+		cmocka_unit_test(full_disk_keeps_the_verdicts),
+		cmocka_unit_test(unsafe_attestation_is_not_trusted),
 		/* after the others: they need the attestation written above */
 		cmocka_unit_test(usage_and_errors),
 		cmocka_unit_test(attest_usage),
