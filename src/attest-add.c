@@ -61,8 +61,11 @@ int rtid_attest_add_report(struct rtid_attestation *a, const struct rtid_attest_
 			free(d.p);
 			return -EINVAL;
 		}
-		d.p[d.n] = (struct att_proc){ .pid = p[i].pid, .start_known = p[i].start_known,
-					      .start = p[i].start_known ? p[i].start : 0,
+		/* A start time JSON cannot hold is as good as unknown. */
+		bool known = p[i].start_known && p[i].start <= (unsigned long long)INT64_MAX;
+
+		d.p[d.n] = (struct att_proc){ .pid = p[i].pid, .start_known = known,
+					      .start = known ? p[i].start : 0,
 					      .verdict = p[i].verdict };
 		strcpy(d.p[d.n++].boot, p[i].boot_id);
 	}
