@@ -82,13 +82,16 @@ int rtid_report_id(const char *machine_id, const char *boot_id, char *out, size_
 	return n < 0 || (size_t)n >= outlen || !rtid__att_id_valid(out) ? -EINVAL : 0;
 }
 
-/* A decimal without sign that fits unsigned long long; moves *p past it. */
+/* A decimal without sign or leading zero that fits unsigned long long;
+ * moves *p past it. */
 static int decimal(const char **p, const char *end, unsigned long long *out)
 {
 	unsigned long long v = 0;
 	const char *s = *p;
 
-	if (s == end || *s < '0' || *s > '9')
+	/* The kernel writes no leading zeros: "07" is not its shape. */
+	if (s == end || *s < '0' || *s > '9' || (*s == '0' && s + 1 < end && s[1] >= '0' &&
+						 s[1] <= '9'))
 		return -EINVAL;
 	for (; s < end && *s >= '0' && *s <= '9'; s++) {
 		if (v > (~0ULL - (unsigned)(*s - '0')) / 10)
