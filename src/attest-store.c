@@ -213,6 +213,18 @@ static int save_at(const struct rtid_attestation *a, int dirfd, const char *base
 	return r;
 }
 
+/* A file others could have written is not made ours (and so trusted) by
+ * saving it again: its content would pass for evidence. */
+static int not_laundered(const char *path, char *err, size_t errlen)
+{
+	char why[512];
+	int r = rtid_attest_path_safe(path, why, sizeof(why));
+
+	if (r == -EPERM)
+		snprintf(err, errlen, "not trusted, not updated: %.400s", why);
+	return r == -EPERM ? r : 0;
+}
+
 int rtid_attest_update(const char *path, int (*fn)(struct rtid_attestation *a, void *arg),
 		       void *arg, char *err, size_t errlen)
 {
@@ -235,7 +247,8 @@ int rtid_attest_update(const char *path, int (*fn)(struct rtid_attestation *a, v
 	if ((lockfd = r = lock(dirfd, &t, err, errlen)) < 0)
 		goto out_dir;
 	clean_stale(dirfd, t.base);
-	if ((r = rtid_attest_load(t.full, &a, err, errlen)) < 0)
+	if ((r = not_laundered(t.full, err, errlen)) < 0 ||
+	    (r = rtid_attest_load(t.full, &a, err, errlen)) < 0)
 		goto out_lock;
 	if ((r = fn(a, arg)) < 0)
 		goto out_free;

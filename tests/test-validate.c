@@ -551,6 +551,14 @@ static void unsafe_attestation_is_not_trusted(void **state)
 	assert_int_equal(system(cmd), 0);
 	assert_string_equal(slurp_out(), "1002\n");
 	assert_int_equal(count_lines(log), 1);
+	/* validate does not make an unsafe file its own: refused, the report kept. */
+	chmod(a, 0664);
+	unlink(report);
+	assert_int_equal(rtid("validate --driver-version " V " --attestation '%s' --report '%s' 1000",
+			      a, report), 1);
+	assert_non_null(strstr(slurp_out(), "not trusted, not updated"));
+	assert_int_equal(access(report, F_OK), 0);
+	assert_int_equal(entry_of(a, V).reports, 0);
 	/* merge refuses an unsafe report unless told. */
 	chmod(a, 0666);
 	snprintf(cmd, sizeof(cmd), "%s/merged.json", test_dir);
