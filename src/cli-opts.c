@@ -9,8 +9,9 @@
 const char cli_common_help[] =
 	"  --mode MODE           driver (default), scan, crosscheck or canary   [RTID_MODE]\n"
 	"  --backend B           tool (default: spawn cuda-checkpoint) or api (one worker\n"
-	"                        process that loads libcuda once for the batch; its\n"
-	"                        program is rtid-cuda-worker in libexecdir)  [RTID_WORKER]\n"
+	"                        process, rtid-cuda-worker, loads libcuda once for the\n"
+	"                        batch; found beside rtid, in ../libexec, or at\n"
+	"                        RTID_WORKER)\n"
 	"  --tool PATH           cuda-checkpoint to run (default: from PATH)\n"
 	"                                                             [RTID_CUDA_CHECKPOINT]\n"
 	"  --libcuda PATH        driver library for --backend api (default libcuda.so.1)\n"
