@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "attest-int.h"
+#include "attest-sys.h"
 
 /* Read a small file whole into buf (NUL-terminated). Returns the length. */
 static ssize_t slurp(const char *path, char *buf, size_t len)
@@ -72,7 +73,7 @@ int rtid_report_id(const char *machine_id, const char *boot_id, char *out, size_
 	int n;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+	if (rtid__att_getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
 		return -errno;
 	/* Machine and boot name where it was made; time and chance tell apart
 	 * two reports made there. */

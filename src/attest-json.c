@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "attest-int.h"
+#include "attest-sys.h"
 
 #define FAIL(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
 
@@ -299,13 +300,15 @@ json_t *rtid__att_to_json(const struct rtid_attestation *a)
 static int open_regular(const char *path)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e = 0;
 
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int e = fstat(fd, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-
+	if (rtid__att_fstat(fd, &st) < 0)
+		e = -errno;
+	else if (!S_ISREG(st.st_mode))
+		e = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	if (e) {
 		close(fd);
 		return e;
 	}

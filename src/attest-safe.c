@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "attest-int.h"
+#include "attest-sys.h"
 
 static bool owner_ok(const struct stat *st)
 {
@@ -34,7 +35,7 @@ static int dirs_safe(char *real, char *why, size_t len)
 
 	while ((slash = strrchr(real, '/'))) {
 		slash[slash == real] = '\0'; /* "/a/b" -> "/a", "/a" -> "/" */
-		if (stat(real, &st) < 0) {
+		if (rtid__att_stat(real, &st) < 0) {
 			int e = errno;
 
 			snprintf(why, len, "directory %s: %s", real, strerror(e));
@@ -61,7 +62,7 @@ int rtid_attest_path_safe(const char *path, char *why, size_t whylen)
 		why = dummy;
 		whylen = sizeof(dummy);
 	}
-	if (!path || lstat(path, &st) < 0) {
+	if (!path || rtid__att_lstat(path, &st) < 0) {
 		int e = path ? errno : EINVAL;
 
 		snprintf(why, whylen, "%s: %s", path ? path : "(null)", strerror(e));
@@ -69,7 +70,7 @@ int rtid_attest_path_safe(const char *path, char *why, size_t whylen)
 	}
 	if (S_ISLNK(st.st_mode) && !owner_ok(&st))
 		return unsafe(why, whylen, "symlink", path, &st, "is owned by another user");
-	if (!realpath(path, real) || stat(real, &st) < 0) {
+	if (!rtid__att_realpath(path, real) || rtid__att_stat(real, &st) < 0) {
 		int e = errno;
 
 		snprintf(why, whylen, "%s: %s", path, strerror(e));

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "attest-int.h"
+#include "attest-sys.h"
 
 #define TMP_TRIES 100
 
@@ -26,7 +27,7 @@ static uint64_t getrandom64(void *arg)
 	uint64_t v = 0;
 
 	(void)arg;
-	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+	if (rtid__att_getrandom(&v, sizeof(v), 0) != sizeof(v))
 		v ^= (uint64_t)getpid() << 32 ^ (uint64_t)clock();
 	return v;
 }
@@ -47,7 +48,7 @@ int rtid__tmp_create(int dirfd, const char *prefix, uint64_t (*rnd)(void *), voi
 		if ((size_t)snprintf(name, namelen, "%s%s", prefix, suffix) >= namelen)
 			return -ENAMETOOLONG;
 		/* O_EXCL fails on any existing name, a symlink included. */
-		fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		fd = rtid__att_openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0)
 			return fd;
 		if (errno != EEXIST)
@@ -81,11 +82,11 @@ int rtid__replace_at(int dirfd, const char *base, const void *buf, size_t len)
 	fd = rtid__tmp_create(dirfd, prefix, NULL, NULL, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;
-	if (fchmod(fd, 0644) < 0 || (r = write_all(fd, buf, len)) < 0 || fsync(fd) < 0)
+	if (rtid__att_fchmod(fd, 0644) < 0 || (r = write_all(fd, buf, len)) < 0 || fsync(fd) < 0)
 		r = r ? r : -errno;
 	if (close(fd) < 0 && r == 0)
 		r = -errno; /* where a delayed write error shows (NFS) */
-	if (r == 0 && renameat(dirfd, tmp, dirfd, base) < 0)
+	if (r == 0 && rtid__att_renameat(dirfd, tmp, dirfd, base) < 0)
 		r = -errno;
 	if (r < 0) {
 		unlinkat(dirfd, tmp, 0);
@@ -108,14 +109,16 @@ static int target_of(const char *path, struct target *t, char *err, size_t errle
 	struct stat st;
 	const char *p = path;
 
-	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-		if (!realpath(path, real)) {
+	int st_ok = rtid__att_lstat(path, &st) == 0;
+
+	if (st_ok && S_ISLNK(st.st_mode)) {
+		if (!rtid__att_realpath(path, real)) {
 			snprintf(err, errlen, "%s: a symlink to a missing file or directory "
 				 "(not followed)", path);
 			return -ENOENT;
 		}
 		p = real;
-	} else if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+	} else if (st_ok && !S_ISREG(st.st_mode)) {
 		snprintf(err, errlen, "%s: not a regular file", path);
 		return -EINVAL;
 	}
@@ -150,21 +153,21 @@ static int lock(int dirfd, const struct target *t, char *err, size_t errlen)
 	int fd, e;
 
 	snprintf(name, sizeof(name), "%s.lock", t->base);
-	fd = openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = rtid__att_openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		e = errno;
 		snprintf(err, errlen, "%s/%s: %s", t->dir, name,
 			 e == ELOOP ? "the lock file is a symlink (not followed)" : strerror(e));
 		return -e;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (rtid__att_fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		snprintf(err, errlen, "%s/%s: the lock file is not a regular file", t->dir, name);
 		return -EINVAL;
 	}
 	if (st.st_uid == geteuid() && (st.st_mode & 07777) != 0644)
-		fchmod(fd, 0644); /* umask is no reason to change who may lock */
-	while (flock(fd, LOCK_EX) < 0) {
+		rtid__att_fchmod(fd, 0644); /* umask is no reason to change who may lock */
+	while (rtid__att_flock(fd, LOCK_EX) < 0) {
 		if (errno != EINTR) {
 			e = errno;
 			close(fd);
@@ -180,7 +183,7 @@ static int lock(int dirfd, const struct target *t, char *err, size_t errlen)
 static void clean_stale(int dirfd, const char *base)
 {
 	char prefix[NAME_MAX + 8];
-	int fd = dup(dirfd);
+	int fd = rtid__dup(dirfd);
 	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	struct dirent *de;
 	size_t n = (size_t)snprintf(prefix, sizeof(prefix), ".%s.tmp-", base);
