@@ -392,6 +392,241 @@ static void identities(void **state)
 	assert_int_equal(rtid_report_id(NULL, NULL, id, 20), -EINVAL);
 }
 
+
+/* Every field of a report, a process, a lift and a legacy record is checked:
+ * one wrong field in a good document makes the whole file an error. */
+#define REP(x) "{\"format\": 2, \"reports\": [{\"id\": \"r\", \"driver_version\": \"580.1\", " \
+	"\"host\": \"h\", \"machine_id\": \"m\", \"boot_id\": \"b\", \"time\": \"t\", " x "}]}"
+#define PID(x) REP("\"pids\": [{" x "}]")
+#define LIFT(x) "{\"format\": 2, \"reports\": [], \"lifts\": [{" x "}]}"
+#define OKL "\"id\": \"l\", \"driver_version\": \"580.1\", \"reason\": \"r\", \"time\": \"t\""
+
+static void every_field_checked(void **state)
+{
+	static const char *bad[] = {
+		"{\"format\": 2, \"reports\": [3]}",
+		"{\"format\": 2, \"reports\": [{\"driver_version\": \"580.1\", \"pids\": []}]}",
+		"{\"format\": 2, \"reports\": [{\"id\": 3, \"driver_version\": \"580.1\", \"pids\": []}]}",
+		"{\"format\": 2, \"reports\": [{\"id\": \"r\", \"pids\": []}]}",
+		"{\"format\": 2, \"reports\": [{\"id\": \"r\", \"driver_version\": \"5.1.2.3.4\", \"pids\": []}]}",
+		REP("\"pids\": [], \"host\": 3"), REP("\"pids\": [], \"machine_id\": []"),
+		REP("\"pids\": [], \"boot_id\": 1"), REP("\"pids\": [], \"time\": null"),
+		REP("\"pids\": {}"),
+		"{\"format\": 2, \"reports\": [{\"id\": \"" "0123456789012345678901234567890123456789"
+		"01234567890123456789012345678901234567890123456789012345678901234567890123456789"
+		"0123456789\", \"driver_version\": \"580.1\", \"pids\": []}]}",
+		PID("\"pid\": 3"), PID("\"verdict\": \"agree\", \"boot_id\": \"b\""),
+		PID("\"pid\": \"3\", \"verdict\": \"agree\""),
+		PID("\"pid\": 2147483648, \"verdict\": \"agree\""),
+		PID("\"pid\": 3, \"verdict\": 1"),
+		PID("\"pid\": 3, \"verdict\": \"agree\", \"start\": \"9\""),
+		PID("\"pid\": 3, \"verdict\": \"agree\", \"boot_id\": 7"),
+		PID("\"pid\": 3, \"verdict\": \"agree\", \"boot_id\": \"a b\""),
+		REP("\"pids\": [3]"),
+		LIFT("\"driver_version\": \"580.1\", \"reason\": \"r\", \"reports\": []"),
+		LIFT("\"id\": \"l\", \"reason\": \"r\", \"reports\": []"),
+		LIFT("\"id\": \"l\", \"driver_version\": \"580\", \"reason\": \"r\", \"reports\": []"),
+		LIFT("\"id\": \"l\", \"driver_version\": \"580.1\", \"reports\": []"),
+		LIFT(OKL ", \"reports\": {}"), LIFT(OKL), LIFT(OKL ", \"reports\": [], \"legacy_mismatch\": -1"),
+		LIFT(OKL ", \"reports\": [], \"legacy_mismatch\": \"1\""),
+		LIFT(OKL ", \"reports\": [\"a b\"]"), LIFT("\"id\": \"l l\", \"driver_version\": \"580.1\", "
+		"\"reason\": \"r\", \"reports\": []"),
+		LIFT("\"id\": \"l\", \"driver_version\": \"580.1\", \"reason\": \"r\", \"time\": 1, "
+		     "\"reports\": []"),
+		"{\"format\": 2, \"reports\": [], \"lifts\": {}}",
+		"{\"format\": 2, \"reports\": [], \"lifts\": [3]}",
+		"{\"format\": 2, \"reports\": [], \"legacy\": []}",
+		"{\"format\": 2, \"reports\": [], \"legacy\": {\"580.1\": 3}}",
+		"{\"format\": 2, \"reports\": [], \"legacy\": {\"580.1\": {\"agree_none\": -2}}}",
+		"{\"format\": 2, \"reports\": [], \"legacy\": {\"580.1\": {\"mismatch\": 1.5}}}",
+		"{\"format\": 1, \"drivers\": 3}", "{\"format\": \"1\", \"drivers\": {}}", "3",
+		"{\"format\": 2, \"kind\": \"report\", \"id\": \"r\", \"driver_version\": \"580.1\", "
+		"\"pids\": []}", /* a report is not an attestation */
+	};
+	static const char *good[] = {
+		PID("\"pid\": 3, \"verdict\": \"agree\", \"start\": null"),
+		PID("\"pid\": 3, \"verdict\": \"error\""), PID("\"pid\": 3, \"verdict\": \"undecided\""),
+		LIFT(OKL ", \"reports\": [\"r\"], \"legacy_mismatch\": 2"),
+		"{\"format\": 2, \"reports\": [], \"legacy\": {\"580.1\": {\"revoked\": true}}}",
+	};
+	char path[600];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/f.json", test_dir);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct rtid_attestation *a = (void *)0x1;
+		char err[512] = "";
+
+		write_file(test_dir, "f.json", bad[i]);
+		if (rtid_attest_load(path, &a, err, sizeof(err)) != -EINVAL) {
+			fprintf(stderr, "accepted: %s\n", bad[i]);
+			fail();
+		}
+		assert_ptr_equal(a, (void *)0x1);
+		assert_non_null(strstr(err, "f.json"));
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct rtid_attestation *a = NULL;
+
+		write_file(test_dir, "f.json", good[i]);
+		assert_int_equal(rtid_attest_load(path, &a, NULL, 0), 0);
+		rtid_attest_free(a);
+	}
+}
+
+/* What merge takes besides attestations: reports of both formats. */
+static void evidence_files(void **state)
+{
+	static const struct { const char *text; int r; unsigned long agree; bool revoked; } t[] = {
+		{ "{\"driver_version\": \"580.1\", \"agree\": 4, \"agree_none\": 0, \"mismatch\": 0}", 0,
+		  4, false },
+		{ "{\"driver_version\": \"580.1\", \"agree\": 4, \"agree_none\": 0, \"mismatch\": 1}", 0,
+		  4, true },
+		{ "{\"driver_version\": \"580.1\", \"agree\": 4}", -EINVAL, 0, false },
+		{ "{\"driver_version\": \"580.1\", \"agree\": 4, \"agree_none\": \"0\", \"mismatch\": 0}",
+		  -EINVAL, 0, false },
+		{ "{\"driver_version\": null, \"agree\": 4, \"agree_none\": 0, \"mismatch\": 0}", -EINVAL,
+		  0, false },
+		{ "{\"driver_version\": \"580\", \"agree\": 4, \"agree_none\": 0, \"mismatch\": 0}",
+		  -EINVAL, 0, false },
+		{ "{\"format\": 2, \"kind\": \"report\", \"id\": \"r\", \"driver_version\": \"580.1\", "
+		  "\"boot_id\": \"b\", \"pids\": [{\"pid\": 3, \"start\": 1, \"verdict\": \"agree\"}, "
+		  "{\"pid\": 4, \"start\": 1, \"verdict\": \"mismatch\", \"boot_id\": \"c\"}]}", 0, 1,
+		  true },
+		{ "{\"format\": 2, \"kind\": \"report\", \"id\": \"r\", \"pids\": []}", -EINVAL, 0, false },
+		{ "{\"format\": 2, \"kind\": \"other\", \"reports\": []}", -EINVAL, 0, false },
+	};
+	char path[600];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/e.json", test_dir);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct rtid_attestation *a = NULL;
+		char err[512] = "";
+
+		write_file(test_dir, "e.json", t[i].text);
+		assert_int_equal(rtid_attest_load_evidence(path, &a, err, sizeof(err)), t[i].r);
+		if (t[i].r < 0) {
+			assert_non_null(strstr(err, "e.json"));
+			continue;
+		}
+		assert_int_equal(rtid_attest_find(a, "580.1")->agree, t[i].agree);
+		assert_int_equal(rtid_attest_find(a, "580.1")->revoked, t[i].revoked);
+		rtid_attest_free(a);
+	}
+	/* A missing report is an error, where a missing attestation is empty. */
+	snprintf(path, sizeof(path), "%s/none.json", test_dir);
+	{
+		struct rtid_attestation *a = NULL;
+		char err[512] = "";
+
+		assert_int_equal(rtid_attest_load_evidence(path, &a, err, sizeof(err)), -ENOENT);
+		assert_non_null(strstr(err, "No such file"));
+	}
+}
+
+/* The API refuses what it cannot record, and says so. */
+static void odd_arguments(void **state)
+{
+	struct rtid_attestation *a = NULL;
+	struct rtid_attest_proc p = { .pid = 5, .start_known = true, .start = 1, .boot_id = "b",
+				      .verdict = RTID_XC_AGREE };
+	struct rtid_attest_report r = rep("r1", "580.1");
+	char big[400];
+
+	(void)state;
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(rtid_attest_new(&a), 0);
+	assert_int_equal(rtid_attest_add_report(a, NULL, &p, 1), -EINVAL);
+	assert_int_equal(rtid_attest_add_report(a, &r, NULL, 1), -EINVAL);
+	r.host = big;
+	assert_int_equal(rtid_attest_add_report(a, &r, &p, 1), -EINVAL);
+	r.host = "h";
+	p.verdict = (enum rtid_xcheck)9;
+	assert_int_equal(rtid_attest_add_report(a, &r, &p, 1), -EINVAL);
+	p.verdict = RTID_XC_AGREE;
+	p.boot_id[0] = '\0';
+	assert_int_equal(rtid_attest_add_report(a, &r, &p, 1), -EINVAL);
+	strcpy(p.boot_id, "b");
+	p.start = ~0ULL; /* no JSON integer holds it: as good as unknown */
+	assert_int_equal(rtid_attest_add_report(a, &r, &p, 1), 0);
+	assert_int_equal(rtid_attest_find(a, "580.1")->agree, 0);
+	p.verdict = RTID_XC_NONE; /* no verdict: nothing recorded, the report is */
+	r = rep("r2", "580.1");
+	assert_int_equal(rtid_attest_add_report(a, &r, &p, 1), 0);
+	assert_int_equal(rtid_attest_find(a, "580.1")->reports, 2);
+	r = rep("r3", "580.1");
+	assert_int_equal(rtid_attest_add_report(a, &r, NULL, 0), 0);
+	assert_int_equal(rtid_attest_lift(a, "580.1", "x", "bad id", "t"), -EINVAL);
+	assert_int_equal(rtid_attest_lift(a, "580.1", NULL, "l", "t"), -EINVAL);
+	assert_int_equal(rtid_attest_lift(a, "580", "x", "l", "t"), -EINVAL);
+	assert_int_equal(rtid_attest_lift(a, "580.1", big, "l", "t"), -EINVAL);
+	assert_int_equal(rtid_attest_lift(NULL, "580.1", "x", "l", "t"), -EINVAL);
+	assert_int_equal(rtid_attest_add(a, "580", 1, 0, 0, false), -EINVAL);
+	assert_null(rtid_attest_find(a, big));
+	assert_null(rtid_attest_find(a, "590.1"));
+	assert_null(rtid_attest_entry_at(a, 5));
+	rtid_attest_free(a);
+	/* Empty: nothing found, nothing clean. */
+	assert_int_equal(rtid_attest_new(&a), 0);
+	assert_null(rtid_attest_find(a, "580.1"));
+	assert_int_equal(rtid_attest_merge(a, a), 0);
+	rtid_attest_free(a);
+}
+
+/* A forged copy of a report id: the same union whichever comes first. */
+static void same_id_other_origin(void **state)
+{
+	struct rtid_attestation *a = NULL, *b = NULL;
+	struct rtid_attest_proc p = { .pid = 5, .start_known = true, .start = 1, .boot_id = "b",
+				      .verdict = RTID_XC_AGREE };
+	struct rtid_attest_report r1 = rep("r", "580.1"), r2 = rep("r", "580.1");
+	char *x, *y;
+
+	(void)state;
+	r2.host = "forged";
+	assert_int_equal(rtid_attest_new(&a), 0);
+	assert_int_equal(rtid_attest_new(&b), 0);
+	assert_int_equal(rtid_attest_add_report(a, &r1, &p, 1), 0);
+	p.pid = 6;
+	assert_int_equal(rtid_attest_add_report(a, &r2, &p, 1), 0);
+	assert_int_equal(rtid_attest_add_report(b, &r2, &p, 1), 0);
+	p.pid = 5;
+	assert_int_equal(rtid_attest_add_report(b, &r1, &p, 1), 0);
+	x = dump(a);
+	y = dump(b);
+	assert_string_equal(x, y);
+	assert_int_equal(rtid_attest_find(a, "580.1")->reports, 1);
+	assert_int_equal(rtid_attest_find(a, "580.1")->agree, 2);
+	free(x);
+	free(y);
+	/* Two lifts of one id: one kept, the same either way. */
+	p.verdict = RTID_XC_MISMATCH;
+	r1 = rep("m", "580.1");
+	assert_int_equal(rtid_attest_add_report(a, &r1, &p, 1), 0);
+	assert_int_equal(rtid_attest_add_report(b, &r1, &p, 1), 0);
+	assert_int_equal(rtid_attest_lift(a, "580.1", "one", "l", "t"), 0);
+	assert_int_equal(rtid_attest_lift(b, "580.1", "two", "l", "t"), 0);
+	{
+		struct rtid_attestation *c = NULL;
+
+		assert_int_equal(rtid_attest_new(&c), 0);
+		assert_int_equal(rtid_attest_merge(c, b), 0);
+		assert_int_equal(rtid_attest_merge(c, a), 0);
+		assert_int_equal(rtid_attest_merge(a, b), 0);
+		x = dump(a);
+		y = dump(c);
+		assert_string_equal(x, y);
+		assert_int_equal(rtid_attest_find(a, "580.1")->lifts, 1);
+		free(x);
+		free(y);
+		rtid_attest_free(c);
+	}
+	rtid_attest_free(a);
+	rtid_attest_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +638,10 @@ int main(void)
 		cmocka_unit_test(malformed_format2_names_the_place),
 		cmocka_unit_test(stat_start_time_strictly),
 		cmocka_unit_test(identities),
+		cmocka_unit_test(every_field_checked),
+		cmocka_unit_test(evidence_files),
+		cmocka_unit_test(odd_arguments),
+		cmocka_unit_test(same_id_other_origin),
 	};
 	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

@@ -83,6 +83,18 @@ static int setup(void **state)
 	return 0;
 }
 
+static char *slurp_out(void)
+{
+	static char buf[4096];
+	FILE *f = fopen(out_path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
 static int rtid(const char *fmt, ...)
 {
 	char args[2048], cmd[4096];
@@ -318,6 +330,14 @@ static void usage_and_errors(void **state)
 	assert_int_equal(rtid("validate --report '%s' --all 1000", report), 2); /* both */
 	assert_int_equal(rtid("validate --report '%s' 12abc", report), 2);
 	assert_int_equal(rtid("validate --bogus"), 2);
+	assert_int_equal(rtid("validate --jobs 0 --report '%s' 1000", report), 2);
+	assert_int_equal(rtid("validate --pattern '(' --driver-version " V " --report '%s' 1000",
+			      report), 2);
+	assert_non_null(strstr(slurp_out(), "cannot set up the resolver"));
+	/* --no-attest: the error says nothing of an attestation. */
+	assert_int_equal(rtid("validate --no-attest --driver-version " V " --report "
+			      "/nonexistent/r.json 1000"), 1);
+	assert_null(strstr(slurp_out(), "recorded in the attestation"));
 	assert_int_equal(rtid("validate --help"), 0);
 	assert_int_equal(system("grep -q -- '--report FILE' \"$OUT_FILE\""), 0);
 	/* A report that cannot be written is an error. */
@@ -344,6 +364,22 @@ static void attest_usage(void **state)
 	assert_int_equal(rtid("attest merge /nonexistent/test_dir/m.json '%s'", att), 1);
 	assert_int_equal(system("grep -q 'cannot update /nonexistent/test_dir/m.json' "
 				"\"$OUT_FILE\""), 0);
+	assert_int_equal(rtid("attest show a b"), 2);
+	assert_int_equal(rtid("attest -h"), 0);
+	assert_int_equal(rtid("attest merge --allow-unsafe only-out.json"), 2);
+	assert_int_equal(rtid("attest lift '%s' " V, att), 2);
+	assert_int_equal(rtid("attest lift '%s' 580 'why'", att), 2);
+	assert_int_equal(rtid("attest lift /nonexistent/d/a.json " V " 'why'"), 1);
+	assert_non_null(strstr(slurp_out(), "cannot lift in /nonexistent/d/a.json"));
+	/* The default file, not named: missing is an empty table. */
+	{
+		char cmd[4096];
+
+		snprintf(cmd, sizeof(cmd), "RTID_ATTESTATION='%s/not-yet.json' '%s' attest show >'%s' "
+			 "2>&1", test_dir, env_path("RTID_BIN"), out_path);
+		assert_int_equal(system(cmd), 0);
+		assert_non_null(strstr(slurp_out(), "(no attestation at"));
+	}
 	/* A file named explicitly that does not exist is an error, not an empty table. */
 	assert_int_equal(rtid("attest show /nonexistent/typo.json"), 2);
 	assert_int_equal(system("grep -q 'typo.json: No such file' \"$OUT_FILE\""), 0);
@@ -435,18 +471,6 @@ static void concurrent_updates_lose_nothing(void **state)
 	       "agreements and 3 reports in %d\n", ROUNDS, revoked, full);
 	assert_int_equal(revoked, ROUNDS);
 	assert_int_equal(full, ROUNDS);
-}
-
-static char *slurp_out(void)
-{
-	static char buf[4096];
-	FILE *f = fopen(out_path, "r");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
-	return buf;
 }
 
 /* A report that cannot be written loses no verdict, and leaves no file. */
@@ -570,6 +594,48 @@ static void unsafe_attestation_is_not_trusted(void **state)
 	assert_int_equal(entry_of(cmd, V).agree, 12);
 }
 
+/* Where a process cannot be told from another (no start time, no boot id),
+ * its agreement does not count; its mismatch still revokes. */
+static void unknown_identity_never_attests(void **state)
+{
+	char a[600], rel[128], moved[600];
+
+	(void)state;
+	snprintf(a, sizeof(a), "%s/noident.json", test_dir);
+	snprintf(rel, sizeof(rel), "%s/proc/1000/stat", test_dir);
+	snprintf(moved, sizeof(moved), "%s/stat-moved", test_dir);
+	rename(rel, moved); /* no stat: start time unknown */
+	assert_int_equal(rtid("validate --driver-version " V " --attestation '%s' --report '%s' "
+			      "1000 1010", a, report), 0);
+	rename(moved, rel);
+	assert_int_equal(entry_of(a, V).agree, 1);
+	{
+		json_t *r = json_load_file(report, 0, NULL);
+
+		assert_true(json_is_null(json_object_get(json_array_get(json_object_get(r, "pids"), 0),
+							 "start")));
+		json_decref(r);
+	}
+	/* A proc tree without a boot id: nothing counts, a mismatch revokes. */
+	snprintf(rel, sizeof(rel), "%s/proc/sys/kernel/random/boot_id", test_dir);
+	unlink(rel);
+	snprintf(a, sizeof(a), "%s/noboot.json", test_dir);
+	assert_int_equal(rtid("validate --driver-version " V " --attestation '%s' --report '%s' %s",
+			      a, report, pids), 0);
+	assert_int_equal(entry_of(a, V).agree, 0);
+	setenv("FAKE_TID_1050", "1051", 1);
+	assert_int_equal(rtid("validate --driver-version " V " --attestation '%s' --report '%s' 1050",
+			      a, report), 1);
+	setenv("FAKE_TID_1050", "1052", 1);
+	assert_true(entry_of(a, V).revoked);
+	write_file(test_dir, "proc/sys/kernel/random/boot_id", BOOT "\n");
+	/* No driver version and a mismatch: said so, nothing attested. */
+	setenv("FAKE_TID_1050", "1051", 1);
+	assert_int_equal(rtid("validate --report '%s' 1050", report), 1);
+	setenv("FAKE_TID_1050", "1052", 1);
+	assert_non_null(strstr(slurp_out(), "driver (unknown) is revoked"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -585,6 +651,7 @@ int main(void)
 		cmocka_unit_test(unwritable_report_keeps_the_verdicts),
 		cmocka_unit_test(full_disk_keeps_the_verdicts),
 		cmocka_unit_test(unsafe_attestation_is_not_trusted),
+		cmocka_unit_test(unknown_identity_never_attests),
 		/* after the others: they need the attestation written above */
 		cmocka_unit_test(usage_and_errors),
 		cmocka_unit_test(attest_usage),
