@@ -129,8 +129,11 @@ static int act(enum op op, struct rtid_attestation **out)
 	case OP_UPDATE: return rtid_attest_update(work, add_fn, NULL, buf, sizeof(buf));
 	case OP_MERGE:
 	case OP_LIFT:
-		if ((r = rtid_attest_load(path, &a, NULL, 0)) == 0 &&
-		    (r = rtid_attest_load_evidence(report, &b, NULL, 0)) == 0)
+		/* merge: the report first, so that reports, legacy and lifts are copied. */
+		if ((r = rtid__att_load(op == OP_MERGE ? report : path, op == OP_MERGE, &a, NULL,
+					0)) == 0 &&
+		    (r = rtid__att_load(op == OP_MERGE ? path : report, op != OP_MERGE, &b, NULL,
+					0)) == 0)
 			r = op == OP_MERGE ? rtid_attest_merge(a, b)
 					   : rtid_attest_lift(a, "580.1", "checked", "lift-9", "t");
 		rtid_attest_free(b);
@@ -211,7 +214,8 @@ static void lay_out(void)
 		   "\"pids\": [{\"pid\": 3, \"start\": 9, \"boot_id\": \"b\", \"verdict\": \"mismatch\"}, "
 		   "{\"pid\": 4, \"start\": 9, \"boot_id\": \"b\", \"verdict\": \"agree\"}]}], "
 		   "\"legacy\": {\"570.1\": {\"agree\": 12}}, \"lifts\": [{\"id\": \"l0\", "
-		   "\"driver_version\": \"570.1\", \"reason\": \"x\", \"time\": \"t\", \"reports\": []}]}\n");
+		   "\"driver_version\": \"570.1\", \"reason\": \"x\", \"time\": \"t\", "
+		   "\"reports\": [\"q\", \"p\"], \"legacy_mismatch\": 0}]}\n");
 	write_file(root, "report.json", "{\"format\": 2, \"kind\": \"report\", \"id\": \"r2\", "
 		   "\"driver_version\": \"580.1\", \"host\": \"g\", \"machine_id\": \"n\", \"boot_id\": "
 		   "\"c\", \"time\": \"t\", \"pids\": [{\"pid\": 5, \"start\": 1, \"verdict\": \"agree\"}, "

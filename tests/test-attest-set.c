@@ -390,6 +390,73 @@ static void identities(void **state)
 	assert_string_not_equal(id, id2); /* the random part */
 	assert_non_null(strstr(id, boot));
 	assert_int_equal(rtid_report_id(NULL, NULL, id, 20), -EINVAL);
+	assert_int_equal(rtid_report_id(NULL, "", id, sizeof(id)), 0);
+	assert_non_null(strstr(id, "nomachine-noboot-"));
+	assert_int_equal(rtid_report_id("a b", NULL, id, sizeof(id)), -EINVAL);
+	/* Ids without a newline; a stat line that is not the kernel's. */
+	write_file(test_dir, "sys/kernel/random/boot_id", "0b6e8f4e-9d2c-4c1a-8f3e-2a1b3c4d5e6f");
+	assert_int_equal(rtid_boot_id(test_dir, boot2, sizeof(boot2)), 0);
+	write_file(test_dir, "sys/kernel/random/boot_id", "0b6e\n");
+	assert_int_equal(rtid_boot_id(test_dir, boot2, sizeof(boot2)), -EINVAL);
+	write_file(test_dir, "77/stat", "77 (x) S garbage\n");
+	{
+		unsigned long long v = 5;
+
+		assert_int_equal(rtid_proc_start_time(test_dir, 77, &v), -EINVAL);
+		assert_true(v == 5);
+	}
+}
+
+/* Lifts and reports that differ in every field still sort to one order. */
+static void lifts_in_any_order(void **state)
+{
+	static const char *const files[] = {
+		"{\"format\": 2, \"reports\": [{\"id\": \"r\", \"driver_version\": \"580.1\", "
+		"\"boot_id\": \"b\", \"pids\": [{\"pid\": 1, \"start\": 1, \"verdict\": \"mismatch\"}]}], "
+		"\"lifts\": [{\"id\": \"l\", \"driver_version\": \"580.1\", \"reason\": \"a\", "
+		"\"reports\": [\"r\", \"q\"]}]}",
+		"{\"format\": 2, \"reports\": [], \"lifts\": [{\"id\": \"l\", \"driver_version\": "
+		"\"580.1\", \"reason\": \"a\", \"reports\": [\"r\"]}]}",
+		"{\"format\": 2, \"reports\": [], \"lifts\": [{\"id\": \"l\", \"driver_version\": "
+		"\"580.1\", \"reason\": \"a\", \"reports\": [\"r\"], \"legacy_mismatch\": 1}]}",
+		"{\"format\": 2, \"reports\": [], \"lifts\": [{\"id\": \"l\", \"driver_version\": "
+		"\"580.1\", \"reason\": \"a\", \"reports\": [\"r\"], \"legacy_mismatch\": 3}]}",
+		"{\"format\": 2, \"reports\": [], \"lifts\": [{\"id\": \"l\", \"driver_version\": "
+		"\"580.1\", \"reason\": \"a\", \"reports\": [\"s\"]}]}",
+		"{\"format\": 2, \"reports\": [], \"lifts\": [{\"id\": \"l\", \"driver_version\": "
+		"\"580.1\", \"reason\": \"b\", \"reports\": [], \"time\": \"t\"}]}",
+		"{\"format\": 2, \"reports\": [{\"id\": \"r\", \"driver_version\": \"580.1\", "
+		"\"machine_id\": \"z\", \"boot_id\": \"b\", \"pids\": []}]}",
+		"{\"format\": 2, \"reports\": [{\"id\": \"r\", \"driver_version\": \"580.1\", "
+		"\"boot_id\": \"c\", \"pids\": []}]}",
+		"{\"format\": 1, \"drivers\": {\"580.1\": {\"agree\": 2}}}",
+	};
+	enum { N = sizeof(files) / sizeof(files[0]) };
+	struct rtid_attestation *item[N], *x = NULL, *y = NULL;
+	char path[600], *s1, *s2;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/l.json", test_dir);
+	for (size_t i = 0; i < N; i++) {
+		write_file(test_dir, "l.json", files[i]);
+		assert_int_equal(rtid_attest_load(path, &item[i], NULL, 0), 0);
+	}
+	assert_int_equal(rtid_attest_new(&x), 0);
+	assert_int_equal(rtid_attest_new(&y), 0);
+	for (size_t i = 0; i < N; i++) {
+		assert_int_equal(rtid_attest_merge(x, item[i]), 0);
+		assert_int_equal(rtid_attest_merge(y, item[N - 1 - i]), 0);
+	}
+	s1 = dump(x);
+	s2 = dump(y);
+	assert_string_equal(s1, s2);
+	assert_int_equal(rtid_attest_find(x, "580.1")->lifts, 1);
+	free(s1);
+	free(s2);
+	for (size_t i = 0; i < N; i++)
+		rtid_attest_free(item[i]);
+	rtid_attest_free(x);
+	rtid_attest_free(y);
 }
 
 
@@ -642,6 +709,7 @@ int main(void)
 		cmocka_unit_test(evidence_files),
 		cmocka_unit_test(odd_arguments),
 		cmocka_unit_test(same_id_other_origin),
+		cmocka_unit_test(lifts_in_any_order),
 	};
 	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

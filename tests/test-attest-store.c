@@ -381,6 +381,51 @@ static void files_of_another_user_are_not_trusted(void **state)
 	chmod(path_in("o"), 0755);
 }
 
+static void odd_paths(void **state)
+{
+	char cwd[4096], longname[300], err[512] = "";
+	struct stat st;
+
+	(void)state;
+	/* A bare file name: the current directory. */
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(test_dir), 0);
+	assert_int_equal(rtid_attest_update("bare.json", add_fn, NULL, NULL, 0), 0);
+	assert_int_equal(chdir(cwd), 0);
+	assert_int_equal(access(path_in("bare.json"), F_OK), 0);
+	/* A name longer than a directory entry can be. */
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_int_equal(rtid_attest_update(path_in(longname), add_fn, NULL, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "not a file name"));
+	assert_int_equal(rtid_attest_save(NULL, path_in("x.json")), -EINVAL);
+	assert_int_equal(rtid_file_replace(NULL, "x", 1), -EINVAL);
+	assert_int_equal(rtid_file_replace(path_in("x.json"), NULL, 1), -EINVAL);
+	assert_int_equal(rtid_attest_update(path_in("x.json"), NULL, NULL, NULL, 0), -EINVAL);
+	/* A lock file of ours with another mode gets 0644; one that is a directory
+	 * (or a fifo) is refused. */
+	write_file(test_dir, "m.json.lock", "");
+	chmod(path_in("m.json.lock"), 0600);
+	assert_int_equal(rtid_attest_update(path_in("m.json"), add_fn, NULL, NULL, 0), 0);
+	assert_int_equal(stat(path_in("m.json.lock"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	write_file(test_dir, "d.json.lock/x", "");
+	assert_int_equal(rtid_attest_update(path_in("d.json"), add_fn, NULL, err, sizeof(err)),
+			 -EISDIR);
+	assert_non_null(strstr(err, "d.json.lock: Is a directory"));
+	assert_int_equal(mkfifo(path_in("f.json.lock"), 0644), 0);
+	assert_int_equal(rtid_attest_update(path_in("f.json"), add_fn, NULL, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "not a regular file"));
+	/* A malformed file is not overwritten. */
+	write_file(test_dir, "bad.json", "{oops\n");
+	assert_int_equal(rtid_attest_update(path_in("bad.json"), add_fn, NULL, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "bad.json:1:"));
+	assert_int_equal(count_lines(path_in("bad.json")), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -391,6 +436,7 @@ int main(void)
 		cmocka_unit_test(full_disk_is_enospc_and_loses_nothing),
 		cmocka_unit_test(only_safe_files_are_trusted),
 		cmocka_unit_test(files_of_another_user_are_not_trusted),
+		cmocka_unit_test(odd_paths),
 	};
 	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }
