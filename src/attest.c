@@ -176,8 +176,10 @@ static int unite_reports(struct att_report *a, struct att_report *b)
 {
 	struct att_proc *p;
 
-	if (b->n == 0)
+	if (b->n == 0) {
+		rtid__att_report_fini(b); /* its array may be there, empty */
 		return 0;
+	}
 	p = realloc(a->p, (a->n + b->n) * sizeof(*p));
 	if (!p)
 		return -ENOMEM;
