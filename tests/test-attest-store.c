@@ -272,7 +272,7 @@ static void full_disk_is_enospc_and_loses_nothing(void **state)
 		char err[512] = "", fill[4096];
 		int fd, n = 200, r;
 
-		if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) ||
 		    mount("tmpfs", dir, "tmpfs", 0, "size=64k,mode=0755") < 0)
 			_exit(77);
 		if (rtid_attest_update(path_in("small/att.json"), add_fn, NULL, NULL, 0) < 0)

@@ -506,7 +506,7 @@ static void full_disk_keeps_the_verdicts(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) ||
 		    mount("tmpfs", dir, "tmpfs", 0, "size=16k,mode=0755") < 0)
 			_exit(77);
 		snprintf(cmd, sizeof(cmd), "dd if=/dev/zero of='%s/fill' bs=4k 2>/dev/null", dir);
