@@ -253,8 +253,10 @@ int rtid_attest_update(const char *path, int (*fn)(struct rtid_attestation *a, v
 	if ((r = not_laundered(t.full, err, errlen)) < 0 ||
 	    (r = rtid_attest_load(t.full, &a, err, errlen)) < 0)
 		goto out_lock;
-	if ((r = fn(a, arg)) < 0)
+	if ((r = fn(a, arg)) < 0) {
+		snprintf(err, errlen, "%s", strerror(-r));
 		goto out_free;
+	}
 	if ((r = save_at(a, dirfd, t.base)) < 0)
 		snprintf(err, errlen, "%s: %s", t.full, strerror(-r));
 out_free:

@@ -123,8 +123,7 @@ static int merge(int argc, char **argv)
 			ok = merge_one(m.in, argv[i], allow_unsafe) && ok;
 	r = rtid_attest_update(argv[1], merge_fn, &m, err, sizeof(err));
 	if (r < 0)
-		fprintf(stderr, "rtid attest: cannot update %s: %s\n", argv[1],
-			err[0] ? err : strerror(-r));
+		fprintf(stderr, "rtid attest: cannot update %s: %s\n", argv[1], err);
 	rtid_attest_free(m.in);
 	return r == 0 && ok ? 0 : 1;
 }
@@ -132,13 +131,16 @@ static int merge(int argc, char **argv)
 struct lift_arg {
 	const char *version, *reason;
 	char id[128], when[32];
+	bool not_revoked;
 };
 
 static int lift_fn(struct rtid_attestation *a, void *arg)
 {
 	struct lift_arg *l = arg;
+	int r = rtid_attest_lift(a, l->version, l->reason, l->id, l->when);
 
-	return rtid_attest_lift(a, l->version, l->reason, l->id, l->when);
+	l->not_revoked = r == -ENOENT;
+	return r;
 }
 
 static int lift(int argc, char **argv)
@@ -159,12 +161,11 @@ static int lift(int argc, char **argv)
 	if (rtid_report_id(machine, NULL, l.id, sizeof(l.id)) < 0)
 		return 1;
 	r = rtid_attest_update(argv[1], lift_fn, &l, err, sizeof(err));
-	if (r == -ENOENT && !err[0])
+	if (l.not_revoked)
 		fprintf(stderr, "rtid attest: %s: driver %s is not revoked: nothing to lift\n",
 			argv[1], argv[2]);
 	else if (r < 0)
-		fprintf(stderr, "rtid attest: cannot lift in %s: %s\n", argv[1],
-			err[0] ? err : strerror(-r));
+		fprintf(stderr, "rtid attest: cannot lift in %s: %s\n", argv[1], err);
 	else
 		printf("driver %s: revocation lifted (%s), recorded in %s\n", argv[2], argv[3],
 		       argv[1]);

@@ -28,7 +28,7 @@ static const char validate_tail[] =
 
 struct vopts {
 	struct cli_opts o;
-	const char *report;
+	const char *report, *proc; /* proc: the proc tree, default /proc */
 	bool all, no_attest;
 	int *pids;
 	size_t n;
@@ -45,9 +45,9 @@ static int parse_pids(int argc, char **argv, struct vopts *v)
 		fprintf(stderr, "rtid validate: give --all or PIDs, not both or neither\n");
 		return -1;
 	}
+	v->proc = v->o.cfg.proc_root ? v->o.cfg.proc_root : "/proc";
 	if (v->all)
-		return rtid_find_candidates(v->o.cfg.proc_root ? v->o.cfg.proc_root : "/proc",
-					    v->o.cfg.pattern, &v->pids, &v->n) < 0 ? -1 : 0;
+		return rtid_find_candidates(v->proc, v->o.cfg.pattern, &v->pids, &v->n) < 0 ? -1 : 0;
 	v->pids = calloc(v->n, sizeof(*v->pids));
 	for (size_t i = 0; v->pids && i < v->n; i++)
 		if (rtid_parse_pid(argv[optind + (int)i], &v->pids[i]) < 0) {
@@ -102,35 +102,32 @@ struct ident {
 static int ident_init(struct ident *d, const struct vopts *v)
 {
 	time_t now = time(NULL);
-	const char *proc = v->o.cfg.proc_root ? v->o.cfg.proc_root : "/proc";
 
 	gethostname(d->host, sizeof(d->host) - 1);
 	strftime(d->when, sizeof(d->when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	if (rtid_machine_id(d->machine, sizeof(d->machine)) < 0)
 		d->machine[0] = '\0';
-	d->have_boot = rtid_boot_id(proc, d->boot, sizeof(d->boot)) == 0;
+	d->have_boot = rtid_boot_id(v->proc, d->boot, sizeof(d->boot)) == 0;
 	if (!d->have_boot)
 		strcpy(d->boot, "unknown");
-	d->start = calloc(v->n ? v->n : 1, sizeof(*d->start));
-	d->start_ok = calloc(v->n ? v->n : 1, sizeof(*d->start_ok));
-	for (size_t i = 0; d->start_ok && d->start && i < v->n; i++)
+	d->start = calloc(v->n + 1, sizeof(*d->start));
+	d->start_ok = calloc(v->n + 1, sizeof(*d->start_ok));
+	if (!d->start || !d->start_ok)
+		return -1;
+	for (size_t i = 0; i < v->n; i++)
 		d->start_ok[i] = d->have_boot &&
-				 rtid_proc_start_time(proc, v->pids[i], &d->start[i]) == 0;
-	return d->start && d->start_ok &&
-	       rtid_report_id(d->machine, d->have_boot ? d->boot : NULL, d->id, sizeof(d->id)) == 0
-		       ? 0 : -1;
+				 rtid_proc_start_time(v->proc, v->pids[i], &d->start[i]) == 0;
+	return rtid_report_id(d->machine, d->boot, d->id, sizeof(d->id)) == 0 ? 0 : -1;
 }
 
 /* A process whose start time changed during the check was replaced: its
  * agreement proves nothing about either. */
 static void ident_recheck(struct ident *d, const struct vopts *v)
 {
-	const char *proc = v->o.cfg.proc_root ? v->o.cfg.proc_root : "/proc";
-
 	for (size_t i = 0; i < v->n; i++) {
 		unsigned long long s;
 
-		if (d->start_ok[i] && (rtid_proc_start_time(proc, v->pids[i], &s) < 0 ||
+		if (d->start_ok[i] && (rtid_proc_start_time(v->proc, v->pids[i], &s) < 0 ||
 				       s != d->start[i]))
 			d->start_ok[i] = false;
 	}
@@ -230,28 +227,27 @@ static int attest(const struct vopts *v, const char *version, const struct rtid_
 {
 	const char *path = v->o.attestation_path ? v->o.attestation_path : RTID_ATTESTATION_DEFAULT;
 	struct rtid_attest_report rep = { d->id, version, d->host, d->machine, d->boot, d->when };
-	struct rtid_attest_proc *p = calloc(v->n ? v->n : 1, sizeof(*p));
+	struct rtid_attest_proc *p = calloc(v->n + 1, sizeof(*p));
 	struct add_arg x = { &rep, p, v->n };
 	char err[600] = "";
 	int r;
 
-	if (!version) {
+	if (!version || !p) {
 		free(p);
-		fprintf(stderr, "rtid validate: driver version unknown (no --driver-version and no "
-			"driver/nvidia/version): nothing attested\n");
+		fprintf(stderr, "rtid validate: %s: nothing attested\n", version ? strerror(ENOMEM) :
+			"driver version unknown (no --driver-version and no driver/nvidia/version)");
 		return -1;
 	}
-	for (size_t i = 0; p && i < v->n; i++) {
+	for (size_t i = 0; i < v->n; i++) {
 		p[i] = (struct rtid_attest_proc){ .pid = res[i].pid, .start = d->start[i],
 			.start_known = d->start_ok[i],
 			.verdict = res[i].error ? RTID_XC_NONE : res[i].crosscheck };
 		strcpy(p[i].boot_id, d->boot);
 	}
-	r = p ? rtid_attest_update(path, add_fn, &x, err, sizeof(err)) : -ENOMEM;
+	r = rtid_attest_update(path, add_fn, &x, err, sizeof(err));
 	free(p);
 	if (r < 0)
-		fprintf(stderr, "rtid validate: cannot record the verdicts in %s: %s\n", path,
-			err[0] ? err : strerror(-r));
+		fprintf(stderr, "rtid validate: cannot record the verdicts in %s: %s\n", path, err);
 	return r < 0 ? -1 : 0;
 }
 
@@ -279,7 +275,7 @@ int cmd_validate(int argc, char **argv)
 	if (cli_opts_init(&v.o, "rtid validate") < 0 || parse_args(argc, argv, &v) < 0)
 		goto out;
 	v.o.cfg.mode = RTID_MODE_CROSSCHECK;
-	res = calloc(v.n ? v.n : 1, sizeof(*res));
+	res = calloc(v.n + 1, sizeof(*res));
 	rc = 1;
 	if (ident_init(&d, &v) < 0) {
 		fprintf(stderr, "rtid validate: cannot make a report id: %s\n", strerror(errno));

@@ -251,8 +251,8 @@ RTID_EXPORT int rtid_attest_save(const struct rtid_attestation *a, const char *p
 /* Load-modify-save under an exclusive lock (flock on PATH.lock beside the
  * file, the file read again under it); stale temp files of earlier killed
  * saves are removed first. fn changes the attestation and returns 0, or a
- * negative errno to save nothing. Returns 0 or a negative errno with a reason
- * in err (a symlink to nowhere, a lock file that is a link, ...). */
+ * negative errno to save nothing. Returns 0 or a negative errno with the
+ * reason in err (a symlink to nowhere, a lock file that is a link, fn's errno). */
 RTID_EXPORT int rtid_attest_update(const char *path,
 		       int (*fn)(struct rtid_attestation *a, void *arg), void *arg,
 		       char *err, size_t errlen);

@@ -629,6 +629,14 @@ static void unknown_identity_never_attests(void **state)
 	setenv("FAKE_TID_1050", "1052", 1);
 	assert_true(entry_of(a, V).revoked);
 	write_file(test_dir, "proc/sys/kernel/random/boot_id", BOOT "\n");
+	/* A pid whose driver query failed is no verdict; the others count. */
+	snprintf(a, sizeof(a), "%s/witherror.json", test_dir);
+	setenv("FAKE_EXIT_1010", "2", 1);
+	assert_int_equal(rtid("validate --driver-version " V " --attestation '%s' --report '%s' "
+			      "1010 1000", a, report), 1);
+	unsetenv("FAKE_EXIT_1010");
+	assert_int_equal(entry_of(a, V).agree, 1);
+	assert_int_equal(entry_of(a, V).mismatch, 0);
 	/* No driver version and a mismatch: said so, nothing attested. */
 	setenv("FAKE_TID_1050", "1051", 1);
 	assert_int_equal(rtid("validate --report '%s' 1050", report), 1);
