@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -346,6 +347,14 @@ static void stat_start_time_strictly(void **state)
 		{ "0 (x) S 1 42 42 0 -1 4 1 0 0 0 5 3 0 0 20 0 4 0 12 1", 0, 0 },
 		{ "42 (x) S  1 42 42 0 -1 4 1 0 0 0 5 3 0 0 20 0 4 0 12 1", 0, 0 },
 		{ "42 (x) S 1 42 42 0 -1 4 1 0 0 0 5 3 0 0 20 0 4 0 012 1", 0, 0 },
+		{ "42 (x)", 0, 0 }, { "42 (x)S 1 42 42 0 -1 4 1 0 0 0 5 3 0 0 20 0 4 0 12 1", 0, 0 },
+		{ "42 (x) SS 1 42 42 0 -1 4 1 0 0 0 5 3 0 0 20 0 4 0 12 1", 0, 0 }, { "42 (x) S", 0, 0 },
+		{ "42 ) (x) S 1 42 42 0 -1 4 1 0 0 0 5 3 0 0 20 0 4 0 12 1", 0, 0 },
+		{ "42(x) S 1 42 42 0 -1 4 1 0 0 0 5 3 0 0 20 0 4 0 12 1", 0, 0 }, { "42", 0, 0 },
+		{ "42 (x) S 1 42 42 0 -1 4 1 0 0 0 5 3 0 0 20 0 4 0 12", 1, 12 },
+		{ "42 (x) S 1 42 42 0 -1 4 1 0 0 0 5 3 0 0 20 0 4 0 12 ", 1, 12 },
+		{ "42 (x) S 1 42 42 0 -1 4 1 0 0 0 5 3 0 0 20 0 4 -", 0, 0 },
+		{ "42 (x) S 1 42 42 0 -1 4 1 0 0 0 5 3 0 0 20 0 4 0 12\n", 1, 12 },
 		{ "07 (x) S 1 7 7 0 -1 4 1 0 0 0 5 3 0 0 20 0 4 0 12 1", 0, 0 },
 		{ "", 0, 0 },
 	};
@@ -396,6 +405,8 @@ static void identities(void **state)
 	/* Ids without a newline; a stat line that is not the kernel's. */
 	write_file(test_dir, "sys/kernel/random/boot_id", "0b6e8f4e-9d2c-4c1a-8f3e-2a1b3c4d5e6f");
 	assert_int_equal(rtid_boot_id(test_dir, boot2, sizeof(boot2)), 0);
+	write_file(test_dir, "sys/kernel/random/boot_id", "");
+	assert_int_equal(rtid_boot_id(test_dir, boot2, sizeof(boot2)), -EINVAL);
 	write_file(test_dir, "sys/kernel/random/boot_id", "0b6e\n");
 	assert_int_equal(rtid_boot_id(test_dir, boot2, sizeof(boot2)), -EINVAL);
 	write_file(test_dir, "77/stat", "77 (x) S garbage\n");
@@ -631,6 +642,16 @@ static void odd_arguments(void **state)
 	assert_int_equal(rtid_attest_lift(a, "580.1", big, "l", "t"), -EINVAL);
 	assert_int_equal(rtid_attest_lift(NULL, "580.1", "x", "l", "t"), -EINVAL);
 	assert_int_equal(rtid_attest_add(a, "580", 1, 0, 0, false), -EINVAL);
+	r = rep("r4", "580.1");
+	r.machine_id = big;
+	assert_int_equal(rtid_attest_add_report(a, &r, &p, 1), -EINVAL);
+	r = rep("r4", "580.1");
+	r.boot_id = big;
+	assert_int_equal(rtid_attest_add_report(a, &r, &p, 1), -EINVAL);
+	r = rep("r4", "580.1");
+	r.time = big;
+	assert_int_equal(rtid_attest_add_report(a, &r, &p, 1), -EINVAL);
+	assert_int_equal(rtid_attest_merge(a, NULL), -EINVAL);
 	assert_null(rtid_attest_find(a, big));
 	assert_null(rtid_attest_find(a, "590.1"));
 	assert_null(rtid_attest_entry_at(a, 5));
@@ -694,6 +715,39 @@ static void same_id_other_origin(void **state)
 	rtid_attest_free(b);
 }
 
+/* A lift names only its own version's mismatches and legacy record. */
+static void lift_is_per_version(void **state)
+{
+	struct rtid_attestation *a = NULL, *u = NULL;
+	struct rtid_attest_proc p = { .pid = 5, .start_known = true, .start = 1, .boot_id = "b",
+				      .verdict = RTID_XC_MISMATCH };
+	struct rtid_attest_report r1 = rep("r1", "580.1"), r2 = rep("r2", "590.1");
+	char path[600];
+	bool trusted = true;
+
+	(void)state;
+	assert_int_equal(rtid_attest_new(&a), 0);
+	assert_int_equal(rtid_attest_add_report(a, &r1, &p, 1), 0);
+	assert_int_equal(rtid_attest_add_report(a, &r2, &p, 1), 0);
+	assert_int_equal(rtid_attest_add(a, "580.1", 20, 0, 1, false), 0);
+	assert_int_equal(rtid_attest_add(a, "590.1", 20, 0, 1, false), 0);
+	assert_int_equal(rtid_attest_add(a, "570.1", 20, 0, 0, false), 0);
+	assert_int_equal(rtid_attest_lift(a, "580.1", "checked", "l1", "t"), 0);
+	assert_false(rtid_attest_find(a, "580.1")->revoked);
+	assert_true(rtid_attest_find(a, "590.1")->revoked);
+	assert_true(rtid_attest_clean(a, "570.1"));
+	/* Evidence from an untrusted file makes nothing clean where it goes. */
+	write_file(test_dir, "u.json", "{\"format\": 1, \"drivers\": {}}");
+	snprintf(path, sizeof(path), "%s/u.json", test_dir);
+	chmod(path, 0666);
+	assert_int_equal(rtid_attest_load_trusted(path, &u, &trusted, NULL, 0), 0);
+	assert_false(trusted);
+	assert_int_equal(rtid_attest_merge(a, u), 0);
+	assert_false(rtid_attest_clean(a, "570.1"));
+	rtid_attest_free(u);
+	rtid_attest_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -710,6 +764,7 @@ int main(void)
 		cmocka_unit_test(odd_arguments),
 		cmocka_unit_test(same_id_other_origin),
 		cmocka_unit_test(lifts_in_any_order),
+		cmocka_unit_test(lift_is_per_version),
 	};
 	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }
