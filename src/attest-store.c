@@ -104,11 +104,9 @@ struct target {
 
 static int target_of(const char *path, struct target *t, char *err, size_t errlen)
 {
-	char real[PATH_MAX], *slash;
-	char *dir = t->dir, *base = t->base;
+	char real[PATH_MAX], *dir = t->dir, *base = t->base;
+	const char *slash, *name, *p = path;
 	struct stat st;
-	const char *p = path;
-
 	int st_ok = rtid__att_lstat(path, &st) == 0;
 
 	if (st_ok && S_ISLNK(st.st_mode)) {
@@ -122,18 +120,22 @@ static int target_of(const char *path, struct target *t, char *err, size_t errle
 		snprintf(err, errlen, "%s: not a regular file", path);
 		return -EINVAL;
 	}
-	if (strlen(p) >= PATH_MAX || !(slash = strrchr(p, '/'))) {
-		snprintf(dir, PATH_MAX, ".");
-		snprintf(base, NAME_MAX + 1, "%s", p);
-	} else {
-		snprintf(dir, PATH_MAX, "%.*s", slash == p ? 1 : (int)(slash - p), p);
-		snprintf(base, NAME_MAX + 1, "%s", slash + 1);
-	}
-	if (!base[0] || strlen(slash ? slash + 1 : p) > NAME_MAX) {
+	slash = strrchr(p, '/');
+	name = slash ? slash + 1 : p;
+	if (strlen(p) >= PATH_MAX || !*name || strlen(name) > NAME_MAX) {
 		snprintf(err, errlen, "%s: not a file name", path);
 		return -EINVAL;
 	}
-	snprintf(t->full, sizeof(t->full), "%s", p);
+	if (slash) { /* "/x" is in "/" */
+		size_t n = slash == p ? 1 : (size_t)(slash - p);
+
+		memcpy(dir, p, n);
+		dir[n] = '\0';
+	} else {
+		strcpy(dir, ".");
+	}
+	strcpy(base, name);
+	strcpy(t->full, p);
 	return 0;
 }
 
