@@ -291,7 +291,7 @@ int rtid_file_replace(const char *path, const void *buf, size_t len)
 {
 	struct target t;
 	char err[512];
-	int dirfd, r;
+	int dirfd, lockfd, r;
 
 	if (!path || (!buf && len))
 		return -EINVAL;
@@ -299,7 +299,12 @@ int rtid_file_replace(const char *path, const void *buf, size_t len)
 		return r;
 	if ((dirfd = open_dir(t.dir, path, err, sizeof(err))) < 0)
 		return dirfd;
-	r = rtid__replace_at(dirfd, t.base, buf, len);
+	/* Under the lock too, so that a killed writer's temp file goes. */
+	if ((lockfd = r = lock(dirfd, &t, err, sizeof(err))) >= 0) {
+		clean_stale(dirfd, t.base);
+		r = rtid__replace_at(dirfd, t.base, buf, len);
+		close(lockfd);
+	}
 	close(dirfd);
 	return r;
 }

@@ -258,7 +258,8 @@ RTID_EXPORT int rtid_attest_update(const char *path,
 		       char *err, size_t errlen);
 
 /* Replace path with len bytes atomically, as rtid_attest_save writes: the old
- * content or the new, never a part; nothing left behind on failure. */
+ * content or the new, never a part; nothing left behind on failure. Under the
+ * lock PATH.lock, which also removes the temp files of killed writers. */
 RTID_EXPORT int rtid_file_replace(const char *path, const void *buf, size_t len);
 
 /* Identity for reports: the unique id of a new report (machine id, boot id,

@@ -252,6 +252,10 @@ static void killed_saves_leave_old_or_new(void **state)
 	}
 	printf("killed %d savers; %d left a temp file, removed by the next run\n", kills,
 	       temps_seen);
+	/* A report writer killed: its temp file goes with the next write. */
+	write_file(test_dir, ".rep.json.tmp-abcdefghijkl", "half");
+	assert_int_equal(rtid_file_replace(path_in("rep.json"), "{}\n", 3), 0);
+	assert_int_equal(count_named(test_dir, "rep.json.tmp-"), 0);
 	assert_int_equal(kills, 60);
 }
 
