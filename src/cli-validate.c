@@ -211,13 +211,20 @@ struct add_arg {
 	const struct rtid_attest_report *rep;
 	const struct rtid_attest_proc *p;
 	size_t n;
+	struct rtid_attest_entry after; /* the version's entry once added */
+	bool clean;
 };
 
 static int add_fn(struct rtid_attestation *a, void *arg)
 {
-	const struct add_arg *x = arg;
+	struct add_arg *x = arg;
+	int r = rtid_attest_add_report(a, x->rep, x->p, x->n);
 
-	return rtid_attest_add_report(a, x->rep, x->p, x->n);
+	if (r == 0) {
+		x->after = *rtid_attest_find(a, x->rep->version);
+		x->clean = rtid_attest_clean(a, x->rep->version);
+	}
+	return r;
 }
 
 /* The verdicts go into the attestation before anything else can fail, so that
@@ -228,7 +235,7 @@ static int attest(const struct vopts *v, const char *version, const struct rtid_
 	const char *path = v->o.attestation_path ? v->o.attestation_path : RTID_ATTESTATION_DEFAULT;
 	struct rtid_attest_report rep = { d->id, version, d->host, d->machine, d->boot, d->when };
 	struct rtid_attest_proc *p = calloc(v->n + 1, sizeof(*p));
-	struct add_arg x = { &rep, p, v->n };
+	struct add_arg x = { .rep = &rep, .p = p, .n = v->n };
 	char err[600] = "";
 	int r;
 
@@ -248,6 +255,10 @@ static int attest(const struct vopts *v, const char *version, const struct rtid_
 	free(p);
 	if (r < 0)
 		fprintf(stderr, "rtid validate: cannot record the verdicts in %s: %s\n", path, err);
+	else /* what counts: processes, not pids named */
+		printf("attestation %s: driver %s: %lu agreements from distinct processes, %s\n",
+		       path, version, x.after.agree, x.clean ? "attested" : x.after.revoked ?
+		       "revoked" : "not attested yet");
 	return r < 0 ? -1 : 0;
 }
 

@@ -152,6 +152,7 @@ static void twelve_agree_then_scan_is_used(void **state)
 			      "1000 1000 1000 1000 1000 1000", report, pids, pids), 0);
 	assert_int_equal(entry_of(att, V).agree, 12);
 	assert_int_equal(entry_of(att, V).reports, 2);
+	assert_non_null(strstr(slurp_out(), "12 agreements from distinct processes, attested"));
 }
 
 /* One process validated ten times is one agreement: nothing attested. */
@@ -166,6 +167,7 @@ static void one_process_ten_times_is_one(void **state)
 				      "'%s' 1000 1000", a1, report), 0);
 	assert_int_equal(entry_of(a1, V).agree, 1);
 	assert_int_equal(entry_of(a1, V).reports, 10);
+	assert_non_null(strstr(slurp_out(), "1 agreements from distinct processes, not attested"));
 	assert_false(rtid("attest show '%s'", a1));
 	assert_int_equal(system("grep -q 'missing: 9 more agreements from distinct processes' "
 				"\"$OUT_FILE\""), 0);
