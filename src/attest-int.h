@@ -86,6 +86,10 @@ json_t *rtid__att_to_json(const struct rtid_attestation *a);
 int rtid__att_load(const char *path, bool evidence, struct rtid_attestation **out, char *err,
 		   size_t errlen);
 
+/* attest-safe.c: the directory rule of rtid_attest_path_safe for an entry
+ * yet to be made in dir. Returns 0, -EPERM with the reason, or -errno. */
+int rtid__att_dir_safe(const char *dir, char *why, size_t whylen);
+
 /* attest-store.c */
 /* Create a temp file prefix + 12 random characters in dirfd, O_EXCL|O_NOFOLLOW,
  * trying rnd's names in turn (NULL: getrandom). Returns the fd and the name. */

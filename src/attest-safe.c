@@ -87,6 +87,20 @@ int rtid_attest_path_safe(const char *path, char *why, size_t whylen)
 	return dirs_safe(real, why, whylen);
 }
 
+int rtid__att_dir_safe(const char *dir, char *why, size_t whylen)
+{
+	char real[PATH_MAX];
+
+	if (!rtid__att_realpath(dir, real) || strlen(real) + 3 > sizeof(real)) {
+		int e = errno ? errno : ENAMETOOLONG;
+
+		snprintf(why, whylen, "directory %s: %s", dir, strerror(e));
+		return -e;
+	}
+	strcat(real, strcmp(real, "/") ? "/x" : "x"); /* the walk starts above the entry */
+	return dirs_safe(real, why, whylen);
+}
+
 int rtid_attest_load_trusted(const char *path, struct rtid_attestation **out, bool *trusted,
 			     char *err, size_t errlen)
 {

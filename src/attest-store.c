@@ -219,12 +219,17 @@ static int save_at(const struct rtid_attestation *a, int dirfd, const char *base
 }
 
 /* A file others could have written is not made ours (and so trusted) by
- * saving it again: its content would pass for evidence. */
-static int not_laundered(const char *path, char *err, size_t errlen)
+ * saving it again: its content would pass for evidence. Nor is one made
+ * where others could replace it. */
+static int not_laundered(const struct target *t, char *err, size_t errlen)
 {
 	char why[512];
-	int r = rtid_attest_path_safe(path, why, sizeof(why));
+	int r = rtid_attest_path_safe(t->full, why, sizeof(why));
 
+	if (r == -ENOENT && (r = rtid__att_dir_safe(t->dir, why, sizeof(why))) == -EPERM) {
+		snprintf(err, errlen, "not trusted, not created: %.400s", why);
+		return r;
+	}
 	if (r == -EPERM)
 		snprintf(err, errlen, "not trusted, not updated: %.400s", why);
 	return r == -EPERM ? r : 0;
@@ -247,13 +252,16 @@ int rtid_attest_update(const char *path, int (*fn)(struct rtid_attestation *a, v
 		return -EINVAL;
 	if ((r = target_of(path, &t, err, errlen)) < 0)
 		return r;
+	/* Checked before anything is made there (a file of ours and every
+	 * directory above only root or we can change, so it holds under the lock). */
+	if ((r = not_laundered(&t, err, errlen)) < 0)
+		return r;
 	if ((dirfd = open_dir(t.dir, path, err, errlen)) < 0)
 		return dirfd;
 	if ((lockfd = r = lock(dirfd, &t, err, errlen)) < 0)
 		goto out_dir;
 	clean_stale(dirfd, t.base);
-	if ((r = not_laundered(t.full, err, errlen)) < 0 ||
-	    (r = rtid_attest_load(t.full, &a, err, errlen)) < 0)
+	if ((r = rtid_attest_load(t.full, &a, err, errlen)) < 0)
 		goto out_lock;
 	if ((r = fn(a, arg)) < 0) {
 		snprintf(err, errlen, "%s", strerror(-r));

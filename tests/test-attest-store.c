@@ -339,9 +339,18 @@ static void only_safe_files_are_trusted(void **state)
 	assert_int_equal(rtid_attest_path_safe(path_in("t/att.json"), why, sizeof(why)), -EPERM);
 	assert_non_null(strstr(why, "directory"));
 	assert_non_null(strstr(why, "/t is writable by group or others"));
+	/* ... and no update makes one there. */
+	assert_int_equal(rtid_attest_update(path_in("t/new.json"), add_fn, NULL, why, sizeof(why)),
+			 -EPERM);
+	assert_non_null(strstr(why, "not trusted, not created"));
+	assert_int_equal(access(path_in("t/new.json"), F_OK), -1);
+	assert_int_equal(access(path_in("t/new.json.lock"), F_OK), -1);
 	/* Sticky (as /tmp): acceptable above a file of ours. */
 	chmod(path_in("t"), 01777);
 	assert_int_equal(rtid_attest_path_safe(path_in("t/att.json"), why, sizeof(why)), 0);
+	assert_int_equal(rtid_attest_update(path_in("t/new.json"), add_fn, NULL, why, sizeof(why)),
+			 0);
+	assert_int_equal(rtid__att_dir_safe("/nonexistent/d", why, sizeof(why)), -ENOENT);
 	chmod(path_in("t"), 0755);
 	/* Missing and odd. */
 	assert_int_equal(rtid_attest_path_safe(path_in("t/none.json"), why, sizeof(why)), -ENOENT);
