@@ -12,7 +12,7 @@ static const char main_help[] =
 	"Commands:\n"
 	"  resolve PID...        the restore thread of each pid (see rtid resolve --help)\n"
 	"  validate PID...|--all cross-check pids, write a report, update the attestation\n"
-	"  attest show|merge     print or merge attestations and reports\n"
+	"  attest show|merge|lift print, merge or lift attestations and reports\n"
 	"  help [COMMAND]        this text, or a command's own help\n"
 	"  --version             rtid's version\n\n"
 	"Installed as 'cuda-checkpoint' (a link earlier on PATH), rtid answers\n"
