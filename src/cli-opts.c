@@ -134,8 +134,12 @@ int cli_load_attestation(struct cli_opts *o, const char *prog)
 {
 	const char *path = o->attestation_path ? o->attestation_path : RTID_ATTESTATION_DEFAULT;
 	char err[512];
-	int r = rtid_attest_load(path, &o->attestation, err, sizeof(err));
+	bool trusted = true;
+	int r = rtid_attest_load_trusted(path, &o->attestation, &trusted, err, sizeof(err));
 
+	if (r == 0 && !trusted) /* its revocations still count; nothing in it is attested */
+		fprintf(stderr, "%s: warning: attestation %s not trusted, the scan is unattested: "
+			"%s\n", prog, path, err);
 	if (r < 0) {
 		if (r == -EINVAL)
 			fprintf(stderr, "%s: attestation %s\n", prog, err);

@@ -12,12 +12,15 @@ static const char main_help[] =
 	"Commands:\n"
 	"  resolve PID...        the restore thread of each pid (see rtid resolve --help)\n"
 	"  validate PID...|--all cross-check pids, write a report, update the attestation\n"
-	"  attest show|merge     print or merge attestations and reports\n"
+	"  attest show|merge|lift print, merge or lift attestations and reports\n"
 	"  help [COMMAND]        this text, or a command's own help\n"
 	"  --version             rtid's version\n\n"
 	"Installed as 'cuda-checkpoint' (a link earlier on PATH), rtid answers\n"
 	"--get-restore-tid --pid P per RTID_MODE and passes every other call to the real\n"
-	"tool (RTID_REAL_TOOL, else the next cuda-checkpoint on PATH).\n\n"
+	"tool (RTID_REAL_TOOL, else the next cuda-checkpoint on PATH). Only a verified\n"
+	"tid or the driver's none is its own answer; anything else runs the real tool.\n"
+	"Shim settings: RTID_MODE, RTID_BACKEND, RTID_TIMEOUT, RTID_PATTERN,\n"
+	"RTID_UNATTESTED, RTID_SHIM_LOG and the variables below (see rtid(1)).\n\n"
 	"Modes (--mode / RTID_MODE):\n"
 	"  driver      ask the driver (cuda-checkpoint or the driver API); the default\n"
 	"  scan        use /proc/PID/task/*/comm when exactly one thread matches, its name\n"
@@ -45,7 +48,7 @@ static int dispatch(int argc, char **argv)
 	return 2;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	const char *name = strrchr(argv[0], '/');
 
@@ -73,4 +76,14 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	return dispatch(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+	int rc;
+
+	cli_hygiene_init();
+	rc = run(argc, argv);
+	cli_kill_strays(); /* what the tools' descendants left */
+	return rc;
 }

