@@ -11,7 +11,9 @@ static const char main_help[] =
 	"Commands:\n"
 	"  resolve PID...        the restore thread of each pid (see rtid resolve --help)\n"
 	"  validate PID...|--all cross-check pids, write a report, update the attestation\n"
-	"  attest show|merge     print or merge attestations and reports\n\n"
+	"  attest show|merge     print or merge attestations and reports\n"
+	"  serve                 hold one driver attach and answer over a unix socket\n"
+	"                        (see rtid serve --help)\n\n"
 	"Installed as 'cuda-checkpoint' (a link earlier on PATH), rtid answers\n"
 	"--get-restore-tid --pid P per RTID_MODE and passes every other call to the real\n"
 	"tool (RTID_REAL_TOOL, else the next cuda-checkpoint on PATH).\n\n"
@@ -49,6 +51,8 @@ int main(int argc, char **argv)
 		return cmd_validate(argc - 1, argv + 1);
 	if (strcmp(argv[1], "attest") == 0)
 		return cmd_attest(argc - 1, argv + 1);
+	if (strcmp(argv[1], "serve") == 0)
+		return cmd_serve(argc - 1, argv + 1);
 	fprintf(stderr, "rtid: unknown command '%s' (see rtid --help)\n", argv[1]);
 	return 2;
 }

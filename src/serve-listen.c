@@ -1,0 +1,162 @@
+/* The daemon's socket: handed over by systemd (socket activation), or made
+ * here at the configured path, 0660, owned by root and the configured group.
+ * Readiness goes to systemd (sd_notify) and to --ready-fd. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#ifdef RTID_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+#include "serve.h"
+
+#define BACKLOG 128
+
+void serve_log(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n] = '\n';
+	/* One write per line: lines of concurrent writers never interleave. */
+	if (write(2, "rtid serve: ", 12) < 0 || write(2, line, (size_t)n + 1) < 0) {
+		/* a log that cannot be written changes no answer */
+	}
+}
+
+/* Whether a daemon answers at path (then it is not ours to remove). */
+static bool alive(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	bool up;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	up = fd >= 0 && (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN);
+	if (fd >= 0)
+		close(fd);
+	return up;
+}
+
+/* Remove a stale socket left by a daemon that died; refuse anything else. */
+static int clear_path(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISSOCK(st.st_mode)) {
+		serve_log("%s exists and is not a socket; not replacing it", path);
+		return -1;
+	}
+	if (alive(path)) {
+		serve_log("%s: another daemon is serving it", path);
+		return -1;
+	}
+	return unlink(path);
+}
+
+static int create(const struct serve_cfg *cfg, struct slisten *l)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	mode_t old;
+	int fd, r;
+
+	if (strlen(cfg->socket_path) >= sizeof(sa.sun_path)) {
+		serve_log("socket path too long: %s", cfg->socket_path);
+		return -1;
+	}
+	strcpy(sa.sun_path, cfg->socket_path);
+	if (clear_path(cfg->socket_path) < 0)
+		return -1;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	old = umask(0117); /* the file is born 0660: never a moment wider */
+	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (r < 0 || lstat(cfg->socket_path, &st) < 0 ||
+	    (cfg->have_group && lchown(cfg->socket_path, (uid_t)-1, cfg->group) < 0) ||
+	    listen(fd, BACKLOG) < 0) {
+		serve_log("cannot listen on %s: %s", cfg->socket_path, strerror(errno));
+		if (r == 0)
+			unlink(cfg->socket_path);
+		close(fd);
+		return -1;
+	}
+	*l = (struct slisten){ .fd = fd, .created = true, .dev = st.st_dev, .ino = st.st_ino };
+	return 0;
+}
+
+int sl_open(const struct serve_cfg *cfg, struct slisten *l)
+{
+#ifdef RTID_HAVE_SYSTEMD
+	int n = sd_listen_fds(1);
+
+	if (n > 1) {
+		serve_log("systemd passed %d sockets; rtid.socket has one", n);
+		return -1;
+	}
+	if (n == 1) {
+		int fd = SD_LISTEN_FDS_START;
+
+		if (sd_is_socket_unix(fd, SOCK_SEQPACKET, 1, NULL, 0) <= 0) {
+			serve_log("the socket systemd passed is not a listening unix seqpacket socket");
+			return -1;
+		}
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+		*l = (struct slisten){ .fd = fd };
+		return 0;
+	}
+#endif
+	return create(cfg, l);
+}
+
+void sl_close(struct slisten *l, const struct serve_cfg *cfg)
+{
+	struct stat st;
+
+	if (l->fd < 0)
+		return;
+	close(l->fd);
+	l->fd = -1;
+	/* Only the file we made, and only if nobody has replaced it since. */
+	if (l->created && lstat(cfg->socket_path, &st) == 0 && st.st_dev == l->dev &&
+	    st.st_ino == l->ino)
+		unlink(cfg->socket_path);
+}
+
+void sl_ready(const struct serve_cfg *cfg)
+{
+#ifdef RTID_HAVE_SYSTEMD
+	sd_notify(0, "READY=1");
+#endif
+	if (cfg->ready_fd >= 0) {
+		if (write(cfg->ready_fd, "ready\n", 6) < 0) {
+			/* whoever waits sees the fd close instead */
+		}
+		close(cfg->ready_fd);
+	}
+}
+
+void sl_stopping(void)
+{
+#ifdef RTID_HAVE_SYSTEMD
+	sd_notify(0, "STOPPING=1");
+#endif
+}
