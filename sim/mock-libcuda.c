@@ -209,21 +209,34 @@ static int faulty(const char *op)
 	return 0;
 }
 
+/* The process a tid belongs to: the driver takes a tid wherever it takes a
+ * pid, as the real tool does (it resolves --pid through /proc). */
+static int process_of(const struct casefile *c, int pid)
+{
+	for (size_t i = 0; c && i < c->ntasks; i++)
+		if (c->tasks[i].tid == pid && !cf_answer_for(c, pid))
+			return c->tasks[i].pid;
+	return pid;
+}
+
 /* The common part of every state call: the case's answer, or NULL to go on. */
-static int fault_of(const char *op, int pid, int *done)
+static int fault_of(const char *op, int *pid, int *done)
 {
 	struct casefile *c = load();
-	const struct cf_answer *a = c ? cf_answer_for(c, pid) : NULL;
+	const struct cf_answer *a;
 	int tid;
+
+	*pid = process_of(c, *pid);
+	a = c ? cf_answer_for(c, *pid) : NULL;
 
 	*done = 1;
 	if (!initialised)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!a) {
-		mock_log(WHO, "unexpected", pid, 0, NULL, op);
+		mock_log(WHO, "unexpected", *pid, 0, NULL, op);
 		return CUDA_ERROR_UNKNOWN;
 	}
-	mock_log(WHO, op, pid, 0, NULL, NULL);
+	mock_log(WHO, op, *pid, 0, NULL, NULL);
 	if (a->kind == CF_ANS_TID || !faulty(op)) {
 		*done = 0;
 		return CUDA_SUCCESS;
@@ -233,7 +246,7 @@ static int fault_of(const char *op, int pid, int *done)
 
 int cuCheckpointProcessGetState(int pid, int *state)
 {
-	int done, r = fault_of("get-state", pid, &done);
+	int done, r = fault_of("get-state", &pid, &done);
 	int *s = done ? NULL : state_of(pid);
 
 	if (done)
@@ -248,7 +261,7 @@ int cuCheckpointProcessGetState(int pid, int *state)
 static int act(const char *op, int pid, const void *args, int from, int to)
 {
 	static const unsigned char zero[64];
-	int done, r = fault_of(op, pid, &done);
+	int done, r = fault_of(op, &pid, &done);
 	int *s = done ? NULL : state_of(pid);
 
 	if (done)

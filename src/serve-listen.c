@@ -70,6 +70,22 @@ static int clear_path(const char *path)
 	return unlink(path);
 }
 
+/* The socket's directory (/run/rtid at boot) is made if missing, 0755: the
+ * socket's own mode is what guards it. */
+static void make_parent(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			serve_log("cannot make %s: %s", dir, strerror(errno));
+	}
+}
+
 static int create(const struct serve_cfg *cfg, struct slisten *l)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -82,6 +98,7 @@ static int create(const struct serve_cfg *cfg, struct slisten *l)
 		return -1;
 	}
 	strcpy(sa.sun_path, cfg->socket_path);
+	make_parent(cfg->socket_path);
 	if (clear_path(cfg->socket_path) < 0)
 		return -1;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

@@ -1,0 +1,295 @@
+/* rtid serve as its users meet it: the shim answered by the daemon exactly as
+ * the real tool answers, one attach for many shim processes, the worker kept
+ * right (crash, hang, driver change), clients that misbehave, who may ask
+ * what, and a clean stop. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "rtid.h"
+#include "serve-harness.h"
+
+#define CASE_HEAD "title serve\nproves serve\ndriver 580.159.03\nbackend api\n"
+#define TOOL_CALLS "\"mock\":\"cuda-checkpoint\",\"event\":\"start\""
+
+static const char basic_case[] = CASE_HEAD
+	"task 100 100 python3\n"
+	"answer 100 tid 101\nanswer 200 none\nanswer 300 crash 11\nanswer 400 hang\n"
+	"answer 500 tid 501\nanswer 600 exit 700\n"
+	"expect driver 100 tid=101\n";
+static const int basic_pids[] = { 100, 200, 300, 400, 500, 600, 0 };
+
+static struct daemon d;
+
+static int setup(void **state)
+{
+	(void)state;
+	hd_prepare(&d, basic_case, basic_pids);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	hd_cleanup(&d);
+	return 0;
+}
+
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+static void expect_shim(const char *const *args, int status, const char *out)
+{
+	struct shim_run r = hd_shim(&d, NULL, args);
+
+	assert_string_equal(r.out, out);
+	assert_int_equal(r.status, status);
+}
+
+/* The whole plugin sequence of one process, answered by the daemon alone. */
+static void test_shim_answers_as_the_tool(void **state)
+{
+	(void)state;
+	hd_start(&d, ARGS("--actions"));
+	expect_shim(ARGS("--get-restore-tid", "--pid", "100"), 0, "101\n");
+	expect_shim(ARGS("--pid", "100", "--get-restore-tid"), 0, "101\n");
+	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 1,
+		    "Could not get restore thread ID for process ID 200: \"invalid argument\"\n");
+	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "running\n");
+	expect_shim(ARGS("--action", "lock", "--pid", "100", "--timeout", "10000"), 0, "");
+	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "locked\n");
+	expect_shim(ARGS("--action", "checkpoint", "--pid", "100"), 0, "");
+	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "checkpointed\n");
+	/* The driver's own error, with its exit status truncated as the tool does. */
+	expect_shim(ARGS("--action", "checkpoint", "--pid", "100"), 401 & 0xff,
+		    "Could not checkpoint process ID 100: \"the operation cannot be performed "
+		    "in the present state\"\n");
+	expect_shim(ARGS("--action", "restore", "--pid", "100"), 0, "");
+	expect_shim(ARGS("--action", "unlock", "--pid", "100"), 0, "");
+	expect_shim(ARGS("--get-restore-tid", "--pid", "600"), 700 & 0xff,
+		    "Could not get restore thread ID for process ID 600: \"an illegal memory "
+		    "access was encountered\"\n");
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+	assert_int_equal(hd_log_count(&d, "cuInit"), 1);
+	/* Lock's timeout reached the driver in its argument struct. */
+	assert_int_equal(hd_log_count(&d, "timeout 10000"), 1);
+	assert_int_equal(hd_stop(&d), 0);
+	assert_int_equal(access(d.sock, F_OK), -1); /* the socket it made is gone */
+}
+
+/* Many separate shim processes, as CRIU spawns them: one attach in all. */
+static void test_one_attach_for_many_shims(void **state)
+{
+	(void)state;
+	hd_start(&d, NULL);
+	for (int i = 0; i < 25; i++)
+		expect_shim(ARGS("--get-restore-tid", "--pid", i % 2 ? "100" : "500"), 0,
+			    i % 2 ? "101\n" : "501\n");
+	assert_int_equal(hd_log_count(&d, "cuInit"), 1);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+}
+
+/* Without the daemon's socket the shim is what it was: the real tool answers. */
+static void test_socket_missing_reaches_the_tool(void **state)
+{
+	char nowhere[400];
+	struct shim_run r;
+
+	(void)state;
+	snprintf(nowhere, sizeof(nowhere), "%s/none.sock", d.dir);
+	r = hd_shim(&d, nowhere, ARGS("--get-restore-tid", "--pid", "100"));
+	assert_string_equal(r.out, "101\n");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+	/* A socket nobody listens on: the same. */
+	hd_start(&d, NULL);
+	assert_int_equal(kill(d.pid, SIGKILL), 0);
+	waitpid(d.pid, NULL, 0);
+	d.pid = -1;
+	r = hd_shim(&d, NULL, ARGS("--get-restore-tid", "--pid", "100"));
+	assert_string_equal(r.out, "101\n");
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 2);
+}
+
+/* A crash in the middle of a request: an error for it, never a tid; the shim
+ * asks the real tool; the next request gets a new attach. */
+static void test_worker_crash_mid_request(void **state)
+{
+	struct rtid__svc_ans a;
+	struct shim_run r;
+	int first;
+
+	(void)state;
+	hd_start(&d, NULL);
+	first = hd_log_self(&d, "cuInit");
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 300, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "worker-crashed");
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+	assert_int_equal(a.value, 101);
+	assert_int_equal(hd_log_count(&d, "cuInit"), 2);
+	assert_int_not_equal(hd_log_self(&d, "cuInit"), first);
+	assert_int_equal(kill(first, 0), -1); /* the dead one was reaped */
+	/* Through the shim: the tool's own answer, here its crash. */
+	r = hd_shim(&d, NULL, ARGS("--get-restore-tid", "--pid", "300"));
+	assert_int_equal(r.status, 128 + SIGSEGV);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+	assert_true(hd_said(&d, "driver API worker died"));
+}
+
+/* A worker that hangs is killed at the request's deadline. */
+static void test_worker_hang_past_deadline(void **state)
+{
+	struct rtid__svc_ans a;
+	int hung;
+
+	(void)state;
+	hd_start(&d, ARGS("--timeout", "0.3"));
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 400, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "timeout");
+	hung = hd_log_self(&d, "cuInit");
+	assert_int_equal(kill(hung, 0), -1);
+	assert_int_equal(errno, ESRCH);
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+	assert_true(hd_said(&d, "past its deadline; killing the worker"));
+}
+
+/* A driver upgrade: the old attach is dropped before the next answer. */
+static void test_driver_version_change(void **state)
+{
+	struct rtid__svc_ans a;
+	int old;
+
+	(void)state;
+	hd_start(&d, NULL);
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	old = hd_log_self(&d, "cuInit");
+	write_file(d.proc, "driver/nvidia/version",
+		   "NVRM version: NVIDIA UNIX x86_64 Kernel Module  590.44.01  Wed\n");
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+	assert_int_equal(hd_log_count(&d, "cuInit"), 2);
+	assert_int_equal(kill(old, 0), -1);
+	/* Unchanged since: no third attach. */
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(hd_log_count(&d, "cuInit"), 2);
+	assert_true(hd_said(&d, "driver version changed"));
+}
+
+/* A client that connects and sends nothing delays nobody, and is closed at
+ * its own deadline. */
+static void test_silent_client(void **state)
+{
+	struct rtid__svc_ans a;
+	char buf[300];
+	int silent, slow;
+
+	(void)state;
+	hd_start(&d, ARGS("--client-timeout", "1"));
+	silent = hd_connect_raw(d.sock);
+	slow = hd_connect_raw(d.sock);
+	assert_true(silent >= 0 && slow >= 0);
+	assert_int_equal(send(slow, "hello 1", 7, 0), 7); /* greets, then stalls */
+	assert_int_equal(hd_recv(slow, buf, sizeof(buf), 5), 15);
+	assert_string_equal(buf, "hello 1 queries");
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.value, 101);
+	/* Both still open while the other was served ... */
+	assert_int_equal(hd_recv(silent, buf, sizeof(buf), 0), -1);
+	/* ... and closed by the daemon at their deadline. */
+	assert_int_equal(hd_recv(silent, buf, sizeof(buf), 10 * time_factor()), 0);
+	assert_int_equal(hd_recv(slow, buf, sizeof(buf), 10 * time_factor()), 0);
+	close(silent);
+	close(slow);
+	assert_true(hd_said(&d, "sent nothing in time"));
+}
+
+/* Malformed, overlong and wrong-version messages: refused, the daemon serves on. */
+static void test_bad_messages(void **state)
+{
+	struct rtid__svc_ans a;
+	char buf[600];
+	int fd;
+
+	(void)state;
+	hd_start(&d, ARGS("--max-clients", "2"));
+	fd = hd_connect_raw(d.sock);
+	assert_int_equal(send(fd, "hello 2", 7, 0), 7);
+	assert_true(hd_recv(fd, buf, sizeof(buf), 5) > 0);
+	assert_string_equal(buf, "refused 1 version");
+	assert_int_equal(hd_recv(fd, buf, sizeof(buf), 5), 0);
+	close(fd);
+	fd = hd_connect_raw(d.sock);
+	send(fd, "hello 1", 7, 0);
+	hd_recv(fd, buf, sizeof(buf), 5);
+	send(fd, "get-restore-tid  100", 20, 0);
+	assert_int_equal(hd_recv(fd, buf, sizeof(buf), 5), 0);
+	close(fd);
+	fd = hd_connect_raw(d.sock);
+	memset(buf, 'a', 400);
+	send(fd, buf, 400, 0);
+	assert_int_equal(hd_recv(fd, buf, sizeof(buf), 5), 0);
+	close(fd);
+	/* Clients at the bound: the next one hears "busy" at once, and those
+	 * already in are still served. */
+	{
+		int a1 = hd_connect_raw(d.sock), a2 = hd_connect_raw(d.sock), a3;
+
+		assert_int_equal(send(a1, "hello 1", 7, 0), 7);
+		assert_true(hd_recv(a1, buf, sizeof(buf), 5) > 0);
+		a3 = hd_connect_raw(d.sock);
+		assert_true(hd_recv(a3, buf, sizeof(buf), 5) > 0);
+		assert_string_equal(buf, "refused 1 busy");
+		assert_int_equal(send(a1, "get-restore-tid 100", 19, 0), 19);
+		assert_true(hd_recv(a1, buf, sizeof(buf), 5) > 0);
+		assert_string_equal(buf, "tid get-restore-tid 100 101");
+		close(a1);
+		close(a2);
+		close(a3);
+	}
+	(void)a;
+}
+
+/* Queries only by default: an action goes to the real tool. */
+static void test_actions_not_served(void **state)
+{
+	struct shim_run r;
+
+	(void)state;
+	hd_start(&d, NULL);
+	r = hd_shim(&d, NULL, ARGS("--action", "lock", "--pid", "100", "--timeout", "500"));
+	assert_int_equal(r.status, 0);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+	assert_int_equal(hd_log_count(&d, "\"event\":\"lock\""), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_shim_answers_as_the_tool, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_attach_for_many_shims, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_missing_reaches_the_tool, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_crash_mid_request, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_hang_past_deadline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_driver_version_change, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_silent_client, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_messages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_actions_not_served, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
