@@ -3,7 +3,7 @@
 # missing ones; otherwise print the exact command and fail.
 set -eu
 pkgs="meson ninja-build pkg-config gcc libjansson-dev libcmocka-dev libfuse3-dev fuse3 \
-libfiu-dev libfiu0 fiu-utils valgrind lcov clang libclang-rt-dev"
+libfiu-dev libfiu0 fiu-utils valgrind lcov clang libclang-rt-dev libsystemd-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

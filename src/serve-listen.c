@@ -1,6 +1,10 @@
 /* The daemon's socket: handed over by systemd (socket activation), or made
  * here at the configured path, 0660, owned by root and the configured group.
- * Readiness goes to systemd (sd_notify) and to --ready-fd. */
+ * Readiness goes to systemd (sd_notify) and to --ready-fd.
+ *
+ * libsystemd is loaded with dlopen when the daemon starts, not linked: the
+ * same binary is the shim, which CRIU spawns for every call, and linking
+ * would add libsystemd's seven libraries to every one of those spawns. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -11,12 +15,36 @@
 #include <sys/un.h>
 #include <unistd.h>
 #ifdef RTID_HAVE_SYSTEMD
+#include <dlfcn.h>
 #include <systemd/sd-daemon.h>
 #endif
 
 #include "serve.h"
 
 #define BACKLOG 128
+
+#ifdef RTID_HAVE_SYSTEMD
+static struct {
+	int (*listen_fds)(int);
+	int (*is_socket_unix)(int, int, int, const char *, size_t);
+	int (*notify)(int, const char *);
+} sd;
+
+/* libsystemd's calls, or all NULL when it cannot be loaded (then no systemd). */
+static void load_systemd(void)
+{
+	void *lib = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
+
+	if (!lib)
+		return;
+	sd.listen_fds = (int (*)(int))dlsym(lib, "sd_listen_fds");
+	sd.is_socket_unix = (int (*)(int, int, int, const char *, size_t))dlsym(lib,
+										   "sd_is_socket_unix");
+	sd.notify = (int (*)(int, const char *))dlsym(lib, "sd_notify");
+	if (!sd.listen_fds || !sd.is_socket_unix || !sd.notify)
+		memset(&sd, 0, sizeof(sd));
+}
+#endif
 
 void serve_log(const char *fmt, ...)
 {
@@ -123,7 +151,10 @@ static int create(const struct serve_cfg *cfg, struct slisten *l)
 int sl_open(const struct serve_cfg *cfg, struct slisten *l)
 {
 #ifdef RTID_HAVE_SYSTEMD
-	int n = sd_listen_fds(1);
+	int n;
+
+	load_systemd();
+	n = sd.listen_fds ? sd.listen_fds(1) : 0;
 
 	if (n > 1) {
 		serve_log("systemd passed %d sockets; rtid.socket has one", n);
@@ -132,7 +163,7 @@ int sl_open(const struct serve_cfg *cfg, struct slisten *l)
 	if (n == 1) {
 		int fd = SD_LISTEN_FDS_START;
 
-		if (sd_is_socket_unix(fd, SOCK_SEQPACKET, 1, NULL, 0) <= 0) {
+		if (sd.is_socket_unix(fd, SOCK_SEQPACKET, 1, NULL, 0) <= 0) {
 			serve_log("the socket systemd passed is not a listening unix seqpacket socket");
 			return -1;
 		}
@@ -161,7 +192,8 @@ void sl_close(struct slisten *l, const struct serve_cfg *cfg)
 void sl_ready(const struct serve_cfg *cfg)
 {
 #ifdef RTID_HAVE_SYSTEMD
-	sd_notify(0, "READY=1");
+	if (sd.notify)
+		sd.notify(0, "READY=1");
 #endif
 	if (cfg->ready_fd >= 0) {
 		if (write(cfg->ready_fd, "ready\n", 6) < 0) {
@@ -174,6 +206,7 @@ void sl_ready(const struct serve_cfg *cfg)
 void sl_stopping(void)
 {
 #ifdef RTID_HAVE_SYSTEMD
-	sd_notify(0, "STOPPING=1");
+	if (sd.notify)
+		sd.notify(0, "STOPPING=1");
 #endif
 }

@@ -22,6 +22,20 @@
 
 #define VERSION_LINE "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Tue\n"
 
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 1 << 20);
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, (1 << 20) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
 void hd_prepare(struct daemon *d, const char *case_text, const int *pids)
 {
 	char *dir = tmp_dir(), rel[64];
@@ -35,7 +49,18 @@ void hd_prepare(struct daemon *d, const char *case_text, const int *pids)
 	snprintf(d->casefile, sizeof(d->casefile), "%s/t.case", d->dir);
 	snprintf(d->proc, sizeof(d->proc), "%s/proc", d->dir);
 	snprintf(d->stderr_path, sizeof(d->stderr_path), "%s/serve.err", d->dir);
-	write_file(d->dir, "t.case", case_text);
+	if (case_text[0] == '@') {
+		/* A case file of cases/, by name: the scenario's driver answers. */
+		char path[512], *text;
+
+		snprintf(path, sizeof(path), "%s/%s.case", env_path("SERVE_CASES"), case_text + 1);
+		text = slurp(path);
+		assert_true(text[0] != '\0');
+		write_file(d->dir, "t.case", text);
+		free(text);
+	} else {
+		write_file(d->dir, "t.case", case_text);
+	}
 	write_file(d->proc, "driver/nvidia/version", VERSION_LINE);
 	for (; pids && *pids; pids++) {
 		snprintf(rel, sizeof(rel), "%d/status", *pids);
@@ -144,20 +169,6 @@ struct shim_run hd_shim(const struct daemon *d, const char *sock, const char *co
 	waitpid(pid, &st, 0);
 	s.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	return s;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = calloc(1, 1 << 20);
-	size_t n = 0;
-
-	if (f) {
-		n = fread(buf, 1, (1 << 20) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	return buf;
 }
 
 int hd_log_count(const struct daemon *d, const char *needle)

@@ -14,7 +14,8 @@ struct daemon {
 };
 
 /* A fresh directory: proc/driver/nvidia/version (580.159.03), proc/PID for
- * the pids given (0-terminated), and the case text as its case file. */
+ * the pids given (0-terminated), and the case text as its case file
+ * ("@NAME": the file cases/NAME.case). */
 void hd_prepare(struct daemon *d, const char *case_text, const int *pids);
 /* Start rtid serve with extra options (NULL-terminated, may be NULL) and wait
  * for --ready-fd. */

@@ -29,9 +29,6 @@
 #define NOBODY 65534
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
-static const char the_case[] = "title serve\nproves serve\ndriver 580.159.03\nbackend api\n"
-	"task 100 100 python3\nanswer 100 tid 101\nanswer 500 tid 501\nanswer 400 hang\n"
-	"expect driver 100 tid=101\n";
 static const int pids[] = { 100, 400, 500, 0 };
 static struct daemon d;
 
@@ -40,10 +37,17 @@ static int setup(void **state)
 	char p500[400];
 
 	(void)state;
-	hd_prepare(&d, the_case, pids);
+	hd_prepare(&d, "@serve-denied-peer", pids);
 	snprintf(p500, sizeof(p500), "%s/500", d.proc);
 	assert_int_equal(chown(p500, NOBODY, NOBODY), 0);
 	assert_int_equal(chmod(d.dir, 0711), 0); /* nobody may reach the socket, no more */
+	return 0;
+}
+
+static int setup_hang(void **state)
+{
+	(void)state;
+	hd_prepare(&d, "@serve-worker-hang", pids);
 	return 0;
 }
 
@@ -304,6 +308,21 @@ static void test_sigterm_in_flight(void **state)
 	close(p[1]);
 }
 
+/* RSS and fds of the daemon while one client has just been answered: by then
+ * the daemon has seen every earlier client's close. */
+static void measure(long *rss, int *fds)
+{
+	struct rtid__svc_req q = { .op = RTID_OP_RESTORE_TID, .pid = 100 };
+	struct rtid__svc_conn c;
+	struct rtid__svc_ans a;
+
+	assert_int_equal(rtid__svc_open(d.sock, &c), 0);
+	assert_int_equal(rtid__svc_call(&c, &q, rtid__svc_now() + 20, &a), 0);
+	*rss = hd_rss_kb(d.pid);
+	*fds = hd_fd_count(d.pid);
+	rtid__svc_close(&c);
+}
+
 /* 100,000 requests: the daemon's RSS and open fds the same before and after. */
 static void test_rss_flat(void **state)
 {
@@ -328,13 +347,10 @@ static void test_rss_flat(void **state)
 			}
 			rtid__svc_close(&c);
 		}
-		if (phase == 0) {
-			rss0 = hd_rss_kb(d.pid);
-			fds0 = hd_fd_count(d.pid);
-		}
+		if (phase == 0)
+			measure(&rss0, &fds0);
 	}
-	rss1 = hd_rss_kb(d.pid);
-	fds1 = hd_fd_count(d.pid);
+	measure(&rss1, &fds1);
 	printf("rtid serve over %ld requests: VmRSS %ld kB before, %ld kB after; fds %d, %d\n",
 	       total, rss0, rss1, fds0, fds1);
 	assert_true(rss0 > 0);
@@ -352,7 +368,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_default_root_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_path_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_activation, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sigterm_in_flight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sigterm_in_flight, setup_hang, teardown),
 		cmocka_unit_test_setup_teardown(test_rss_flat, setup, teardown),
 	};
 

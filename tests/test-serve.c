@@ -40,6 +40,21 @@ static int setup(void **state)
 	return 0;
 }
 
+/* The scenarios that have their own case file in cases/. */
+#define CASE_SETUP(name, file)                               \
+	static int name(void **state)                        \
+	{                                                    \
+		(void)state;                                 \
+		hd_prepare(&d, "@" file, basic_pids);        \
+		return 0;                                    \
+	}
+CASE_SETUP(setup_crash, "serve-worker-crash")
+CASE_SETUP(setup_hang, "serve-worker-hang")
+CASE_SETUP(setup_change, "serve-driver-change")
+CASE_SETUP(setup_silent, "serve-silent-client")
+CASE_SETUP(setup_missing, "serve-socket-missing")
+CASE_SETUP(setup_one, "serve-one-attach")
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -281,12 +296,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_shim_answers_as_the_tool, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_one_attach_for_many_shims, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_socket_missing_reaches_the_tool, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_worker_crash_mid_request, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_worker_hang_past_deadline, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_driver_version_change, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_silent_client, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_attach_for_many_shims, setup_one, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_missing_reaches_the_tool, setup_missing, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_crash_mid_request, setup_crash, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_hang_past_deadline, setup_hang, teardown),
+		cmocka_unit_test_setup_teardown(test_driver_version_change, setup_change, teardown),
+		cmocka_unit_test_setup_teardown(test_silent_client, setup_silent, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_messages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_actions_not_served, setup, teardown),
 	};
