@@ -292,6 +292,78 @@ static void test_actions_not_served(void **state)
 	assert_int_equal(hd_log_count(&d, "\"event\":\"lock\""), 0);
 }
 
+/* The library's service backend: the daemon's answers per pid, read as the
+ * api backend reads the driver's; failures are errors, never tids. */
+static void test_service_backend(void **state)
+{
+	const int pids[] = { 100, 200, 600, 300, 500 };
+	struct rtid_config cfg = { .backend = RTID_BACKEND_SERVICE, .service_socket = d.sock,
+				   .proc_root = d.proc, .timeout_s = 10 };
+	struct rtid_result r[5];
+	struct rtid_ctx *ctx = NULL;
+	char nowhere[400];
+
+	(void)state;
+	hd_start(&d, NULL);
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(rtid_resolve_many(ctx, pids, 5, r), 0);
+	assert_int_equal(r[0].tid, 101);
+	assert_string_equal(rtid_source_name(r[0].source), "service");
+	assert_int_equal(r[1].tid, 0);
+	assert_int_equal(r[1].error, RTID_OK);
+	assert_int_equal(r[2].error, RTID_ERR_API_FAILED);
+	assert_int_equal(r[2].code, 700);
+	assert_int_equal(r[3].error, RTID_ERR_WORKER_CRASHED);
+	assert_int_equal(r[3].tid, 0);
+	assert_int_equal(r[4].tid, 501);
+	rtid_ctx_free(ctx);
+	/* No daemon there: worker-failed for each pid. */
+	snprintf(nowhere, sizeof(nowhere), "%s/none.sock", d.dir);
+	cfg.service_socket = nowhere;
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(rtid_resolve_many(ctx, pids, 2, r), 0);
+	assert_int_equal(r[0].error, RTID_ERR_WORKER_FAILED);
+	assert_int_equal(r[1].error, RTID_ERR_WORKER_FAILED);
+	assert_non_null(strstr(r[0].detail, "cannot reach rtid serve"));
+	rtid_ctx_free(ctx);
+}
+
+/* A daemon slower than the batch's timeout: that pid times out, the rest fail. */
+static void test_service_backend_timeout(void **state)
+{
+	const int pids[] = { 400, 100 };
+	struct rtid_config cfg = { .backend = RTID_BACKEND_SERVICE, .service_socket = d.sock,
+				   .proc_root = d.proc, .timeout_s = 0.3 };
+	struct rtid_result r[2];
+	struct rtid_ctx *ctx = NULL;
+
+	(void)state;
+	hd_start(&d, ARGS("--timeout", "1.5"));
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(rtid_resolve_many(ctx, pids, 2, r), 0);
+	assert_int_equal(r[0].error, RTID_ERR_TIMEOUT);
+	assert_int_equal(r[1].error, RTID_ERR_WORKER_FAILED);
+	assert_int_equal(r[1].tid, 0);
+	rtid_ctx_free(ctx);
+}
+
+/* rtid resolve --backend service, through RTID_SOCKET. */
+static void test_resolve_backend_service(void **state)
+{
+	char cmd[1200], out[512] = "";
+	FILE *f;
+
+	(void)state;
+	hd_start(&d, NULL);
+	snprintf(cmd, sizeof(cmd), "RTID_SOCKET=%s %s resolve --backend service --proc %s --json 100",
+		 d.sock, env_path("RTID_BIN"), d.proc);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_true(fread(out, 1, sizeof(out) - 1, f) > 0);
+	assert_int_equal(pclose(f), 0);
+	assert_non_null(strstr(out, "\"tid\":101,\"source\":\"service\""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +376,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_silent_client, setup_silent, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_messages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_actions_not_served, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_service_backend, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_service_backend_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resolve_backend_service, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
