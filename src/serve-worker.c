@@ -13,7 +13,9 @@
 
 #include "serve.h"
 
-#define BACKOFF_FIRST 0.1 /* seconds after the first failure, doubled after each */
+/* A first failure restarts at once; then 0.1 s, doubled after each failure in a
+ * row, at most 5 s. */
+#define BACKOFF_FIRST 0.1
 #define BACKOFF_MAX 5.0
 
 static double now(void)
@@ -130,10 +132,10 @@ void sw_stop(struct sworker *w, bool failed)
 		w->retry_at = 0;
 		return;
 	}
-	for (unsigned i = 0; i < w->failures && delay < BACKOFF_MAX; i++)
+	for (unsigned i = 1; i < w->failures && delay < BACKOFF_MAX; i++)
 		delay *= 2;
+	w->retry_at = w->failures ? now() + (delay < BACKOFF_MAX ? delay : BACKOFF_MAX) : 0;
 	w->failures++;
-	w->retry_at = now() + (delay < BACKOFF_MAX ? delay : BACKOFF_MAX);
 }
 
 int sw_read_hello(struct sworker *w)

@@ -102,7 +102,7 @@ static void worker_down(struct server *s, const char *reason)
 
 	snprintf(why, sizeof(why), "%s", s->w.why);
 	sw_stop(&s->w, true);
-	serve_log("%s; a new attach from %.1f s on", why, s->w.retry_at - now());
+	serve_log("%s; a new attach %s", why, s->w.retry_at > now() ? "after a backoff" : "at once");
 	if (s->inflight >= 0)
 		fail(s, s->inflight, reason, why);
 	s->inflight = -1;
@@ -284,8 +284,10 @@ static void dispatch(struct server *s)
 		serve_log("driver version changed; attaching again");
 		sw_stop(&s->w, false);
 	}
-	if (s->w.state == SW_DOWN && sw_start(&s->w, s->cfg) < 0 && s->w.retry_at > s->c[i].req_until) {
-		fail(s, i, "worker-failed", s->w.why); /* no worker before its deadline */
+	/* In the backoff the request fails at once: its client asks the tool now
+	 * rather than wait for a driver that keeps failing. */
+	if (s->w.state == SW_DOWN && sw_start(&s->w, s->cfg) < 0) {
+		fail(s, i, "worker-failed", s->w.why);
 		return;
 	}
 	if (s->w.state != SW_READY)
@@ -353,8 +355,6 @@ static double next_event(const struct server *s)
 		t = min_d(t, s->inflight_until);
 	if (s->w.state == SW_STARTING)
 		t = min_d(t, s->w.until);
-	if (s->w.state == SW_DOWN && next_queued(s) >= 0)
-		t = min_d(t, s->w.retry_at);
 	for (unsigned i = 0; i < s->cfg->max_clients; i++)
 		if (s->c[i].fd >= 0 && (int)i != s->inflight)
 			t = min_d(t, s->c[i].queued ? s->c[i].req_until : s->c[i].idle_until);

@@ -54,6 +54,7 @@ CASE_SETUP(setup_change, "serve-driver-change")
 CASE_SETUP(setup_silent, "serve-silent-client")
 CASE_SETUP(setup_missing, "serve-socket-missing")
 CASE_SETUP(setup_one, "serve-one-attach")
+CASE_SETUP(setup_noattach, "serve-attach-fails")
 
 static int teardown(void **state)
 {
@@ -181,6 +182,26 @@ static void test_worker_hang_past_deadline(void **state)
 	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_TID);
 	assert_true(hd_said(&d, "past its deadline; killing the worker"));
+}
+
+/* A driver that cannot be attached: errors at once, the tool answers. */
+static void test_attach_fails(void **state)
+{
+	struct rtid__svc_ans a;
+	struct shim_run r;
+
+	(void)state;
+	hd_start(&d, NULL);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+		assert_int_equal(a.kind, RTID__SVC_ERROR);
+		assert_string_equal(a.name, "worker-failed");
+	}
+	r = hd_shim(&d, NULL, ARGS("--get-restore-tid", "--pid", "100"));
+	assert_string_equal(r.out, "101\n");
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+	assert_true(hd_said(&d, "cuInit failed"));
+	assert_true(hd_said(&d, "a new attach after a backoff"));
 }
 
 /* A driver upgrade: the old attach is dropped before the next answer. */
@@ -373,6 +394,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_worker_crash_mid_request, setup_crash, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_hang_past_deadline, setup_hang, teardown),
 		cmocka_unit_test_setup_teardown(test_driver_version_change, setup_change, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_fails, setup_noattach, teardown),
 		cmocka_unit_test_setup_teardown(test_silent_client, setup_silent, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_messages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_actions_not_served, setup, teardown),
