@@ -3,20 +3,26 @@
  * upgrade or reload: the old attach belongs to a driver that is gone). */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "serve.h"
 
+extern char **environ;
+
 /* A first failure restarts at once; then 0.1 s, doubled after each failure in a
  * row, at most 5 s. */
 #define BACKOFF_FIRST 0.1
 #define BACKOFF_MAX 5.0
+#define QUIT_WAIT_MS 1000
 
 static double now(void)
 {
@@ -59,51 +65,55 @@ bool sw_version_changed(const struct sworker *w, const struct serve_cfg *cfg)
 	return len != w->version_len || (len != (size_t)-1 && memcmp(buf, w->version, len) != 0);
 }
 
-/* In the child: fd 3 is the socket, nothing else of the daemon stays open
- * (everything is O_CLOEXEC), signals as the worker expects them. */
-static void exec_worker(const struct serve_cfg *cfg, int sock, char *parent)
+/* Start the worker with sock as its fd 3 and nothing else of the daemon
+ * (everything else is O_CLOEXEC), stdin /dev/null, stdout on stderr (nothing
+ * of the worker's may look like an answer), signals as the worker expects. */
+static int spawn_worker(const struct serve_cfg *cfg, int sock, pid_t *pid)
 {
-	char *argv[] = { (char *)cfg->worker, parent, (char *)cfg->libcuda, NULL };
-	sigset_t none;
-	int null = open("/dev/null", O_RDWR);
+	char parent[16], *argv[] = { (char *)cfg->worker, parent, (char *)cfg->libcuda, NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, def;
+	int r;
 
+	snprintf(parent, sizeof(parent), "%d", (int)getpid());
 	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(2, 1); /* nothing of the worker's may look like an answer */
-	}
-	if (sock == 3)
-		fcntl(3, F_SETFD, 0);
-	else if (dup2(sock, 3) < 0)
-		_exit(127);
-	execv(cfg->worker, argv);
-	_exit(127);
+	sigemptyset(&def);
+	sigaddset(&def, SIGPIPE);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, 2, 1);
+	posix_spawn_file_actions_adddup2(&fa, sock, 3);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &def);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	r = posix_spawn(pid, cfg->worker, &fa, &at, argv, environ);
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	return -r;
 }
 
 int sw_start(struct sworker *w, const struct serve_cfg *cfg)
 {
-	char parent[16];
-	int sv[2];
+	int sv[2], r;
 
 	if (w->state != SW_DOWN || now() < w->retry_at)
 		return w->state == SW_DOWN ? -EAGAIN : 0;
+	/* Never fd 3 itself: dup2 onto the same fd would keep its O_CLOEXEC. */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
 	w->version_len = read_version(cfg, w->version, sizeof(w->version));
-	snprintf(parent, sizeof(parent), "%d", (int)getpid());
-	w->pid = fork();
-	if (w->pid == 0)
-		exec_worker(cfg, sv[1], parent);
+	r = sv[1] == 3 ? -EBADF : spawn_worker(cfg, sv[1], &w->pid);
 	close(sv[1]);
-	if (w->pid < 0) {
-		int e = errno;
-
+	if (r < 0) {
 		close(sv[0]);
-		snprintf(w->why, sizeof(w->why), "cannot start the worker: %s", strerror(e));
+		w->pid = -1;
+		snprintf(w->why, sizeof(w->why), "cannot start the worker %s: %s", cfg->worker,
+			 strerror(-r));
+		w->failures++;
 		w->retry_at = now() + BACKOFF_MAX;
-		return -e;
+		return r;
 	}
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	w->sock = sv[0];
@@ -113,18 +123,34 @@ int sw_start(struct sworker *w, const struct serve_cfg *cfg)
 	return 0;
 }
 
+/* A worker that is not at fault is let go: it exits when its socket closes,
+ * and detaches from the driver as a process does. Only one that does not
+ * exit within QUIT_WAIT_MS is killed. */
+static void let_go(pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (fd >= 0) {
+		poll(&p, 1, QUIT_WAIT_MS);
+		close(fd);
+	}
+}
+
 void sw_stop(struct sworker *w, bool failed)
 {
 	double delay = BACKOFF_FIRST;
 
+	if (w->sock >= 0)
+		close(w->sock);
+	w->sock = -1;
 	if (w->pid > 0) {
+		if (!failed)
+			let_go(w->pid);
 		kill(w->pid, SIGKILL);
 		while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	if (w->sock >= 0)
-		close(w->sock);
-	w->sock = -1;
 	w->pid = -1;
 	w->state = SW_DOWN;
 	if (!failed) {

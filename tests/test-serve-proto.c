@@ -80,11 +80,24 @@ static void test_answers(void **state)
 	a = (struct rtid__svc_ans){ RTID__SVC_CUERR, RTID_OP_LOCK, 7, 5, "", "caf\xc3\xa9\n" };
 	rtid__svc_ans_format(&a, buf);
 	assert_string_equal(buf, "cuerr lock 7 5 - caf???");
+	/* A name with a space cannot split the answer. */
+	a = (struct rtid__svc_ans){ RTID__SVC_ERROR, RTID_OP_LOCK, 7, 0, "two words", "" };
+	rtid__svc_ans_format(&a, buf);
+	assert_string_equal(buf, "error lock 7 two?words -");
+	assert_int_equal(rtid__svc_ans_parse(buf, strlen(buf), &a), 0);
+	assert_string_equal(a.name, "two?words");
+	/* A state the protocol has no name for is not sent as a state. */
+	a = (struct rtid__svc_ans){ RTID__SVC_STATE, RTID_OP_GET_STATE, 7, 9, "", "" };
+	rtid__svc_ans_format(&a, buf);
+	assert_int_equal(rtid__svc_ans_parse(buf, strlen(buf), &a), -EINVAL);
 	const char *bad[] = {
 		"tid get-restore-tid 7", "tid get-restore-tid 7 0", "tid get-restore-tid 7 9 9",
 		"state get-state 7 sleeping", "done unlock 7 x", "cuerr lock 7 0 N T",
 		"cuerr lock 7 5 N", "error lock 7 timeout", "denied lock 7", "hello lock 7 9",
 		"tid nothing 7 9", "tid get-restore-tid x 9", "tid", "tid get-restore-tid",
+		"tid get-restore-tid 7 2147483648", "tid get-restore-tid 7 -1", "state get-state 7",
+		"done unlock 0", "error lock 7 timeout ", "cuerr lock 7 401 N", "tid  get-state 7 1",
+		"denied", "done\x01 unlock 7",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(ans(bad[i], &a), -EINVAL);

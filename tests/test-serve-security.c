@@ -148,6 +148,18 @@ static void test_action_group(void **state)
 	assert_int_equal(k[1], RTID__SVC_DONE);
 }
 
+/* Membership is the user's groups, not the peer's word: nobody is not in root's. */
+static void test_action_group_non_member(void **state)
+{
+	const struct rtid__svc_req q[] = { { RTID_OP_LOCK, 500, 1000 } };
+	unsigned char k[1];
+
+	(void)state;
+	hd_start(&d, ARGS("--group", "65534", "--actions", "--action-group", "0"));
+	as_nobody(q, 1, k);
+	assert_int_equal(k[0], RTID__SVC_DENIED);
+}
+
 /* Without --group only root reaches the socket at all. */
 static void test_default_root_only(void **state)
 {
@@ -205,6 +217,57 @@ static void test_socket_path_rules(void **state)
 	assert_int_equal(run_daemon(&d, ARGS("--max-clients", "0")), 2);
 	assert_int_equal(run_daemon(&d, ARGS("--group", "no-such-group-here")), 2);
 	assert_int_equal(run_daemon(&d, ARGS("stray")), 2);
+	assert_int_equal(run_daemon(&d, ARGS("--timeout", "soon")), 2);
+	assert_int_equal(run_daemon(&d, ARGS("--ready-fd", "x")), 2);
+	assert_int_equal(run_daemon(&d, ARGS("--no-such-option")), 2);
+	assert_int_equal(run_daemon(&d, ARGS("--help")), 0);
+}
+
+/* Paths the daemon cannot use: a clear failure, exit 1, nothing left behind. */
+static void test_unusable_paths(void **state)
+{
+	struct daemon bad = d;
+	char longp[200];
+
+	(void)state;
+	snprintf(bad.sock, sizeof(bad.sock), "%s/no/such/dir/s", d.dir);
+	assert_int_equal(run_daemon(&bad, NULL), 1);
+	memset(longp, 'x', sizeof(longp) - 1);
+	longp[0] = '/';
+	longp[sizeof(longp) - 1] = '\0';
+	snprintf(bad.sock, sizeof(bad.sock), "%s", longp);
+	assert_int_equal(run_daemon(&bad, NULL), 1);
+}
+
+/* What systemd might pass that the daemon cannot serve: refused, exit 1. */
+static void test_socket_activation_refused(void **state)
+{
+	(void)state;
+	if (!getenv("RTID_HAVE_SYSTEMD"))
+		skip();
+	for (int variant = 0; variant < 2; variant++) {
+		int st;
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			char me[16];
+			int null = open("/dev/null", O_RDWR);
+
+			dup2(null, 3); /* not a socket */
+			dup2(null, 4);
+			dup2(null, 2);
+			snprintf(me, sizeof(me), "%d", (int)getpid());
+			setenv("LISTEN_FDS", variant ? "2" : "1", 1);
+			setenv("LISTEN_PID", me, 1);
+			execl(env_path("RTID_BIN"), "rtid", "serve", "--socket", d.sock, "--proc",
+			      d.proc, (char *)NULL);
+			_exit(127);
+		}
+		waitpid(pid, &st, 0);
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 1);
+	}
+	assert_int_equal(access(d.sock, F_OK), -1);
 }
 
 static int listener(const char *path)
@@ -365,7 +428,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_socket_mode_and_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_denied_peer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_group, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_action_group_non_member, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_default_root_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unusable_paths, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_activation_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_path_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_activation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigterm_in_flight, setup_hang, teardown),

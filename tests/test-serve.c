@@ -204,6 +204,67 @@ static void test_attach_fails(void **state)
 	assert_true(hd_said(&d, "a new attach after a backoff"));
 }
 
+/* A cuInit that never returns: cut at --attach-timeout, errors, no tid. */
+static void test_attach_hangs(void **state)
+{
+	struct rtid__svc_ans a;
+
+	(void)state;
+	write_file(d.dir, "t.case", CASE_HEAD "libcuda-init hang\ntask 100 100 python3\n"
+		   "answer 100 tid 101\nexpect driver 100 error=worker-failed\n");
+	hd_start(&d, ARGS("--attach-timeout", "0.3"));
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "worker-failed");
+	assert_true(hd_said(&d, "did not attach in time"));
+}
+
+/* No worker program: worker-failed, and the daemon still answers. */
+static void test_worker_missing(void **state)
+{
+	char *saved = strdup(env_path("RTID_WORKER"));
+	struct rtid__svc_ans a;
+
+	(void)state;
+	setenv("RTID_WORKER", "/nonexistent/rtid-cuda-worker", 1);
+	hd_start(&d, NULL);
+	setenv("RTID_WORKER", saved, 1);
+	free(saved);
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "worker-failed");
+	assert_true(hd_said(&d, "cannot start the worker"));
+}
+
+/* Two clients, the first one's call hangs: the second gets a tid after the
+ * new attach or an error at its own deadline, never the wrong answer. */
+static void test_queue_behind_a_hang(void **state)
+{
+	struct rtid__svc_req q1 = { .op = RTID_OP_RESTORE_TID, .pid = 400 };
+	struct rtid__svc_req q2 = { .op = RTID_OP_RESTORE_TID, .pid = 100 };
+	struct rtid__svc_conn c1, c2;
+	struct rtid__svc_ans a1, a2;
+	char buf[64];
+	size_t n;
+
+	(void)state;
+	hd_start(&d, ARGS("--timeout", "0.4"));
+	assert_int_equal(rtid__svc_open(d.sock, &c1), 0);
+	assert_int_equal(rtid__svc_open(d.sock, &c2), 0);
+	n = rtid__svc_req_format(&q1, buf);
+	assert_int_equal(send(c1.fd, buf, n, 0), (ssize_t)n);
+	assert_int_equal(rtid__svc_call(&c2, &q2, rtid__svc_now() + 20, &a2), 0);
+	c1.greeted = false;
+	assert_true(hd_recv(c1.fd, buf, sizeof(buf), 20) > 0); /* the greeting */
+	assert_true(hd_recv(c1.fd, buf, sizeof(buf), 20) > 0);
+	assert_int_equal(rtid__svc_ans_parse(buf, strlen(buf), &a1), 0);
+	assert_int_equal(a1.kind, RTID__SVC_ERROR);
+	assert_string_equal(a1.name, "timeout");
+	assert_true(a2.kind == RTID__SVC_ERROR || (a2.kind == RTID__SVC_TID && a2.value == 101));
+	rtid__svc_close(&c1);
+	rtid__svc_close(&c2);
+}
+
 /* A driver upgrade: the old attach is dropped before the next answer. */
 static void test_driver_version_change(void **state)
 {
@@ -223,6 +284,16 @@ static void test_driver_version_change(void **state)
 	/* Unchanged since: no third attach. */
 	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(hd_log_count(&d, "cuInit"), 2);
+	/* The driver unloaded (no version file) is a change too. */
+	{
+		char path[400];
+
+		snprintf(path, sizeof(path), "%s/driver/nvidia/version", d.proc);
+		assert_int_equal(unlink(path), 0);
+	}
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+	assert_int_equal(hd_log_count(&d, "cuInit"), 3);
 	assert_true(hd_said(&d, "driver version changed"));
 }
 
@@ -290,6 +361,7 @@ static void test_bad_messages(void **state)
 		a3 = hd_connect_raw(d.sock);
 		assert_true(hd_recv(a3, buf, sizeof(buf), 5) > 0);
 		assert_string_equal(buf, "refused 1 busy");
+		assert_true(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a) < 0);
 		assert_int_equal(send(a1, "get-restore-tid 100", 19, 0), 19);
 		assert_true(hd_recv(a1, buf, sizeof(buf), 5) > 0);
 		assert_string_equal(buf, "tid get-restore-tid 100 101");
@@ -300,16 +372,23 @@ static void test_bad_messages(void **state)
 	(void)a;
 }
 
-/* Queries only by default: an action goes to the real tool. */
+/* Queries only by default: an action goes to the real tool; so does every
+ * call the daemon does not answer (other options, repeated ones). */
 static void test_actions_not_served(void **state)
 {
 	struct shim_run r;
 
 	(void)state;
 	hd_start(&d, NULL);
+	expect_shim(ARGS("--get-restore-tid", "--pid", "100", "--pid", "100"), 0, "101\n");
+	r = hd_shim(&d, NULL, ARGS("--get-state", "--pid", "100", "--timeout", "5"));
+	assert_int_equal(r.status, 0);
+	r = hd_shim(&d, NULL, ARGS("--action", "toggle", "--pid", "100"));
+	assert_int_equal(r.status, 0);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 3);
 	r = hd_shim(&d, NULL, ARGS("--action", "lock", "--pid", "100", "--timeout", "500"));
 	assert_int_equal(r.status, 0);
-	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 4);
 	assert_int_equal(hd_log_count(&d, "\"event\":\"lock\""), 0);
 }
 
@@ -395,6 +474,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_worker_hang_past_deadline, setup_hang, teardown),
 		cmocka_unit_test_setup_teardown(test_driver_version_change, setup_change, teardown),
 		cmocka_unit_test_setup_teardown(test_attach_fails, setup_noattach, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_hangs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_queue_behind_a_hang, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silent_client, setup_silent, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_messages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_actions_not_served, setup, teardown),
