@@ -2,7 +2,9 @@
  * ($RTID_CASE) like the mock tool: a scaled attach delay in cuInit, the case's
  * answer per pid as a CUresult, hangs and crashes, and a call log
  * ($RTID_MOCK_LOG). Built twice: with the checkpoint API, and without it
- * (MOCK_OLD_DRIVER) to stand for a driver older than r570.
+ * (MOCK_OLD_DRIVER) to stand for a driver older than r570, and a third time
+ * with the restore-tid query but without the state calls and actions
+ * (MOCK_NO_ACTIONS), for a driver that lacks some of the calls.
  *
  * The state calls and actions (GetState, Lock, Checkpoint, Restore, Unlock)
  * keep a state per pid as the driver does (running, locked, checkpointed;
@@ -36,11 +38,13 @@ int cuGetErrorName(int err, const char **name);
 int cuGetErrorString(int err, const char **text);
 #ifndef MOCK_OLD_DRIVER
 int cuCheckpointProcessGetRestoreThreadId(int pid, int *tid);
+#ifndef MOCK_NO_ACTIONS
 int cuCheckpointProcessGetState(int pid, int *state);
 int cuCheckpointProcessLock(int pid, void *args);
 int cuCheckpointProcessCheckpoint(int pid, void *args);
 int cuCheckpointProcessRestore(int pid, void *args);
 int cuCheckpointProcessUnlock(int pid, void *args);
+#endif
 #endif
 
 static struct casefile *the_case;
@@ -178,6 +182,21 @@ int cuCheckpointProcessGetRestoreThreadId(int pid, int *tid)
 
 /* --- state and actions --- */
 
+/* Whether the pid's fault applies to op ($RTID_MOCK_FAULT_OPS, default all). */
+static int faulty(const char *op)
+{
+	const char *ops = getenv("RTID_MOCK_FAULT_OPS");
+	size_t len = strlen(op);
+
+	if (!ops || !*ops)
+		return 1;
+	for (const char *p = ops; (p = strstr(p, op)); p += len)
+		if ((p == ops || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
+			return 1;
+	return 0;
+}
+
+#ifndef MOCK_NO_ACTIONS
 enum { ST_RUNNING, ST_LOCKED, ST_CHECKPOINTED };
 
 static struct { int pid, state; } states[256];
@@ -193,20 +212,6 @@ static int *state_of(int pid)
 	states[nstates].pid = pid;
 	states[nstates].state = ST_RUNNING;
 	return &states[nstates++].state;
-}
-
-/* Whether the pid's fault applies to op ($RTID_MOCK_FAULT_OPS, default all). */
-static int faulty(const char *op)
-{
-	const char *ops = getenv("RTID_MOCK_FAULT_OPS");
-	size_t len = strlen(op);
-
-	if (!ops || !*ops)
-		return 1;
-	for (const char *p = ops; (p = strstr(p, op)); p += len)
-		if ((p == ops || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
-			return 1;
-	return 0;
 }
 
 /* The process a tid belongs to: the driver takes a tid wherever it takes a
@@ -304,4 +309,5 @@ int cuCheckpointProcessUnlock(int pid, void *args)
 {
 	return act("unlock", pid, args, ST_LOCKED, ST_RUNNING);
 }
+#endif
 #endif

@@ -44,6 +44,12 @@ static void fail_from(const bool *need, size_t i, size_t n, struct rtid_result *
 		}
 }
 
+/* RTID_ERR_DEADLINE once the batch's deadline has passed, else e. */
+static enum rtid_error late(double deadline, enum rtid_error e)
+{
+	return deadline > 0 && rtid__now() >= deadline ? RTID_ERR_DEADLINE : e;
+}
+
 void rtid__service_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
 			 struct rtid_result *out, double deadline)
 {
@@ -77,13 +83,10 @@ void rtid__service_batch(struct rtid_ctx *ctx, const int *pids, const bool *need
 		}
 		/* The connection is out of step now: this pid and the rest fail. */
 		snprintf(msg, sizeof(msg), "rtid serve at %s: %s", path,
-			 r == -ETIMEDOUT ? "no answer in time" : r == -EPROTO ? "protocol version refused"
-			 : "connection failed");
-		fail_from(need, i, i + 1, out, r != -ETIMEDOUT ? RTID_ERR_WORKER_FAILED
-					       : deadline > 0 && rtid__now() >= deadline ? RTID_ERR_DEADLINE
-					       : RTID_ERR_TIMEOUT, msg);
-		fail_from(need, i + 1, n, out, deadline > 0 && rtid__now() >= deadline
-				? RTID_ERR_DEADLINE : RTID_ERR_WORKER_FAILED, msg);
+			 r == -ETIMEDOUT ? "no answer in time" : "connection failed");
+		fail_from(need, i, i + 1, out, r == -ETIMEDOUT ? late(deadline, RTID_ERR_TIMEOUT)
+							       : RTID_ERR_WORKER_FAILED, msg);
+		fail_from(need, i + 1, n, out, late(deadline, RTID_ERR_WORKER_FAILED), msg);
 		break;
 	}
 	rtid__svc_close(&c);

@@ -116,6 +116,13 @@ static void test_greetings(void **state)
 	assert_int_equal(rtid__svc_hello_parse("hello 0", 7, &v), -EINVAL);
 	assert_int_equal(rtid__svc_hello_parse("hello", 5, &v), -EINVAL);
 	assert_int_equal(rtid__svc_hello_parse("hi 1", 4, &v), -EINVAL);
+	assert_int_equal(rtid__svc_hello_parse("hello 1 2", 9, &v), -EINVAL);
+	assert_int_equal(rtid__svc_hello_parse("hello x", 7, &v), -EINVAL);
+	assert_int_equal(rtid__svc_hello_parse("hello  1", 8, &v), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("hello x actions", 15, &actions), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("howdy 1 actions", 15, &actions), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("hello 1 actions x", 17, &actions), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("", 0, &actions), -EINVAL);
 	assert_int_equal(rtid__svc_welcome_parse("hello 1 actions", 15, &actions), 0);
 	assert_true(actions);
 	assert_int_equal(rtid__svc_welcome_parse("hello 1 queries", 15, &actions), 0);

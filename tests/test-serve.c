@@ -219,6 +219,42 @@ static void test_attach_hangs(void **state)
 	assert_true(hd_said(&d, "did not attach in time"));
 }
 
+/* A cuInit that crashes: the worker ends before it is ready; errors, no tid. */
+static void test_attach_crashes(void **state)
+{
+	struct rtid__svc_ans a;
+
+	(void)state;
+	write_file(d.dir, "t.case", CASE_HEAD "libcuda-init crash 11\ntask 100 100 python3\n"
+		   "answer 100 tid 101\nexpect driver 100 error=worker-failed\n");
+	hd_start(&d, NULL);
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "worker-failed");
+	assert_true(hd_said(&d, "ended before it was ready"));
+}
+
+/* A driver that has the restore-tid query but not the state calls and
+ * actions: those are "unsupported", and the shim asks the tool for them. */
+static void test_driver_lacks_actions(void **state)
+{
+	struct rtid__svc_ans a;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions", "--libcuda", env_path("MOCK_LIBCUDA_NOACT")));
+	assert_int_equal(hd_ask(&d, RTID_OP_GET_STATE, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "unsupported");
+	assert_int_equal(hd_ask(&d, RTID_OP_LOCK, 100, 10, &a), 0);
+	assert_string_equal(a.name, "unsupported");
+	assert_int_equal(hd_ask(&d, RTID_OP_UNLOCK, 100, 0, &a), 0);
+	assert_string_equal(a.name, "unsupported");
+	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "running\n");
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+	expect_shim(ARGS("--get-restore-tid", "--pid", "100"), 0, "101\n");
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+}
+
 /* No worker program: worker-failed, and the daemon still answers. */
 static void test_worker_missing(void **state)
 {
@@ -335,6 +371,11 @@ static void test_bad_messages(void **state)
 	(void)state;
 	hd_start(&d, ARGS("--max-clients", "2"));
 	fd = hd_connect_raw(d.sock);
+	assert_int_equal(send(fd, "hi", 2, 0), 2);
+	assert_true(hd_recv(fd, buf, sizeof(buf), 5) > 0);
+	assert_string_equal(buf, "refused 1 version");
+	close(fd);
+	fd = hd_connect_raw(d.sock);
 	assert_int_equal(send(fd, "hello 2", 7, 0), 7);
 	assert_true(hd_recv(fd, buf, sizeof(buf), 5) > 0);
 	assert_string_equal(buf, "refused 1 version");
@@ -385,11 +426,26 @@ static void test_actions_not_served(void **state)
 	assert_int_equal(r.status, 0);
 	r = hd_shim(&d, NULL, ARGS("--action", "toggle", "--pid", "100"));
 	assert_int_equal(r.status, 0);
-	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 3);
+	{
+		/* None of these is a call the daemon answers: each reaches the tool. */
+		const char *const *odd[] = {
+			ARGS("--pid", "x", "--get-state"), ARGS("--get-state", "--pid"),
+			ARGS("--action", "lock", "--timeout", "5"), ARGS("--action"),
+			ARGS("--get-state", "--get-state", "--pid", "100"),
+			ARGS("--action", "lock", "--pid", "100", "--timeout", "5", "--timeout", "5"),
+			ARGS("--action", "lock", "--pid", "100", "--timeout", "-5"),
+			ARGS("--get-state", "--action", "lock", "--pid", "100"),
+		};
+
+		for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++)
+			hd_shim(&d, NULL, odd[i]);
+	}
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 7);
 	r = hd_shim(&d, NULL, ARGS("--action", "lock", "--pid", "100", "--timeout", "500"));
 	assert_int_equal(r.status, 0);
-	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 4);
 	assert_int_equal(hd_log_count(&d, "\"event\":\"lock\""), 0);
+	/* Nothing reached the driver through the daemon. */
+	assert_int_equal(hd_log_count(&d, "\"mock\":\"libcuda\",\"event\":\"start\""), 0);
 }
 
 /* The library's service backend: the daemon's answers per pid, read as the
@@ -447,6 +503,26 @@ static void test_service_backend_timeout(void **state)
 	rtid_ctx_free(ctx);
 }
 
+/* The batch's deadline passes while the daemon is still busy: deadline. */
+static void test_service_backend_deadline(void **state)
+{
+	const int pids[] = { 100, 400, 500 };
+	struct rtid_config cfg = { .backend = RTID_BACKEND_SERVICE, .service_socket = d.sock,
+				   .proc_root = d.proc, .timeout_s = 10, .deadline_s = 0.3 };
+	struct rtid_result r[3];
+	struct rtid_ctx *ctx = NULL;
+
+	(void)state;
+	hd_start(&d, ARGS("--timeout", "1.5"));
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(rtid_resolve_many(ctx, pids, 3, r), 0);
+	assert_int_equal(r[0].tid, 101);
+	assert_int_equal(r[1].error, RTID_ERR_DEADLINE);
+	assert_int_equal(r[2].error, RTID_ERR_DEADLINE);
+	assert_int_equal(r[2].tid, 0);
+	rtid_ctx_free(ctx);
+}
+
 /* rtid resolve --backend service, through RTID_SOCKET. */
 static void test_resolve_backend_service(void **state)
 {
@@ -476,12 +552,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_attach_fails, setup_noattach, teardown),
 		cmocka_unit_test_setup_teardown(test_attach_hangs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_crashes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_driver_lacks_actions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_behind_a_hang, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silent_client, setup_silent, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_messages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_actions_not_served, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_service_backend, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_service_backend_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_service_backend_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolve_backend_service, setup, teardown),
 	};
 
