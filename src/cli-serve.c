@@ -1,4 +1,6 @@
 /* rtid serve: options, then the daemon (serve.c). */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <stdlib.h>
@@ -132,6 +134,12 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "rtid serve: unexpected argument '%s' (see --help)\n", argv[optind]);
+		return 2;
+	}
+	/* The worker must not hold the ready fd open: whoever waits on it for
+	 * EOF would wait as long as the worker lives. */
+	if (cfg.ready_fd >= 0 && fcntl(cfg.ready_fd, F_SETFD, FD_CLOEXEC) < 0) {
+		fprintf(stderr, "rtid serve: --ready-fd %d: %s\n", cfg.ready_fd, strerror(errno));
 		return 2;
 	}
 	return serve_run(&cfg);

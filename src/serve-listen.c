@@ -168,6 +168,7 @@ int sl_open(const struct serve_cfg *cfg, struct slisten *l)
 			return -1;
 		}
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+		fcntl(fd, F_SETFD, FD_CLOEXEC); /* the worker gets fd 3 of its own */
 		*l = (struct slisten){ .fd = fd };
 		return 0;
 	}

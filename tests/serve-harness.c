@@ -99,6 +99,9 @@ void hd_start(struct daemon *d, const char *const *extra)
 	pf = (struct pollfd){ .fd = p[0], .events = POLLIN };
 	assert_int_equal(poll(&pf, 1, (int)(20000 * time_factor())), 1);
 	assert_int_equal(read(p[0], buf, sizeof(buf)), 6); /* "ready\n" */
+	/* Then EOF at once: neither the daemon nor its worker holds the fd. */
+	assert_int_equal(poll(&pf, 1, (int)(20000 * time_factor())), 1);
+	assert_int_equal(read(p[0], buf, sizeof(buf)), 0);
 	close(p[0]);
 }
 

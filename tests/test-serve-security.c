@@ -219,6 +219,7 @@ static void test_socket_path_rules(void **state)
 	assert_int_equal(run_daemon(&d, ARGS("stray")), 2);
 	assert_int_equal(run_daemon(&d, ARGS("--timeout", "soon")), 2);
 	assert_int_equal(run_daemon(&d, ARGS("--ready-fd", "x")), 2);
+	assert_int_equal(run_daemon(&d, ARGS("--ready-fd", "999")), 2); /* not open */
 	assert_int_equal(run_daemon(&d, ARGS("--no-such-option")), 2);
 	assert_int_equal(run_daemon(&d, ARGS("--help")), 0);
 }
