@@ -79,9 +79,11 @@ static int print(const struct rtid__svc_ans *a)
 		printf("%d\n", a->value);
 	else if (a->kind == RTID__SVC_STATE)
 		printf("%s\n", rtid__svc_state_name(a->value));
-	else if (a->kind == RTID__SVC_CUERR)
-		fprintf(stderr, "Could not %s process ID %d: \"%s\"\n", what[a->op], a->pid,
-			strcmp(a->text, "-") ? a->text : a->name);
+	else if (a->kind == RTID__SVC_CUERR && strcmp(a->text, "-"))
+		fprintf(stderr, "Could not %s process ID %d: \"%s\"\n", what[a->op], a->pid, a->text);
+	else if (a->kind == RTID__SVC_CUERR) /* a code the driver has no string for */
+		fprintf(stderr, "Could not %s process ID %d: \"error %d\"\n", what[a->op], a->pid,
+			a->value);
 	fflush(NULL);
 	return a->kind == RTID__SVC_CUERR ? a->value & 0xff : 0;
 }

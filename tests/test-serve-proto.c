@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "serve-proto.h"
@@ -152,6 +154,50 @@ static void test_paths(void **state)
 	assert_int_equal(rtid__svc_open("/nonexistent/rtid.sock", &c), -ENOENT);
 }
 
+/* The client against a daemon that misbehaves (the other end of a
+ * socketpair, written by the test): every departure is an error, never an
+ * answer. */
+static int call_against(const char *const *said, size_t n, double wait)
+{
+	struct rtid__svc_req q = { .op = RTID_OP_RESTORE_TID, .pid = 7 };
+	struct rtid__svc_conn c = { .fd = -1 };
+	struct rtid__svc_ans a;
+	int sv[2], r;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	c.fd = sv[0];
+	for (size_t i = 0; i < n; i++)
+		assert_true(send(sv[1], said[i], strlen(said[i]), 0) >= 0);
+	if (n && !said[n - 1][0])
+		close(sv[1]); /* "" last: the daemon hangs up */
+	r = rtid__svc_call(&c, &q, rtid__svc_now() + wait, &a);
+	rtid__svc_close(&c);
+	rtid__svc_close(&c); /* twice is harmless */
+	if (!n || said[n - 1][0])
+		close(sv[1]);
+	return r;
+}
+
+static void test_client_against_bad_daemons(void **state)
+{
+	char big[400];
+
+	(void)state;
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(call_against((const char *[]){ "hello 1 queries", "tid get-restore-tid 7 9" }, 2, 5), 0);
+	assert_int_equal(call_against((const char *[]){ "refused 1 version" }, 1, 5), -EPROTO);
+	assert_int_equal(call_against((const char *[]){ "hello 1 everything" }, 1, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "hello 1 queries", "tid get-restore-tid 8 9" }, 2, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "hello 1 queries", "tid get-state 7 9" }, 2, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "hello 1 queries", "garbage" }, 2, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "hello 1 queries", big }, 2, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "hello 1 queries", "" }, 2, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "" }, 1, 5), -EIO);
+	assert_int_equal(call_against(NULL, 0, 0.05), -ETIMEDOUT);
+	assert_int_equal(call_against((const char *[]){ "hello 1 queries" }, 1, 0.05), -ETIMEDOUT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -159,6 +205,7 @@ int main(void)
 		cmocka_unit_test(test_answers),
 		cmocka_unit_test(test_greetings),
 		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_client_against_bad_daemons),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
