@@ -148,8 +148,7 @@ void sw_stop(struct sworker *w, bool failed)
 		if (!failed)
 			let_go(w->pid);
 		kill(w->pid, SIGKILL);
-		while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		waitpid(w->pid, NULL, 0); /* no EINTR: the daemon's signals are blocked */
 	}
 	w->pid = -1;
 	w->state = SW_DOWN;
@@ -169,7 +168,7 @@ int sw_read_hello(struct sworker *w)
 	struct rtid_hello h;
 	ssize_t n = recv(w->sock, &h, sizeof(h), MSG_DONTWAIT);
 
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	if (n < 0 && errno == EAGAIN)
 		return 0;
 	if (n == (ssize_t)sizeof(h) && h.ok) {
 		w->state = SW_READY;

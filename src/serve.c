@@ -153,8 +153,10 @@ static void worker_readable(struct server *s)
 		}
 		return;
 	}
+	/* No EINTR here or below: every signal the daemon takes is blocked and
+	 * read from the signalfd. */
 	n = recv(s->w.sock, &r, sizeof(r), MSG_DONTWAIT);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	if (n < 0 && errno == EAGAIN)
 		return;
 	if (n != (ssize_t)sizeof(r) || s->inflight < 0 || r.pid != s->c[s->inflight].req.pid) {
 		snprintf(s->w.why, sizeof(s->w.why), "driver API worker died");
@@ -213,7 +215,7 @@ static void client_readable(struct server *s, int i)
 	ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
 	int v;
 
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	if (n < 0 && errno == EAGAIN)
 		return;
 	if (n <= 0 || n >= (ssize_t)sizeof(buf)) {
 		drop(s, i); /* closed, or longer than any message may be */
@@ -377,8 +379,7 @@ static void poll_once(struct server *s, struct pollfd *p, int *slot)
 			p[np++] = (struct pollfd){ .fd = s->c[i].fd, .events = POLLIN };
 		}
 	if (poll(p, np, left <= 0 ? 0 : (int)left + 1) < 0) {
-		if (errno != EINTR)
-			serve_log("poll: %s", strerror(errno));
+		serve_log("poll: %s", strerror(errno));
 		return;
 	}
 	if (p[P_SIG].revents) {
