@@ -116,55 +116,70 @@ static const struct seq restore = { "restore", 3, {
 	{ "--action", "unlock", "--pid", "P" } } };
 static const struct seq query = { "get-restore-tid", 1, { { "--get-restore-tid", "--pid", "P" } } };
 
-/* Run seq for every pid through prog; seconds in all, failures counted. */
-static double run_seq(const char *prog, const struct seq *s, int *bad)
-{
-	double t0 = rtid__now();
-
-	for (int i = 0; i < PIDS; i++) {
-		char p[16], t[16];
-		int pid = FIRST + 10 * i;
-
-		snprintf(p, sizeof(p), "%d", pid);
-		snprintf(t, sizeof(t), "%d", pid + 2);
-		for (int c = 0; c < s->calls; c++) {
-			char *argv[8] = { "cuda-checkpoint" };
-			int n = 1, tid, rc;
-
-			for (int k = 0; k < 6 && s->ops[c][k]; k++)
-				argv[n++] = !strcmp(s->ops[c][k], "P") ? p
-					    : !strcmp(s->ops[c][k], "T") ? t : (char *)s->ops[c][k];
-			rc = criu_call(prog, argv, &tid);
-			*bad += rc != 0 || (!strcmp(argv[1], "--get-restore-tid") && tid != pid + 2);
-		}
-	}
-	return rtid__now() - t0;
-}
-
-static double floor_calls(int n)
+static double floor_call(void)
 {
 	char *argv[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "1", NULL };
 	double t0;
 
-	/* The shim refuses at once under its own guard: a spawn that does nothing. */
+	/* The shim refuses at once under its own guard (one line on stderr): a
+	 * spawn of the same binary that does nothing. */
 	setenv("RTID_SHIM_ACTIVE", "1", 1);
 	t0 = rtid__now();
-	for (int i = 0; i < n; i++)
-		criu_call(shim, argv, NULL);
+	criu_call(shim, argv, NULL);
 	unsetenv("RTID_SHIM_ACTIVE");
-	return (rtid__now() - t0) / n;
+	return rtid__now() - t0;
 }
 
-static void row(const char *what, double per, double floor_s, int calls, int bad)
+struct timing {
+	double total;             /* seconds for the whole sequence */
+	double call[PIDS * 8];    /* each call */
+	double floor[PIDS * 8];   /* a floor spawn right after each call */
+	int n, bad;
+};
+
+/* Run seq for every pid through prog, one call after another, a floor spawn
+ * after each call so that both see the same load. */
+static void run_seq(const char *prog, const struct seq *s, struct timing *t)
 {
-	printf("| %s | %d | %.3f | %.2fx | %d |\n", what, calls, per * 1e3, per / floor_s, bad);
+	t->n = t->bad = 0;
+	t->total = 0;
+	for (int i = 0; i < PIDS; i++) {
+		char p[16], tid_s[16];
+		int pid = FIRST + 10 * i;
+
+		snprintf(p, sizeof(p), "%d", pid);
+		snprintf(tid_s, sizeof(tid_s), "%d", pid + 2);
+		for (int c = 0; c < s->calls; c++) {
+			char *argv[8] = { "cuda-checkpoint" };
+			int n = 1, tid, rc;
+			double t0;
+
+			for (int k = 0; k < 6 && s->ops[c][k]; k++)
+				argv[n++] = !strcmp(s->ops[c][k], "P") ? p
+					    : !strcmp(s->ops[c][k], "T") ? tid_s : (char *)s->ops[c][k];
+			t0 = rtid__now();
+			rc = criu_call(prog, argv, &tid);
+			t->call[t->n] = rtid__now() - t0;
+			t->total += t->call[t->n];
+			t->floor[t->n++] = floor_call();
+			t->bad += rc != 0 || (!strcmp(argv[1], "--get-restore-tid") && tid != pid + 2);
+		}
+	}
+}
+
+static void row(const char *what, struct timing *t)
+{
+	double call = bench_median(t->call, (size_t)t->n), fl = bench_median(t->floor, (size_t)t->n);
+
+	printf("| %s | %d | %.3f | %.3f | %.3f | %.2fx | %d |\n", what, t->n, t->total, call * 1e3,
+	       fl * 1e3, call / fl, t->bad);
 }
 
 void bench_serve(void)
 {
 	const struct seq *seqs[] = { &query, &dump, &restore };
 	const char *tool = bench_env("MOCK_TOOL");
-	double scale = cf_scaled(1.0), floor_s;
+	double scale = cf_scaled(1.0), floor_s = 0, per = 1;
 	char casefile[128];
 	pid_t daemon;
 
@@ -189,27 +204,28 @@ void bench_serve(void)
 	setenv("RTID_REAL_TOOL", tool, 1);
 	setenv("RTID_SOCKET", sock, 1);
 	daemon = start_daemon();
-	floor_s = floor_calls(300);
 	printf("\n## rtid serve behind the shim: %d pids, one spawn per call, serially "
 	       "(attach %.0f ms scaled)\n\n", PIDS, REAL_ATTACH * scale * 1e3);
-	printf("| calls | spawns | ms per call | vs floor | failures |\n"
-	       "| --- | ---: | ---: | ---: | ---: |\n");
-	printf("| floor: a spawn of the shim that does nothing | 300 | %.3f | 1.00x | 0 |\n",
-	       floor_s * 1e3);
+	printf("Medians per call; the floor is a spawn of the shim that does nothing, made right\n"
+	       "after each call.\n\n");
+	printf("| calls | spawns | total s | ms per call | floor ms | vs floor | failures |\n"
+	       "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	for (size_t k = 0; k < sizeof(seqs) / sizeof(seqs[0]); k++) {
-		int n = PIDS * seqs[k]->calls, bad_s = 0, bad_t = 0;
-		double ts = run_seq(shim, seqs[k], &bad_s), tt = run_seq(tool, seqs[k], &bad_t);
+		static struct timing ts, tt;
 		char what[96];
 
+		run_seq(shim, seqs[k], &ts);
+		run_seq(tool, seqs[k], &tt);
 		snprintf(what, sizeof(what), "%s: shim + rtid serve", seqs[k]->what);
-		row(what, ts / n, floor_s, n, bad_s);
+		row(what, &ts);
 		snprintf(what, sizeof(what), "%s: the tool, attach every spawn", seqs[k]->what);
-		row(what, tt / n, floor_s, n, bad_t);
+		row(what, &tt);
 		if (k == 0)
-			printf("| (at the real attach of %.3f s, the tool per call is %.3f s + the "
-			       "spawn: %.0fx the shim + rtid serve) | | | | |\n", REAL_ATTACH,
-			       REAL_ATTACH, (REAL_ATTACH + floor_s) / (ts / n));
+			floor_s = bench_median(ts.floor, (size_t)ts.n), per = bench_median(ts.call, (size_t)ts.n);
 	}
+	printf("\nAt the write-up's real attach of %.3f s a tool call costs %.3f s + a spawn, "
+	       "%.0fx the %.2f ms of a call through the shim and rtid serve.\n",
+	       REAL_ATTACH, REAL_ATTACH, (REAL_ATTACH + floor_s) / per, per * 1e3);
 	kill(daemon, SIGTERM);
 	waitpid(daemon, NULL, 0);
 	{
