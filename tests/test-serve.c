@@ -269,7 +269,10 @@ static void test_worker_missing(void **state)
 	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_ERROR);
 	assert_string_equal(a.name, "worker-failed");
-	assert_true(hd_said(&d, "cannot start the worker"));
+	/* Under valgrind posix_spawn cannot report the failed exec: the worker
+	 * then ends before it is ready instead. */
+	assert_true(hd_said(&d, "cannot start the worker") ||
+		    (getenv("RTID_UNDER_VALGRIND") && hd_said(&d, "ended before it was ready")));
 }
 
 /* Two clients, the first one's call hangs: the second gets a tid after the
