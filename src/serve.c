@@ -13,80 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "serve.h"
+#include "serve-loop.h"
 
 #define STOP_GRACE 5.0 /* seconds a request in flight may still take at SIGTERM */
-
-struct client {
-	int fd; /* -1: a free slot */
-	uid_t uid;
-	gid_t gid;
-	pid_t peer;
-	bool greeted, queued;
-	struct rtid__svc_req req;
-	double idle_until, req_until;
-	unsigned long seq;
-};
-
-struct server {
-	const struct serve_cfg *cfg;
-	struct slisten l;
-	int sigfd;
-	struct sworker w;
-	struct client *c;
-	int inflight; /* a client slot, or -1 */
-	double inflight_until;
-	unsigned long seq;
-	bool stopping, ready;
-	double stop_until;
-};
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void drop(struct server *s, int i)
-{
-	close(s->c[i].fd);
-	s->c[i].fd = -1;
-	s->c[i].queued = false;
-}
-
-/* Answer client i's request; the client then has its idle deadline again. */
-static void answer(struct server *s, int i, struct rtid__svc_ans *a)
-{
-	struct client *c = &s->c[i];
-	char buf[RTID__SVC_MSG_MAX];
-	size_t n;
-
-	a->op = c->req.op;
-	a->pid = c->req.pid;
-	n = rtid__svc_ans_format(a, buf);
-	c->queued = false;
-	c->idle_until = now() + s->cfg->client_timeout_s;
-	if (send(c->fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)n)
-		drop(s, i); /* gone, or not reading: its loss alone */
-}
-
-static void fail(struct server *s, int i, const char *reason, const char *text)
-{
-	struct rtid__svc_ans a = { .kind = RTID__SVC_ERROR };
-
-	snprintf(a.name, sizeof(a.name), "%.39s", reason);
-	snprintf(a.text, sizeof(a.text), "%.119s", text);
-	answer(s, i, &a);
-}
-
-static void fail_queued(struct server *s, const char *reason, const char *text)
-{
-	for (unsigned i = 0; i < s->cfg->max_clients; i++)
-		if (s->c[i].fd >= 0 && s->c[i].queued && (int)i != s->inflight)
-			fail(s, (int)i, reason, text);
-}
 
 static void set_ready(struct server *s)
 {
@@ -102,9 +31,9 @@ static void worker_down(struct server *s, const char *reason)
 
 	snprintf(why, sizeof(why), "%s", s->w.why);
 	sw_stop(&s->w, true);
-	serve_log("%s; a new attach %s", why, s->w.retry_at > now() ? "after a backoff" : "at once");
+	serve_log("%s; a new attach %s", why, s->w.retry_at > sv_now() ? "after a backoff" : "at once");
 	if (s->inflight >= 0)
-		fail(s, s->inflight, reason, why);
+		sv_fail(s, s->inflight, reason, why);
 	s->inflight = -1;
 	set_ready(s);
 }
@@ -165,101 +94,8 @@ static void worker_readable(struct server *s)
 	}
 	s->w.failures = 0;
 	translate(&r, s->c[s->inflight].req.op, &a);
-	answer(s, s->inflight, &a);
+	sv_answer(s, s->inflight, &a);
 	s->inflight = -1;
-}
-
-static double deadline_of(const struct serve_cfg *cfg, const struct rtid__svc_req *q)
-{
-	if (q->op < RTID_OP_LOCK)
-		return cfg->timeout_s;
-	return cfg->action_timeout_s + (q->op == RTID_OP_LOCK ? q->timeout_ms / 1000.0 : 0);
-}
-
-static void take_request(struct server *s, int i, const char *buf, size_t n)
-{
-	struct client *c = &s->c[i];
-	const char *why;
-
-	if (rtid__svc_req_parse(buf, n, &c->req) < 0) {
-		serve_log("client pid %d sent a malformed request; closing it", (int)c->peer);
-		drop(s, i);
-		return;
-	}
-	c->queued = true; /* answer() below needs the request in place */
-	if (c->req.op >= RTID_OP_LOCK && !s->cfg->actions) {
-		fail(s, i, "not-served", "this daemon serves queries only (see --actions)");
-		return;
-	}
-	if ((why = sa_check(s->cfg, c->uid, c->gid, &c->req))) {
-		struct rtid__svc_ans a = { .kind = RTID__SVC_DENIED };
-
-		serve_log("denied uid %d (pid %d): %s %d: %s", (int)c->uid, (int)c->peer,
-			  rtid__svc_op_name(c->req.op), c->req.pid, why);
-		snprintf(a.text, sizeof(a.text), "%s", why);
-		answer(s, i, &a);
-		return;
-	}
-	if (s->stopping) {
-		fail(s, i, "shutting-down", "the daemon is stopping");
-		return;
-	}
-	c->seq = ++s->seq;
-	c->req_until = now() + deadline_of(s->cfg, &c->req);
-}
-
-static void client_readable(struct server *s, int i)
-{
-	struct client *c = &s->c[i];
-	char buf[RTID__SVC_MSG_MAX];
-	ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
-	int v;
-
-	if (n < 0 && errno == EAGAIN)
-		return;
-	if (n <= 0 || n >= (ssize_t)sizeof(buf)) {
-		drop(s, i); /* closed, or longer than any message may be */
-		return;
-	}
-	if (c->greeted) {
-		take_request(s, i, buf, (size_t)n);
-		return;
-	}
-	if (rtid__svc_hello_parse(buf, (size_t)n, &v) < 0 || v != RTID__SVC_VERSION) {
-		n = snprintf(buf, sizeof(buf), "refused %d version", RTID__SVC_VERSION);
-		send(c->fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
-		drop(s, i);
-		return;
-	}
-	n = snprintf(buf, sizeof(buf), "hello %d %s", RTID__SVC_VERSION,
-		     s->cfg->actions ? "actions" : "queries");
-	c->greeted = true;
-	c->idle_until = now() + s->cfg->client_timeout_s;
-	if (send(c->fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) != n)
-		drop(s, i);
-}
-
-static void accept_all(struct server *s)
-{
-	for (;;) {
-		struct ucred cr;
-		socklen_t len = sizeof(cr);
-		int fd = accept4(s->l.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), i = -1;
-
-		if (fd < 0)
-			return;
-		for (unsigned k = 0; k < s->cfg->max_clients && i < 0; k++)
-			if (s->c[k].fd < 0)
-				i = (int)k;
-		if (i < 0 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
-			/* Full: said at once, so that the client asks the tool now. */
-			send(fd, "refused 1 busy", 14, MSG_DONTWAIT | MSG_NOSIGNAL);
-			close(fd);
-			continue;
-		}
-		s->c[i] = (struct client){ .fd = fd, .uid = cr.uid, .gid = cr.gid, .peer = cr.pid,
-					   .idle_until = now() + s->cfg->client_timeout_s };
-	}
 }
 
 /* The queued request asked first, or -1. */
@@ -289,7 +125,7 @@ static void dispatch(struct server *s)
 	/* In the backoff the request fails at once: its client asks the tool now
 	 * rather than wait for a driver that keeps failing. */
 	if (s->w.state == SW_DOWN && sw_start(&s->w, s->cfg) < 0) {
-		fail(s, i, "worker-failed", s->w.why);
+		sv_fail(s, i, "worker-failed", s->w.why);
 		return;
 	}
 	if (s->w.state != SW_READY)
@@ -302,7 +138,7 @@ static void dispatch(struct server *s)
 		return;
 	}
 	s->inflight = i;
-	s->inflight_until = now() + deadline_of(s->cfg, &s->c[i].req);
+	s->inflight_until = sv_now() + sv_deadline_of(s->cfg, &s->c[i].req);
 }
 
 static void expire(struct server *s, double t)
@@ -323,10 +159,10 @@ static void expire(struct server *s, double t)
 		if (c->fd < 0 || (int)i == s->inflight)
 			continue;
 		if (c->queued && t >= c->req_until) {
-			fail(s, (int)i, "timeout", "no driver answer in time");
+			sv_fail(s, (int)i, "timeout", "no driver answer in time");
 		} else if (!c->queued && t >= c->idle_until) {
 			serve_log("client pid %d sent nothing in time; closing it", (int)c->peer);
-			drop(s, (int)i);
+			sv_drop(s, (int)i);
 		}
 	}
 }
@@ -338,9 +174,9 @@ static void begin_stop(struct server *s)
 	serve_log("stopping");
 	sl_stopping();
 	s->stopping = true;
-	s->stop_until = now() + STOP_GRACE;
+	s->stop_until = sv_now() + STOP_GRACE;
 	sl_close(&s->l, s->cfg);
-	fail_queued(s, "shutting-down", "the daemon is stopping");
+	sv_fail_queued(s, "shutting-down", "the daemon is stopping");
 }
 
 static double min_d(double a, double b)
@@ -351,7 +187,7 @@ static double min_d(double a, double b)
 /* The earliest time something must happen. */
 static double next_event(const struct server *s)
 {
-	double t = s->stopping ? s->stop_until : now() + 3600;
+	double t = s->stopping ? s->stop_until : sv_now() + 3600;
 
 	if (s->inflight >= 0)
 		t = min_d(t, s->inflight_until);
@@ -368,7 +204,7 @@ enum { P_SIG, P_LISTEN, P_WORKER, P_FIXED };
 static void poll_once(struct server *s, struct pollfd *p, int *slot)
 {
 	nfds_t np = P_FIXED;
-	double left = (next_event(s) - now()) * 1000.0;
+	double left = (next_event(s) - sv_now()) * 1000.0;
 
 	p[P_SIG] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
 	p[P_LISTEN] = (struct pollfd){ .fd = s->stopping ? -1 : s->l.fd, .events = POLLIN };
@@ -392,9 +228,9 @@ static void poll_once(struct server *s, struct pollfd *p, int *slot)
 		worker_readable(s);
 	for (nfds_t k = P_FIXED; k < np; k++)
 		if (p[k].revents && s->c[slot[k]].fd == p[k].fd)
-			client_readable(s, slot[k]);
+			sv_client_readable(s, slot[k]);
 	if (p[P_LISTEN].revents && !s->stopping)
-		accept_all(s);
+		sv_accept_all(s);
 }
 
 static int setup(struct server *s, const struct serve_cfg *cfg)
@@ -425,12 +261,12 @@ static int setup(struct server *s, const struct serve_cfg *cfg)
 static void teardown(struct server *s)
 {
 	if (s->inflight >= 0)
-		fail(s, s->inflight, "shutting-down", "the daemon stopped before the driver answered");
+		sv_fail(s, s->inflight, "shutting-down", "the daemon stopped before the driver answered");
 	s->inflight = -1;
 	sw_stop(&s->w, false);
 	for (unsigned i = 0; s->c && i < s->cfg->max_clients; i++)
 		if (s->c[i].fd >= 0)
-			drop(s, (int)i);
+			sv_drop(s, (int)i);
 	sl_close(&s->l, s->cfg);
 	if (s->sigfd >= 0)
 		close(s->sigfd);
@@ -456,11 +292,11 @@ int serve_run(const struct serve_cfg *cfg)
 	/* The attach is paid now, before the first request, not by it. */
 	if (sw_start(&s.w, cfg) < 0)
 		worker_down(&s, "worker-failed");
-	while (!s.stopping || (s.inflight >= 0 && now() < s.stop_until)) {
+	while (!s.stopping || (s.inflight >= 0 && sv_now() < s.stop_until)) {
 		poll_once(&s, p, slot);
-		expire(&s, now());
+		expire(&s, sv_now());
 		if (s.stopping)
-			fail_queued(&s, "shutting-down", "the daemon is stopping");
+			sv_fail_queued(&s, "shutting-down", "the daemon is stopping");
 		else
 			dispatch(&s);
 	}
