@@ -3,7 +3,7 @@ BUILD ?= build
 MESON_ARGS ?=
 SUITES_TEST = --no-suite bench
 
-.PHONY: all deps check sim bench coverage check-valgrind check-sanitize check-fuzz clean
+.PHONY: all deps check sim bench coverage check-valgrind check-sanitize check-fuzz deb clean
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -67,6 +67,17 @@ check-fuzz: deps
 		-Dfuse=disabled -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debug
 	ninja -C build-fuzz
 	sh fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+# Debian packages (rtid, librtid0, librtid-dev) built from a copy of the
+# tree in build-deb/, where the .deb files land, then checked by lintian.
+deb:
+	@sh scripts/deps.sh debhelper dpkg-dev fakeroot lintian
+	rm -rf build-deb && mkdir -p build-deb/rtid
+	tar -c --exclude='./build*' --exclude=./.git . | tar -x -C build-deb/rtid
+	cd build-deb/rtid && dpkg-buildpackage -us -uc -b
+	lintian --fail-on error,warning build-deb/*.changes
+	$(MAKE) all
+	sh tests/install/deb.sh build-deb $(BUILD)/sim/libmockcuda.so
 
 clean:
 	rm -rf $(BUILD) build-*

@@ -1,9 +1,11 @@
 #!/bin/sh
 # Make sure the Debian packages rtid needs are present. As root, install the
-# missing ones; otherwise print the exact command and fail.
+# missing ones; otherwise print the exact command and fail. Arguments name
+# further packages that one target needs (make deb: the packaging tools).
 set -eu
 pkgs="meson ninja-build pkg-config gcc libjansson-dev libcmocka-dev libfuse3-dev fuse3 \
 libfiu-dev libfiu0 fiu-utils valgrind lcov clang libclang-rt-dev libsystemd-dev"
+pkgs="$pkgs $*"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -1,80 +1,105 @@
 /* The simulation. Each CRIU hook is a phase: every process gets its sequence
- * of plugin operations (as cuda_plugin.c issues them), and processes are laid
- * on K slots in order (K = 1 serially, as upstream does). An operation costs
- * what its strategy makes it cost: a spawn with a driver attach, a scan, or a
- * call into a worker that attached once. */
+ * of plugin calls (as cuda_plugin.c issues them), and processes are laid on K
+ * slots in order (K = 1 serially, as upstream does). A call costs what its
+ * strategy makes it cost: a spawn with a driver attach, a scan, a call into a
+ * worker that attached once, or a shim spawn and a call into a daemon that
+ * attached before the operation began. */
 #include "engine.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-
-#include "rtid.h"
 
 #define GIB 1.073741824 /* GB per GiB */
 
-enum op { OP_GET_TID, OP_GET_STATE, OP_LOCK, OP_CHECKPOINT, OP_RESTORE, OP_UNLOCK };
-
-/* The plugin's calls per CUDA process in each hook (domain facts). */
-static const enum op pause_ops[] = { OP_GET_TID, OP_GET_STATE, OP_LOCK };
-static const enum op checkpoint_ops[] = { OP_GET_TID, OP_CHECKPOINT };
-static const enum op resume_ops[] = { OP_GET_TID, OP_RESTORE, OP_UNLOCK };
+/* The plugin's calls per CUDA process in each hook (domain facts). With
+ * --toggle, one spawn locks and checkpoints (PAUSE_DEVICES; CHECKPOINT_DEVICES
+ * then finds the process checkpointed and only looks its thread up), and one
+ * restores and unlocks. */
+struct hook_ops {
+	enum sim_call ops[3];
+	size_t n;
+};
+static const struct hook_ops plain[SIM_NHOOKS] = {
+	{ { SIM_GET_TID, SIM_GET_STATE, SIM_LOCK }, 3 },
+	{ { SIM_GET_TID, SIM_CKPT }, 2 },
+	{ { SIM_GET_TID, SIM_RESTORE, SIM_UNLOCK }, 3 },
+};
+static const struct hook_ops toggled[SIM_NHOOKS] = {
+	{ { SIM_GET_TID, SIM_GET_STATE, SIM_TOGGLE }, 3 },
+	{ { SIM_GET_TID }, 1 },
+	{ { SIM_GET_TID, SIM_TOGGLE }, 2 },
+};
 
 struct sim {
 	const struct sim_params *p;
 	const struct sim_workload *w;
 	const struct sim_strategy *s;
-	uint64_t rng;
-	unsigned long spawns;
-	bool attached;      /* api: the worker of this dump or restore has attached */
-	bool canary_done;   /* canary: this phase's canary was cross-checked */
+	uint64_t seed, rng;
+	uint64_t call; /* which call this is: process, hook, kind (call_key) */
+	unsigned long spawns, attaches;
+	bool attached;    /* api: the worker of this dump or restore has attached */
+	bool canary_done; /* canary: this hook's canary was cross-checked */
+	struct sim_result *acct; /* where calls are summed; NULL: not summed */
 };
 
-int sim_strategy_parse(const char *s, struct sim_strategy *out)
+/* The attach of one call, from a generator of its own seeded by the run's
+ * seed and the call (process, hook, kind): a strategy that drops a call
+ * leaves every other call's draw as it was, so two strategies differ by
+ * what they do, not by luck (common random numbers). */
+static double attach(struct sim *m)
 {
-	static const char *const names[] = { "upstream", "scan", NULL, "api", "canary" };
-	struct sim_strategy st = { 0 };
-	int k;
+	uint64_t z = m->seed + (m->call + 1) * 0x9e3779b97f4a7c15ULL;
 
-	for (int i = 0; i < 5; i++)
-		if (names[i] && !strcmp(s, names[i]))
-			st.kind = (enum sim_kind)i, st.k = 1;
-	if (!st.k && !strncmp(s, "parallel:", 9) && !rtid_parse_pid(s + 9, &k) && k <= 1024)
-		st.kind = SIM_PARALLEL, st.k = (unsigned)k;
-	if (!st.k)
-		return -EINVAL;
-	snprintf(st.name, sizeof(st.name), "%s", s);
-	*out = st;
-	return 0;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL; /* splitmix64's finaliser */
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	return sim_attach_draw(m->p, m->w->visible_gpus, &z);
 }
 
-/* xorshift64*: small, seeded, the same everywhere. Uniform in [-1, 1). */
-static double jitter(struct sim *m)
+static uint64_t call_key(size_t proc, enum sim_hook h, enum sim_call c)
 {
-	m->rng ^= m->rng >> 12;
-	m->rng ^= m->rng << 25;
-	m->rng ^= m->rng >> 27;
-	return (double)((m->rng * 2685821657736338717ULL) >> 11) / 4503599627370496.0 - 1.0;
+	return ((uint64_t)proc * SIM_NHOOKS + h) * SIM_NCALLS + c;
 }
 
-static double uniform01(struct sim *m)
+/* A query for a pid without CUDA state: the tool initialises the driver for
+ * every GPU it sees, then the query fails without attaching. */
+static double nocuda_s(const struct sim *m)
 {
-	return (jitter(m) + 1.0) / 2.0;
+	unsigned v = m->w->visible_gpus;
+
+	return m->p->nocuda_query_s + m->p->attach_per_gpu_s * (v > 1 ? v - 1 : 0);
 }
 
-static double spawn(struct sim *m, const struct sim_proc *pr)
+/* One driver call by the strategy's backend. */
+static double driver_call(struct sim *m, const struct sim_proc *pr)
 {
-	m->spawns++;
-	if (!pr->gpu)
-		return m->p->nocuda_query_s + m->p->spawn_overhead_s;
-	return m->p->attach_s * (1.0 + m->p->attach_jitter * jitter(m)) + m->p->spawn_overhead_s;
+	const struct sim_params *p = m->p;
+	double t = 0;
+
+	switch (m->s->backend) {
+	case SIM_BACKEND_API:
+		if (!m->attached) { /* the worker, once per CRIU run */
+			m->attached = true;
+			m->attaches++;
+			t = attach(m) + p->spawn_overhead_s;
+		}
+		return t + p->api_query_s;
+	case SIM_BACKEND_SERVE: /* a shim spawn asks the attached daemon */
+		m->spawns++;
+		return p->spawn_overhead_s + p->api_query_s;
+	default:
+		m->spawns++;
+		if (!pr->gpu)
+			return nocuda_s(m) + p->spawn_overhead_s;
+		m->attaches++;
+		return attach(m) + p->spawn_overhead_s;
+	}
 }
 
-static double copy_s(const struct sim *m, const struct sim_proc *pr, enum op op)
+static double copy_s(const struct sim *m, const struct sim_proc *pr, enum sim_call c)
 {
-	return op == OP_CHECKPOINT || op == OP_RESTORE ? pr->gpu_gib * GIB / m->p->gpu_copy_gbps : 0;
+	return c == SIM_CKPT || c == SIM_RESTORE || c == SIM_TOGGLE
+		       ? pr->gpu_gib * GIB / m->p->gpu_copy_gbps : 0;
 }
 
 /* How the strategy finds a restore tid. */
@@ -82,45 +107,33 @@ static double get_tid(struct sim *m, const struct sim_proc *pr)
 {
 	const struct sim_params *p = m->p;
 
-	switch (m->s->kind) {
-	case SIM_SCAN:
+	switch (m->s->tid) {
+	case SIM_TID_SCAN:
 		/* No candidate in a CPU-only process: the scan falls back to the tool. */
-		if (!pr->gpu || uniform01(m) < p->scan_fallback_rate)
-			return p->scan_s + spawn(m, pr);
+		if (!pr->gpu || sim_rng_uniform(&m->rng) <= p->scan_fallback_rate)
+			return p->scan_s + driver_call(m, pr);
 		return p->scan_s;
-	case SIM_CANARY:
-		if (!pr->gpu)
-			return p->scan_s + spawn(m, pr);
-		if (!m->canary_done) {
-			m->canary_done = true;
-			return p->scan_s + spawn(m, pr);
-		}
-		return p->scan_s;
+	case SIM_TID_CANARY:
+		if (pr->gpu && m->canary_done)
+			return p->scan_s;
+		m->canary_done = m->canary_done || pr->gpu;
+		return p->scan_s + driver_call(m, pr);
 	default:
-		return spawn(m, pr);
+		return driver_call(m, pr);
 	}
 }
 
-static double op_cost(struct sim *m, const struct sim_proc *pr, enum op op)
+static double call_cost(struct sim *m, const struct sim_proc *pr, enum sim_call c)
 {
-	double attach = 0;
-
-	if (m->s->kind == SIM_API) {
-		if (!m->attached) {
-			m->attached = true;
-			attach = m->p->attach_s + m->p->spawn_overhead_s; /* the worker, once */
-		}
-		return attach + m->p->api_query_s + copy_s(m, pr, op);
-	}
-	if (op == OP_GET_TID)
-		return get_tid(m, pr);
-	return spawn(m, pr) + copy_s(m, pr, op);
+	return c == SIM_GET_TID ? get_tid(m, pr) : driver_call(m, pr) + copy_s(m, pr, c);
 }
 
-/* One hook over all processes on K slots. tid_only: just the get-tid calls. */
-static double phase(struct sim *m, const enum op *ops, size_t nops, bool tid_only)
+/* One hook over all processes on K slots; returns its wall time.
+ * tid_only: just the get-tid calls. */
+static double phase(struct sim *m, enum sim_hook h, bool tid_only)
 {
-	unsigned k = m->s->kind == SIM_PARALLEL ? m->s->k : 1;
+	const struct hook_ops *ho = &(m->s->toggle ? toggled : plain)[h];
+	unsigned k = m->s->k ? m->s->k : 1;
 	double *slot = calloc(k, sizeof(*slot)), end = 0;
 
 	m->canary_done = false;
@@ -133,9 +146,17 @@ static double phase(struct sim *m, const enum op *ops, size_t nops, bool tid_onl
 			if (slot[j] < slot[best])
 				best = j;
 		/* A process without CUDA only answers get-restore-tid (it fails). */
-		for (size_t o = 0; o < nops && (pr->gpu || o == 0); o++)
-			if (!tid_only || ops[o] == OP_GET_TID)
-				t += op_cost(m, pr, ops[o]);
+		for (size_t o = 0; o < ho->n && (pr->gpu || o == 0); o++) {
+			double c;
+
+			if (tid_only && ho->ops[o] != SIM_GET_TID)
+				continue;
+			m->call = call_key(i, h, ho->ops[o]);
+			c = call_cost(m, pr, ho->ops[o]);
+			if (m->acct)
+				m->acct->hooks[h][ho->ops[o]] += c;
+			t += c;
+		}
 		slot[best] += t;
 		if (slot[best] > end)
 			end = slot[best];
@@ -161,10 +182,10 @@ static double risk(const struct sim *m)
 	const struct sim_params *p = m->p;
 	double g = (double)sim_workload_gpus(m->w), c = (double)m->w->n - g, ok;
 
-	if (m->s->kind == SIM_SCAN)
+	if (m->s->tid == SIM_TID_SCAN)
 		ok = (1 - p->p_drift * (1 - pow(1 - p->p_wrong_given_drift, g))) *
 		     pow(1 - p->p_nvml_lookalike, c) * pow(1 - p->p_independent, g);
-	else if (m->s->kind == SIM_CANARY)
+	else if (m->s->tid == SIM_TID_CANARY)
 		ok = pow(1 - p->p_nvml_lookalike, c) * pow(1 - p->p_independent, g > 1 ? g - 1 : 0);
 	else
 		ok = 1;
@@ -174,22 +195,33 @@ static double risk(const struct sim *m)
 void sim_run(const struct sim_params *p, const struct sim_workload *w,
 	     const struct sim_strategy *s, uint64_t seed, struct sim_result *out)
 {
-	struct sim m = { p, w, s, seed ? seed : 0x9e3779b97f4a7c15ULL, 0, false, false };
 	struct sim_result r = { 0 };
+	struct sim m = { .p = p, .w = w, .s = s, .seed = seed, .acct = &r };
+	double pause, ckpt;
 
-	r.dump_s = p->criu_base_dump_s + phase(&m, pause_ops, 3, false) + host_s(&m) +
-		   phase(&m, checkpoint_ops, 2, false);
+	m.rng = seed ? seed : 0x9e3779b97f4a7c15ULL; /* xorshift must not start at 0 */
+	m.call = UINT64_MAX - 1;
+	if (s->backend == SIM_BACKEND_SERVE) /* before the dump: outside its time */
+		r.serve_attach_s = attach(&m) + p->spawn_overhead_s;
+	pause = phase(&m, SIM_PAUSE, false);
+	ckpt = phase(&m, SIM_CHECKPOINT, false);
+	r.dump_plugin_s = pause + ckpt;
+	r.dump_s = p->criu_base_dump_s + host_s(&m) + r.dump_plugin_s;
 	m.attached = false; /* restore is another CRIU run: another worker */
-	r.restore_s = p->criu_base_restore_s + host_s(&m) + phase(&m, resume_ops, 3, false);
+	r.restore_plugin_s = phase(&m, SIM_RESUME, false);
+	r.restore_s = p->criu_base_restore_s + host_s(&m) + r.restore_plugin_s;
 	/* The restore-tid phase alone, as a resolver batch would run it. */
 	{
-		unsigned long spawns = m.spawns;
+		unsigned long spawns = m.spawns, attaches = m.attaches;
 
 		m.attached = false;
-		r.restore_tid_s = phase(&m, resume_ops, 3, true);
+		m.acct = NULL;
+		r.restore_tid_s = phase(&m, SIM_RESUME, true);
 		m.spawns = spawns;
+		m.attaches = attaches;
 	}
 	r.spawns = m.spawns;
+	r.attaches = m.attaches;
 	r.dump_timed_out = r.dump_s > p->dump_timeout_s;
 	r.restore_timed_out = r.restore_s > p->restore_timeout_s;
 	r.wrong_tid_per_million = risk(&m);

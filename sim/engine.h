@@ -9,22 +9,57 @@
 #include "params.h"
 #include "workload.h"
 
-enum sim_kind { SIM_UPSTREAM, SIM_SCAN, SIM_PARALLEL, SIM_API, SIM_CANARY };
+/* Who names the restore thread. */
+enum sim_tid { SIM_TID_DRIVER, SIM_TID_SCAN, SIM_TID_CANARY };
+/* How a driver call is made: a cuda-checkpoint spawn that attaches; one
+ * worker that attaches once per CRIU run (api); a daemon attached before the
+ * operation, reached by a shim spawn per call (serve). */
+enum sim_backend { SIM_BACKEND_SPAWN, SIM_BACKEND_API, SIM_BACKEND_SERVE };
 
 struct sim_strategy {
-	enum sim_kind kind;
-	unsigned k; /* parallel:K */
-	char name[32];
+	enum sim_tid tid;
+	enum sim_backend backend;
+	bool toggle; /* restore+unlock as one --toggle call; lock+checkpoint as another */
+	unsigned k;  /* processes at once in each hook (parallel:K; 1 = serial) */
+	char name[48];
 };
+
+/* The plugin's hooks and its call kinds, in the order the JSON lists them. */
+enum sim_hook { SIM_PAUSE, SIM_CHECKPOINT, SIM_RESUME, SIM_NHOOKS };
+enum sim_call { SIM_GET_TID, SIM_GET_STATE, SIM_LOCK, SIM_CKPT, SIM_RESTORE, SIM_UNLOCK,
+		SIM_TOGGLE, SIM_NCALLS };
+extern const char *const sim_hook_names[SIM_NHOOKS];
+extern const char *const sim_call_names[SIM_NCALLS];
 
 struct sim_result {
 	double dump_s, restore_s, restore_tid_s, wrong_tid_per_million;
-	unsigned long spawns;
+	/* Seconds in calls of each kind in each hook, summed over processes. */
+	double hooks[SIM_NHOOKS][SIM_NCALLS];
+	/* Wall time of the plugin's hooks in the dump and in the restore. */
+	double dump_plugin_s, restore_plugin_s;
+	/* serve: the daemon's one attach, paid before the dump or restore starts. */
+	double serve_attach_s;
+	unsigned long spawns;   /* processes started in dump and restore (shims too) */
+	unsigned long attaches; /* driver attaches paid in dump and restore */
 	bool dump_timed_out, restore_timed_out;
 };
 
-/* "upstream", "scan", "parallel:K" (1..1024), "api", "canary". 0 or -EINVAL. */
+/* Parts joined by '+': "upstream" (nothing changed), "scan", "canary", "api",
+ * "serve", "toggle", "parallel:K" (1..1024); e.g. "serve+parallel:8". At most
+ * one of scan/canary, one of api/serve, each part once, api not with
+ * parallel. 0 or -EINVAL. */
 int sim_strategy_parse(const char *s, struct sim_strategy *out);
+
+/* One driver attach for a tool that sees `visible` GPUs: a draw from the
+ * fitted distribution (params.h) plus the per-GPU growth. *rng: the state of
+ * the seeded generator, advanced. */
+double sim_attach_draw(const struct sim_params *p, unsigned visible, uint64_t *rng);
+
+/* The seeded generator's next draw, uniform in (0, 1]; advances *rng. */
+double sim_rng_uniform(uint64_t *rng);
+
+/* Sum of one hook's calls (the `total` of the JSON). */
+double sim_hook_total(const struct sim_result *r, enum sim_hook h);
 
 /* Run one simulation; the same seed gives the same result. */
 void sim_run(const struct sim_params *p, const struct sim_workload *w,

@@ -1,17 +1,20 @@
-/* Every parameter of the simulator, in one place, each with its source:
- * "measured" (where and how) or "assumption" (to be replaced by a measurement). */
+/* Every parameter of the simulator, in one place, each with its source: a
+ * public figure (its URL), a measurement here (how), or "assumption" with the
+ * reason no figure exists. */
 #ifndef RTID_SIM_PARAMS_H
 #define RTID_SIM_PARAMS_H
 
 #include <stddef.h>
 
 struct sim_params {
-	double attach_s;          /* driver attach per cuda-checkpoint spawn */
-	double attach_jitter;     /* +/- fraction, uniform, per spawn */
-	double nocuda_query_s;    /* a query for a pid without CUDA state */
+	/* One driver attach per cuda-checkpoint spawn: log-normal with this
+	 * median and sigma, redrawn outside [min, max]; plus per_gpu for each
+	 * GPU the tool sees beyond the first. */
+	double attach_s, attach_sigma, attach_min_s, attach_max_s, attach_per_gpu_s;
+	double nocuda_query_s;    /* a query for a pid without CUDA state, one GPU visible */
 	double spawn_overhead_s;  /* fork/exec/wait of a process, beyond its own work */
 	double scan_s;            /* one scan of one process's threads */
-	double api_query_s;       /* one driver-API call in a warm worker */
+	double api_query_s;       /* one driver-API call in an attached process */
 	double gpu_copy_gbps;     /* device <-> host copy in checkpoint/restore actions */
 	double host_gbps;         /* CRIU's dump/restore of host memory */
 	double criu_base_dump_s, criu_base_restore_s, criu_per_process_s;

@@ -4,7 +4,22 @@
 
 #include <stdio.h>
 
-static const char *const colours[] = { "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e" };
+static const char *const colours[] = { "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e",
+				       "#8c564b", "#e377c2", "#7f7f7f", "#17becf" };
+#define NCOLOURS (sizeof(colours) / sizeof(colours[0]))
+
+/* One polyline of ys over xs in the plot area [x0, x1] x [y0, y1]. */
+static void line(FILE *f, double x0, double x1, double y0, double y1, const double *xs,
+		 const double *ys, size_t nx, double xmax, double ymax, const char *colour,
+		 const char *extra)
+{
+	fprintf(f, "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"%s\"%s points=\"", colour,
+		extra);
+	for (size_t j = 0; j < nx; j++)
+		fprintf(f, "%.1f,%.1f ", x0 + (x1 - x0) * xs[j] / xmax,
+			y1 - (y1 - y0) * ys[j] / ymax);
+	fprintf(f, "\"/>\n");
+}
 
 int sim_plot_svg(const char *path, const double *xs, size_t nx, const struct sim_series *s,
 		 size_t ns)
@@ -22,7 +37,7 @@ int sim_plot_svg(const char *path, const double *xs, size_t nx, const struct sim
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
 		   "font-family=\"sans-serif\" font-size=\"12\">\n", W, H);
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-	fprintf(f, "<text x=\"%.0f\" y=\"18\">rtid-sim: restore time vs GPU processes</text>\n", L);
+	fprintf(f, "<text x=\"%.0f\" y=\"18\">rtid-sim: restore time vs GPU processes (means over seeds)</text>\n", L);
 	fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L,
 		H - B, W - R, H - B);
 	fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, T,
@@ -38,14 +53,14 @@ int sim_plot_svg(const char *path, const double *xs, size_t nx, const struct sim
 	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">GPU processes</text>\n",
 		(W - R + L) / 2, H - 12);
 	for (size_t i = 0; i < ns; i++) {
-		fprintf(f, "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"%s\" points=\"",
-			colours[i % 5]);
-		for (size_t j = 0; j < nx; j++)
-			fprintf(f, "%.1f,%.1f ", L + (W - L - R) * xs[j] / xmax,
-				H - B - (H - T - B) * s[i].y[j] / ymax);
-		fprintf(f, "\"/>\n<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s</text>\n", W - R + 10,
-			T + 18.0 * (double)i + 10, colours[i % 5], s[i].name);
+		line(f, L, W - R, T, H - B, xs, s[i].y, nx, xmax, ymax, colours[i % NCOLOURS], "");
+		line(f, L, W - R, T, H - B, xs, s[i].part, nx, xmax, ymax, colours[i % NCOLOURS],
+		     " stroke-dasharray=\"4 3\"");
+		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s</text>\n", W - R + 10,
+			T + 18.0 * (double)i + 10, colours[i % NCOLOURS], s[i].name);
 	}
+	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">dashed: in the plugin</text>\n", W - R + 10,
+		T + 18.0 * (double)ns + 18);
 	fprintf(f, "</svg>\n");
 	return fclose(f) == 0 ? 0 : -1;
 }

@@ -4,7 +4,8 @@
  *   name NAME
  *   framework NAME
  *   gpu COUNT GPU_GIB HOST_GIB     COUNT processes holding GPU memory
- *   cpu COUNT HOST_GIB             COUNT processes without CUDA */
+ *   cpu COUNT HOST_GIB             COUNT processes without CUDA
+ *   visible-gpus N                 GPUs visible to cuda-checkpoint (default 1) */
 #include "workload.h"
 
 #include <errno.h>
@@ -18,17 +19,21 @@
 
 struct shape {
 	const char *name, *framework;
+	unsigned visible;
 	struct { int count; bool gpu; double gpu_gib, host_gib; } groups[3];
 };
 
-/* Shapes from the write-up and public sightings; memory sizes are assumptions. */
+/* Shapes from the write-up and public sightings; memory sizes are assumptions,
+ * and so are the visible GPUs: one per tensor-parallel rank (TP=2: 2; the 8
+ * large SGLang ranks: 8), 1 where the sighting gives no hint. */
 static const struct shape shapes[] = {
-	{ "vllm-small", "vllm", { { 1, true, 8, 3 }, { 2, false, 0, 0.5 } } },
-	{ "vllm-8b", "vllm", { { 2, true, 20, 4 }, { 1, false, 0, 1 } } },
-	{ "embedding", "sentence-transformers", { { 1, true, 4, 2 }, { 1, false, 0, 0.5 } } },
-	{ "tp2", "pytorch", { { 2, true, 30, 6 }, { 1, false, 0, 1 } } },
-	{ "nim-24", "nim", { { 24, true, 3, 1.5 }, { 4, false, 0, 0.5 } } },
-	{ "sglang-103", "sglang", { { 8, true, 40, 4 }, { 95, true, 1, 1 }, { 12, false, 0, 0.5 } } },
+	{ "vllm-small", "vllm", 1, { { 1, true, 8, 3 }, { 2, false, 0, 0.5 } } },
+	{ "vllm-8b", "vllm", 2, { { 2, true, 20, 4 }, { 1, false, 0, 1 } } },
+	{ "embedding", "sentence-transformers", 1, { { 1, true, 4, 2 }, { 1, false, 0, 0.5 } } },
+	{ "tp2", "pytorch", 2, { { 2, true, 30, 6 }, { 1, false, 0, 1 } } },
+	{ "nim-24", "nim", 1, { { 24, true, 3, 1.5 }, { 4, false, 0, 0.5 } } },
+	{ "sglang-103", "sglang", 8,
+	  { { 8, true, 40, 4 }, { 95, true, 1, 1 }, { 12, false, 0, 0.5 } } },
 };
 
 const char *const sim_workload_names[] = { "vllm-small", "vllm-8b", "embedding", "tp2", "nim-24",
@@ -50,7 +55,7 @@ int sim_workload_builtin(const char *name, struct sim_workload *out)
 {
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
 		const struct shape *s = &shapes[i];
-		struct sim_workload w = { 0 };
+		struct sim_workload w = { .visible_gpus = s->visible };
 
 		if (strcmp(s->name, name))
 			continue;
@@ -70,7 +75,7 @@ int sim_workload_builtin(const char *name, struct sim_workload *out)
 
 int sim_workload_synthetic(size_t n, double gpu_gib, struct sim_workload *out)
 {
-	struct sim_workload w = { 0 };
+	struct sim_workload w = { .visible_gpus = 1 };
 
 	snprintf(w.name, sizeof(w.name), "synthetic-%zu", n);
 	snprintf(w.framework, sizeof(w.framework), "synthetic");
@@ -109,17 +114,23 @@ static int line(struct sim_workload *w, const struct toks *t, char *why, size_t 
 	if (!strcmp(k, "gpu") && t->n == 4 && !rtid_parse_pid(t->v[1].s, &count) && count <= 10000 &&
 	    !gib(t->v[2].s, &g) && !gib(t->v[3].s, &h))
 		return add(w, count, true, g, h);
+	if (!strcmp(k, "visible-gpus")) {
+		if (t->n != 2 || rtid_parse_pid(t->v[1].s, &count) < 0 || count > 1024)
+			return snprintf(why, len, "usage: visible-gpus N (1..1024)"), -EINVAL;
+		w->visible_gpus = (unsigned)count;
+		return 0;
+	}
 	if (!strcmp(k, "cpu") && t->n == 3 && !rtid_parse_pid(t->v[1].s, &count) && count <= 10000 &&
 	    !gib(t->v[2].s, &h))
 		return add(w, count, false, 0, h);
-	snprintf(why, len, "expected 'name NAME', 'framework NAME', 'gpu COUNT GPU_GIB HOST_GIB' or "
-		 "'cpu COUNT HOST_GIB'");
+	snprintf(why, len, "expected 'name NAME', 'framework NAME', 'gpu COUNT GPU_GIB HOST_GIB', "
+		 "'cpu COUNT HOST_GIB' or 'visible-gpus N'");
 	return -EINVAL;
 }
 
 int sim_workload_load(const char *path, struct sim_workload *out, char *err, size_t errlen)
 {
-	struct sim_workload w = { 0 };
+	struct sim_workload w = { .visible_gpus = 1 };
 	char buf[1024], why[256];
 	int lineno = 0, r = 0;
 	struct toks t;

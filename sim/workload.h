@@ -15,6 +15,7 @@ struct sim_workload {
 	char name[64], framework[64];
 	struct sim_proc *procs;
 	size_t n;
+	unsigned visible_gpus; /* GPUs the tool sees on the node (each spawn initialises all) */
 };
 
 /* A built-in workload by name; 0 or -ENOENT. */

@@ -5,6 +5,7 @@
  * that hangs is killed; one that dies ends the batch's outstanding queries
  * with an error, never a tid. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +17,6 @@
 #include "internal.h"
 #include "sys.h"
 #include "worker-proto.h"
-
-#ifndef RTID_WORKER_PATH
-#define RTID_WORKER_PATH "/usr/local/libexec/rtid-cuda-worker"
-#endif
 
 #define CU_INVALID_VALUE 1
 #define CU_NOT_INITIALIZED 3
@@ -38,20 +35,18 @@ static double until_of(const struct rtid_ctx *ctx, double deadline)
 	return deadline > 0 && deadline < t ? deadline : t;
 }
 
-static int start_worker(struct rtid_ctx *ctx, struct rtid__worker *w)
+static int start_worker(struct rtid_ctx *ctx, struct rtid__worker *w, char *why, size_t len)
 {
-	const char *path = getenv("RTID_WORKER");
-	char parent[16];
+	char path[PATH_MAX], parent[16];
 	int sv[2], r;
 
-	if (!path || !*path)
-		path = RTID_WORKER_PATH;
-	if (access(path, X_OK) < 0)
-		return -errno;
+	r = rtid__worker_path(path, sizeof(path), why, len);
+	if (r < 0)
+		return r;
 	if (rtid__socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
 	snprintf(parent, sizeof(parent), "%d", (int)getpid());
-	char *argv[] = { (char *)path, parent, ctx->libcuda ? ctx->libcuda : "libcuda.so.1", NULL };
+	char *argv[] = { path, parent, ctx->libcuda ? ctx->libcuda : "libcuda.so.1", NULL };
 	/* The worker lives as long as the batch; its own deadline is not used. */
 	r = rtid__child_start_fd(&w->child, path, argv, 1e9, sv[1]);
 	close(sv[1]);
@@ -228,9 +223,10 @@ static int get_worker(struct rtid_ctx *ctx, double deadline, char *why, size_t l
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	r = start_worker(ctx, w);
+	r = start_worker(ctx, w, why, len);
 	if (r < 0) {
-		snprintf(why, len, "cannot start the driver API worker: %s", strerror(-r));
+		if (!*why)
+			snprintf(why, len, "cannot start the driver API worker: %s", strerror(-r));
 		free(w);
 		return r;
 	}

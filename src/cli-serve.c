@@ -7,11 +7,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "config.h"
+#include "internal.h"
 #include "serve.h"
-
-#ifndef RTID_WORKER_PATH
-#define RTID_WORKER_PATH "/usr/local/libexec/rtid-cuda-worker"
-#endif
 
 static const char serve_help[] =
 	"Usage: rtid serve [OPTIONS]\n"
@@ -34,7 +32,8 @@ static const char serve_help[] =
 	"  --client-timeout SECONDS  a client's time to send each message (default 5)\n"
 	"  --max-clients N        clients at once, 1..1024 (default 64)\n"
 	"  --ready-fd N           write \"ready\" to fd N and close it once serving\n"
-	"The worker program is rtid-cuda-worker in libexecdir [RTID_WORKER].\n";
+	"The worker program, rtid-cuda-worker, is found beside rtid, in ../libexec, or\n"
+	"at RTID_WORKER.\n";
 
 enum { O_SOCKET = 0x200, O_GROUP, O_ACTIONS, O_AGROUP, O_LIBCUDA, O_PROC, O_TIMEOUT,
        O_ATIMEOUT, O_ITIMEOUT, O_CTIMEOUT, O_MAXC, O_READY };
@@ -122,6 +121,7 @@ int cmd_serve(int argc, char **argv)
 		.proc_root = "/proc", .timeout_s = 10, .action_timeout_s = 600,
 		.attach_timeout_s = 120, .client_timeout_s = 5, .max_clients = 64, .ready_fd = -1,
 	};
+	char worker[4096], why[256];
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -136,6 +136,12 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "rtid serve: unexpected argument '%s' (see --help)\n", argv[optind]);
 		return 2;
 	}
+	/* Where the library's api backend finds its worker; if nowhere, the
+	 * daemon still runs, answers worker-failed and says why. */
+	if (rtid__worker_path(worker, sizeof(worker), why, sizeof(why)) == 0)
+		cfg.worker = worker;
+	else
+		fprintf(stderr, "rtid serve: %s\n", why);
 	/* The worker must not hold the ready fd open: whoever waits on it for
 	 * EOF would wait as long as the worker lives. */
 	if (cfg.ready_fd >= 0 && fcntl(cfg.ready_fd, F_SETFD, FD_CLOEXEC) < 0) {

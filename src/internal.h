@@ -121,6 +121,11 @@ void rtid__driver_batch(struct rtid_ctx *ctx, const int *pids, const bool *need,
 			size_t n, struct rtid_result *out, double batch_deadline);
 
 /* --- api.c: the driver-API worker --- */
+/* The worker program to run: RTID_WORKER, else beside the running program,
+ * else the installed one. 0 and the path in buf, or -ENOENT and in why the
+ * paths tried and the variable that overrides them. */
+int rtid__worker_path(char *buf, size_t len, char *why, size_t wlen);
+
 void rtid__api_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
 		     struct rtid_result *out, double batch_deadline);
 /* Stop the context's worker, if any. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "config.h"
 
 static const char main_help[] =
 	"Usage: rtid COMMAND [OPTIONS] ...\n"
@@ -13,7 +14,9 @@ static const char main_help[] =
 	"  validate PID...|--all cross-check pids, write a report, update the attestation\n"
 	"  attest show|merge     print or merge attestations and reports\n"
 	"  serve                 hold one driver attach and answer over a unix socket\n"
-	"                        (see rtid serve --help)\n\n"
+	"                        (see rtid serve --help)\n"
+	"  help [COMMAND]        this text, or a command's own help\n"
+	"  --version             rtid's version\n\n"
 	"Installed as 'cuda-checkpoint' (a link earlier on PATH), rtid answers\n"
 	"--get-restore-tid --pid P per RTID_MODE and passes every other call to the real\n"
 	"tool (RTID_REAL_TOOL, else the next cuda-checkpoint on PATH). When rtid serve's\n"
@@ -33,6 +36,21 @@ static void usage(FILE *f)
 	fprintf(f, "%s%s", main_help, cli_common_help);
 }
 
+/* argv[0] is the command's name. */
+static int dispatch(int argc, char **argv)
+{
+	if (strcmp(argv[0], "resolve") == 0)
+		return cmd_resolve(argc, argv);
+	if (strcmp(argv[0], "validate") == 0)
+		return cmd_validate(argc, argv);
+	if (strcmp(argv[0], "attest") == 0)
+		return cmd_attest(argc, argv);
+	if (strcmp(argv[0], "serve") == 0)
+		return cmd_serve(argc, argv);
+	fprintf(stderr, "rtid: unknown command '%s' (see rtid --help)\n", argv[0]);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = strrchr(argv[0], '/');
@@ -43,18 +61,22 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("rtid %s\n", RTID_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "help") == 0 && argc > 2) {
+		/* rtid help X is rtid X --help, so that the two never differ. */
+		char *sub[] = { argv[2], "--help", NULL };
+
+		if (strcmp(argv[2], "help") != 0 && strcmp(argv[2], "--version") != 0 &&
+		    strcmp(argv[2], "-h") != 0 && strcmp(argv[2], "--help") != 0)
+			return dispatch(2, sub);
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);
 		return 0;
 	}
-	if (strcmp(argv[1], "resolve") == 0)
-		return cmd_resolve(argc - 1, argv + 1);
-	if (strcmp(argv[1], "validate") == 0)
-		return cmd_validate(argc - 1, argv + 1);
-	if (strcmp(argv[1], "attest") == 0)
-		return cmd_attest(argc - 1, argv + 1);
-	if (strcmp(argv[1], "serve") == 0)
-		return cmd_serve(argc - 1, argv + 1);
-	fprintf(stderr, "rtid: unknown command '%s' (see rtid --help)\n", argv[1]);
-	return 2;
+	return dispatch(argc - 1, argv + 1);
 }

@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 
+#include "config.h"
 #include "helpers.h"
 #include "rtid.h"
 
@@ -55,7 +57,33 @@ static void missing_worker(void **state)
 	setenv("RTID_WORKER", saved, 1);
 	free(saved);
 	assert_int_equal(r.error, RTID_ERR_WORKER_FAILED);
-	assert_non_null(strstr(r.detail, "cannot start"));
+	/* An explicit RTID_WORKER is the only place tried, and it is named. */
+	assert_non_null(strstr(r.detail, "RTID_WORKER=/nonexistent/rtid-cuda-worker"));
+}
+
+/* Without RTID_WORKER the error names every path tried and the variable. */
+static void worker_not_found_names_paths(void **state)
+{
+	char *saved = strdup(getenv("RTID_WORKER"));
+	char exe[4096], beside[4200];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct rtid_result r;
+
+	(void)state;
+	assert_true(n > 0);
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	snprintf(beside, sizeof(beside), "%s/rtid-cuda-worker", exe);
+	unsetenv("RTID_WORKER");
+	r = ask("libm.so.6");
+	setenv("RTID_WORKER", saved, 1);
+	free(saved);
+	if (access(RTID_WORKER_PATH, X_OK) == 0)
+		skip(); /* an installed worker would be found: nothing to name */
+	assert_int_equal(r.error, RTID_ERR_WORKER_FAILED);
+	assert_non_null(strstr(r.detail, beside));
+	assert_non_null(strstr(r.detail, RTID_WORKER_PATH));
+	assert_non_null(strstr(r.detail, "set RTID_WORKER"));
 }
 
 static void worker_refuses_to_run_by_hand(void **state)
@@ -77,7 +105,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(missing_library), cmocka_unit_test(library_without_driver_api),
-		cmocka_unit_test(missing_worker), cmocka_unit_test(worker_refuses_to_run_by_hand),
+		cmocka_unit_test(missing_worker), cmocka_unit_test(worker_not_found_names_paths),
+		cmocka_unit_test(worker_refuses_to_run_by_hand),
 	};
 
 	env_path("RTID_WORKER");

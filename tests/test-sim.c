@@ -1,6 +1,7 @@
 /* The simulator: calibrated against the write-up's figures, deterministic,
  * strict about its input. */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,16 @@ static struct sim_result run(const char *workload, const char *strategy, uint64_
 	return r;
 }
 
+static struct sim_result run_w(const struct sim_workload *w, const char *strategy, uint64_t seed)
+{
+	struct sim_strategy s;
+	struct sim_result r;
+
+	assert_int_equal(sim_strategy_parse(strategy, &s), 0);
+	sim_run(&sim_defaults, w, &s, seed, &r);
+	return r;
+}
+
 static void vllm_8b_matches_the_write_up(void **state)
 {
 	struct sim_result up = run("vllm-8b", "upstream", 7), scan = run("vllm-8b", "scan", 7);
@@ -36,6 +47,24 @@ static void vllm_8b_matches_the_write_up(void **state)
 	assert_false(up.dump_timed_out);
 }
 
+/* The same figures as means over seeds: the calibration holds for the
+ * distribution, not for one lucky draw. */
+static void vllm_8b_over_seeds(void **state)
+{
+	double up = 0, saved = 0;
+	const int n = 200;
+
+	(void)state;
+	for (int seed = 1; seed <= n; seed++) {
+		struct sim_result u = run("vllm-8b", "upstream", (uint64_t)seed);
+
+		up += u.restore_s / n;
+		saved += (u.restore_s - run("vllm-8b", "scan", (uint64_t)seed).restore_s) / n;
+	}
+	assert_true(up >= 24 && up <= 28);
+	assert_true(saved >= 4 && saved <= 6.5);
+}
+
 static void sglang_103_dump_timeouts(void **state)
 {
 	(void)state;
@@ -44,6 +73,10 @@ static void sglang_103_dump_timeouts(void **state)
 	assert_true(run("sglang-103", "scan", 1).dump_timed_out);
 	assert_false(run("sglang-103", "api", 1).dump_timed_out);
 	assert_false(run("sglang-103", "parallel:8", 1).dump_timed_out);
+	assert_false(run("sglang-103", "serve", 1).dump_timed_out);
+	/* toggle removes one spawn of five per GPU pid: not enough on its own */
+	assert_true(run("sglang-103", "toggle", 1).dump_timed_out);
+	assert_false(run("sglang-103", "toggle+parallel:8", 1).dump_timed_out);
 }
 
 static void risk_only_where_names_are_trusted(void **state)
@@ -75,7 +108,128 @@ static void api_attaches_once(void **state)
 
 	(void)state;
 	assert_int_equal(a.spawns, 0);
-	assert_true(a.restore_tid_s < 2 * sim_defaults.attach_s);
+	assert_int_equal(a.attaches, 2); /* one worker per CRIU run */
+	assert_true(a.restore_tid_s < sim_defaults.attach_max_s + 1);
+}
+
+/* The hooks add up: each hook's calls are the plugin's time when serial, the
+ * kinds are the plugin's (no lock in a restore, no toggle unless asked). */
+static void hooks_add_up(void **state)
+{
+	struct sim_result r = run("vllm-8b", "upstream", 3), p = run("nim-24", "parallel:8", 3);
+	const struct sim_params *d = &sim_defaults;
+
+	(void)state;
+	assert_true(fabs(sim_hook_total(&r, SIM_PAUSE) + sim_hook_total(&r, SIM_CHECKPOINT) -
+			 r.dump_plugin_s) < 1e-9);
+	assert_true(fabs(sim_hook_total(&r, SIM_RESUME) - r.restore_plugin_s) < 1e-9);
+	assert_true(r.dump_plugin_s < r.dump_s && r.restore_plugin_s < r.restore_s);
+	assert_true(r.dump_s - r.dump_plugin_s - d->criu_base_dump_s > 0);
+	assert_true(r.hooks[SIM_PAUSE][SIM_LOCK] > 0 && r.hooks[SIM_PAUSE][SIM_GET_STATE] > 0);
+	assert_true(r.hooks[SIM_CHECKPOINT][SIM_CKPT] > 0);
+	assert_true(r.hooks[SIM_RESUME][SIM_RESTORE] > 0 && r.hooks[SIM_RESUME][SIM_UNLOCK] > 0);
+	assert_true(r.hooks[SIM_RESUME][SIM_LOCK] == 0 && r.hooks[SIM_PAUSE][SIM_UNLOCK] == 0);
+	for (int h = 0; h < SIM_NHOOKS; h++)
+		assert_true(r.hooks[h][SIM_TOGGLE] == 0);
+	/* The restore's get-restore-tid calls are the restore-tid phase. */
+	assert_true(fabs(r.hooks[SIM_RESUME][SIM_GET_TID] - r.restore_tid_s) < 1e-9);
+	/* In parallel the calls sum over processes: more than the hook's wall. */
+	assert_true(sim_hook_total(&p, SIM_RESUME) > 2 * p.restore_plugin_s);
+	assert_string_equal(sim_hook_names[SIM_RESUME], "resume_devices_late");
+	assert_string_equal(sim_call_names[SIM_GET_TID], "get_restore_tid");
+}
+
+static void toggle_saves_a_spawn_per_pair(void **state)
+{
+	struct sim_result up = run("vllm-8b", "upstream", 5), t = run("vllm-8b", "toggle", 5);
+
+	(void)state;
+	/* lock+checkpoint and restore+unlock: one spawn fewer in each, per GPU pid */
+	assert_int_equal(up.spawns - t.spawns, 2 * 2);
+	assert_true(t.restore_s < up.restore_s && t.dump_s < up.dump_s);
+	assert_true(t.hooks[SIM_PAUSE][SIM_TOGGLE] > 0 && t.hooks[SIM_RESUME][SIM_TOGGLE] > 0);
+	assert_true(t.hooks[SIM_RESUME][SIM_RESTORE] == 0 && t.hooks[SIM_RESUME][SIM_UNLOCK] == 0);
+	assert_true(t.hooks[SIM_PAUSE][SIM_LOCK] == 0 && t.hooks[SIM_CHECKPOINT][SIM_CKPT] == 0);
+	/* The same calls draw the same attach: what toggle keeps costs the same. */
+	assert_true(fabs(t.hooks[SIM_RESUME][SIM_GET_TID] - up.hooks[SIM_RESUME][SIM_GET_TID]) <
+		    1e-9);
+}
+
+static void serve_attaches_before(void **state)
+{
+	struct sim_result s = run("sglang-103", "serve", 1), up = run("sglang-103", "upstream", 1),
+			  api = run("sglang-103", "api", 1),
+			  sp = run("sglang-103", "serve+parallel:8", 1);
+
+	(void)state;
+	assert_int_equal(s.attaches, 0);
+	assert_true(s.serve_attach_s >= sim_defaults.attach_min_s);
+	assert_int_equal(s.spawns, up.spawns); /* a shim spawn for every call */
+	assert_false(s.dump_timed_out);
+	assert_true(s.dump_s < api.dump_s && sp.dump_s < s.dump_s);
+	/* Each call: a shim spawn and a driver call, nothing else. */
+	assert_true(fabs(s.restore_tid_s - 115 * (sim_defaults.spawn_overhead_s +
+						  sim_defaults.api_query_s)) < 1e-9);
+}
+
+/* The attach is the fitted distribution of Modal's 25 spawns. */
+static void attach_distribution(void **state)
+{
+	enum { N = 20001 };
+	static double v[N];
+	double mean = 0, var = 0;
+	uint64_t rng = 11;
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		v[i] = sim_attach_draw(&sim_defaults, 1, &rng);
+		assert_true(v[i] >= 0.383 && v[i] <= 7.119);
+		mean += v[i] / N;
+	}
+	for (int i = 0; i < N; i++)
+		var += (v[i] - mean) * (v[i] - mean) / (N - 1);
+	assert_true(fabs(mean - 2.669) < 0.05 * 2.669);
+	assert_true(fabs(var - 1.969) < 0.15 * 1.969);
+	rng = 11;
+	/* Each GPU the tool sees beyond the first adds its share. */
+	assert_true(fabs(sim_attach_draw(&sim_defaults, 8, &rng) - v[0] -
+			 7 * sim_defaults.attach_per_gpu_s) < 1e-12);
+}
+
+static void visible_gpus_grow_every_query(void **state)
+{
+	struct sim_workload w;
+	struct sim_result one, eight;
+
+	(void)state;
+	assert_int_equal(sim_workload_builtin("nim-24", &w), 0);
+	assert_int_equal(w.visible_gpus, 1);
+	one = run_w(&w, "upstream", 9);
+	w.visible_gpus = 8;
+	eight = run_w(&w, "upstream", 9);
+	/* 24 GPU pids x 3 calls and 4 CPU-only queries in the restore */
+	assert_true(fabs(eight.restore_s - one.restore_s -
+			 7 * sim_defaults.attach_per_gpu_s * (24 * 3 + 4)) < 1e-9);
+	sim_workload_free(&w);
+	assert_int_equal(sim_workload_builtin("sglang-103", &w), 0);
+	assert_int_equal(w.visible_gpus, 8);
+	sim_workload_free(&w);
+}
+
+/* A process without CUDA costs a failed query, not an attach. */
+static void cpu_only_costs_a_query(void **state)
+{
+	struct sim_workload w = { .visible_gpus = 1 };
+	struct sim_proc cpu[3] = { { false, 0, 0 }, { false, 0, 0 }, { false, 0, 0 } };
+	struct sim_result r;
+
+	(void)state;
+	w.procs = cpu;
+	w.n = 3;
+	r = run_w(&w, "upstream", 1);
+	assert_int_equal(r.attaches, 0);
+	assert_true(fabs(r.restore_plugin_s - 3 * (sim_defaults.nocuda_query_s +
+						   sim_defaults.spawn_overhead_s)) < 1e-9);
 }
 
 static void strategies_parse(void **state)
@@ -88,6 +242,20 @@ static void strategies_parse(void **state)
 	assert_int_equal(sim_strategy_parse("parallel:0", &s), -EINVAL);
 	assert_int_equal(sim_strategy_parse("parallel:x", &s), -EINVAL);
 	assert_int_equal(sim_strategy_parse("fast", &s), -EINVAL);
+	assert_int_equal(sim_strategy_parse("serve+parallel:8", &s), 0);
+	assert_true(s.backend == SIM_BACKEND_SERVE && s.k == 8 && !s.toggle);
+	assert_string_equal(s.name, "serve+parallel:8");
+	assert_int_equal(sim_strategy_parse("toggle+parallel:8", &s), 0);
+	assert_true(s.backend == SIM_BACKEND_SPAWN && s.k == 8 && s.toggle);
+	assert_int_equal(sim_strategy_parse("scan+toggle", &s), 0);
+	assert_true(s.tid == SIM_TID_SCAN && s.toggle && s.k == 1);
+	assert_int_equal(sim_strategy_parse("canary", &s), 0);
+	assert_true(s.tid == SIM_TID_CANARY && s.backend == SIM_BACKEND_SPAWN);
+	static const char *const bad[] = { "scan+canary", "api+serve", "serve+serve", "upstream+scan",
+					   "serve+", "+serve", "parallel:8+parallel:4", "",
+					   "toggle++scan", "parallel:1025", "api+parallel:8" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(sim_strategy_parse(bad[i], &s), -EINVAL);
 }
 
 static void workload_files(void **state)
@@ -111,6 +279,19 @@ static void workload_files(void **state)
 	snprintf(path, sizeof(path), "%s/bad2.wl", dir);
 	assert_int_equal(sim_workload_load(path, &w, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "bad2.wl:1: "));
+	write_file(dir, "v.wl", "gpu 2 10 2\nvisible-gpus 4\n");
+	snprintf(path, sizeof(path), "%s/v.wl", dir);
+	assert_int_equal(sim_workload_load(path, &w, err, sizeof(err)), 0);
+	assert_int_equal(w.visible_gpus, 4);
+	sim_workload_free(&w);
+	write_file(dir, "v0.wl", "gpu 2 10 2\nvisible-gpus 0\n");
+	snprintf(path, sizeof(path), "%s/v0.wl", dir);
+	assert_int_equal(sim_workload_load(path, &w, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "v0.wl:2: usage: visible-gpus"));
+	write_file(dir, "v2.wl", "visible-gpus 2 3\ngpu 1 1 1\n");
+	snprintf(path, sizeof(path), "%s/v2.wl", dir);
+	assert_int_equal(sim_workload_load(path, &w, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "v2.wl:1: "));
 	rm_tree(dir);
 	free(dir);
 }
@@ -119,6 +300,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(vllm_8b_matches_the_write_up),
+		cmocka_unit_test(vllm_8b_over_seeds),
+		cmocka_unit_test(hooks_add_up),
+		cmocka_unit_test(toggle_saves_a_spawn_per_pair),
+		cmocka_unit_test(serve_attaches_before),
+		cmocka_unit_test(attach_distribution),
+		cmocka_unit_test(visible_gpus_grow_every_query),
+		cmocka_unit_test(cpu_only_costs_a_query),
 		cmocka_unit_test(sglang_103_dump_timeouts),
 		cmocka_unit_test(risk_only_where_names_are_trusted),
 		cmocka_unit_test(same_seed_same_result),

@@ -1,0 +1,120 @@
+/* Strategy names and the attach distribution: the parts of the model that
+ * the engine, the table and the check share. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine.h"
+#include "rtid.h"
+
+const char *const sim_hook_names[SIM_NHOOKS] = { "pause_devices", "checkpoint_devices",
+						 "resume_devices_late" };
+const char *const sim_call_names[SIM_NCALLS] = { "get_restore_tid", "get_state", "lock",
+						 "checkpoint", "restore", "unlock", "toggle" };
+
+enum { P_SCAN = 1, P_CANARY = 2, P_API = 4, P_SERVE = 8, P_TOGGLE = 16, P_PARALLEL = 32,
+       P_UPSTREAM = 64 };
+
+/* One part of a strategy name into *seen and st; -EINVAL when unknown or
+ * repeated, or when it contradicts a part already seen. */
+static int part(const char *s, size_t len, unsigned *seen, struct sim_strategy *st)
+{
+	static const struct { const char *name; unsigned bit; } parts[] = {
+		{ "upstream", P_UPSTREAM }, { "scan", P_SCAN }, { "canary", P_CANARY },
+		{ "api", P_API }, { "serve", P_SERVE }, { "toggle", P_TOGGLE } };
+	char buf[24];
+	unsigned bit = 0;
+	int k;
+
+	if (len == 0 || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (!strcmp(buf, parts[i].name))
+			bit = parts[i].bit;
+	if (!bit && !strncmp(buf, "parallel:", 9) && !rtid_parse_pid(buf + 9, &k) && k <= 1024) {
+		bit = P_PARALLEL;
+		st->k = (unsigned)k;
+	}
+	if (!bit || (*seen & bit))
+		return -EINVAL;
+	*seen |= bit;
+	if ((*seen & (P_SCAN | P_CANARY)) == (P_SCAN | P_CANARY) ||
+	    (*seen & (P_API | P_SERVE)) == (P_API | P_SERVE) ||
+	    ((*seen & P_UPSTREAM) && *seen != P_UPSTREAM) ||
+	    (*seen & (P_API | P_PARALLEL)) == (P_API | P_PARALLEL))
+		return -EINVAL; /* "upstream" changes nothing: it stands alone; the api
+				 * backend is one worker, whose calls follow each other */
+	return 0;
+}
+
+int sim_strategy_parse(const char *s, struct sim_strategy *out)
+{
+	struct sim_strategy st = { .tid = SIM_TID_DRIVER, .backend = SIM_BACKEND_SPAWN, .k = 1 };
+	unsigned seen = 0;
+
+	if (!s || strlen(s) >= sizeof(st.name))
+		return -EINVAL;
+	for (const char *p = s;;) {
+		size_t len = strcspn(p, "+");
+
+		if (part(p, len, &seen, &st) < 0)
+			return -EINVAL;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	st.tid = seen & P_SCAN ? SIM_TID_SCAN : seen & P_CANARY ? SIM_TID_CANARY : SIM_TID_DRIVER;
+	st.backend = seen & P_API ? SIM_BACKEND_API
+		   : seen & P_SERVE ? SIM_BACKEND_SERVE : SIM_BACKEND_SPAWN;
+	st.toggle = seen & P_TOGGLE;
+	snprintf(st.name, sizeof(st.name), "%s", s);
+	*out = st;
+	return 0;
+}
+
+/* xorshift64*: small, seeded, the same everywhere. Uniform in (0, 1]. */
+static double uniform(uint64_t *rng)
+{
+	*rng ^= *rng >> 12;
+	*rng ^= *rng << 25;
+	*rng ^= *rng >> 27;
+	return (double)(((*rng * 2685821657736338717ULL) >> 11) + 1) / 9007199254740992.0;
+}
+
+double sim_attach_draw(const struct sim_params *p, unsigned visible, uint64_t *rng)
+{
+	double extra = p->attach_per_gpu_s * (visible > 1 ? visible - 1 : 0), a = p->attach_s;
+
+	if (*rng == 0)
+		*rng = 0x9e3779b97f4a7c15ULL; /* xorshift stays at 0 */
+
+	/* A log-normal around the median, cut to the range that was observed
+	 * (redrawn outside it, so the shape between stays the fitted one). */
+	if (p->attach_sigma > 0)
+		for (int tries = 0; tries < 64; tries++) {
+			double z = sqrt(-2.0 * log(uniform(rng))) * cos(2.0 * M_PI * uniform(rng));
+
+			a = p->attach_s * exp(p->attach_sigma * z);
+			if (a >= p->attach_min_s && a <= p->attach_max_s)
+				break;
+			a = p->attach_s;
+		}
+	return a + extra;
+}
+
+double sim_rng_uniform(uint64_t *rng)
+{
+	return uniform(rng);
+}
+
+double sim_hook_total(const struct sim_result *r, enum sim_hook h)
+{
+	double t = 0;
+
+	for (int c = 0; c < SIM_NCALLS; c++)
+		t += r->hooks[h][c];
+	return t;
+}

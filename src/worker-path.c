@@ -1,0 +1,63 @@
+/* Where the driver-API worker program is: RTID_WORKER when set (an explicit
+ * choice, so it is the only place tried), else beside the running program
+ * (so that a build tree works as it is), else the libexecdir relative to the
+ * program (an install moved elsewhere), else the configured libexecdir. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "internal.h"
+
+#define WORKER_NAME "rtid-cuda-worker"
+
+/* The directory of /proc/self/exe with rel appended, or -errno. */
+static int beside_self(const char *rel, char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n < 0)
+		return -errno;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = '\0';
+	if ((size_t)snprintf(buf, len, "%s/%s", exe, rel) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int rtid__worker_path(char *buf, size_t len, char *why, size_t wlen)
+{
+	const char *env = getenv("RTID_WORKER");
+	char here[PATH_MAX] = "";
+
+	if (env && *env) {
+		if (access(env, X_OK) == 0 && (size_t)snprintf(buf, len, "%s", env) < len)
+			return 0;
+		snprintf(why, wlen, "driver API worker RTID_WORKER=%s: %s", env, strerror(errno));
+		return -ENOENT;
+	}
+	if (beside_self(WORKER_NAME, here, sizeof(here)) == 0 && access(here, X_OK) == 0 &&
+	    (size_t)snprintf(buf, len, "%s", here) < len)
+		return 0;
+#ifdef RTID_WORKER_FROM_BINDIR
+	char moved[PATH_MAX];
+
+	if (beside_self(RTID_WORKER_FROM_BINDIR, moved, sizeof(moved)) == 0 &&
+	    access(moved, X_OK) == 0 && (size_t)snprintf(buf, len, "%s", moved) < len)
+		return 0;
+#endif
+	if (access(RTID_WORKER_PATH, X_OK) == 0 &&
+	    (size_t)snprintf(buf, len, "%s", RTID_WORKER_PATH) < len)
+		return 0;
+	snprintf(why, wlen, "driver API worker not found: tried %s and %s (set RTID_WORKER)",
+		 *here ? here : "the program's directory", RTID_WORKER_PATH);
+	return -ENOENT;
+}

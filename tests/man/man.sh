@@ -1,0 +1,48 @@
+#!/bin/sh
+# The manuals tell the whole truth about the interface: every command and
+# option of every --help is in rtid(1) and every option there is in some
+# --help; every environment variable the code reads is in rtid(1)'s
+# ENVIRONMENT; every function the header exports is in librtid(3).
+# Usage: man.sh SOURCE_DIR RTID_BINARY
+set -eu
+src=$1 rtid=$2
+man1="$src/src/rtid.1" man3="$src/src/librtid.3" hdr="$src/src/rtid.h"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT INT TERM HUP
+bad=0
+miss() { echo "man: $*" >&2; bad=1; }
+# The man source with roff's escaped hyphens plain, and one section of it.
+sed 's/\\-/-/g' "$man1" > "$work/man1"
+section() { awk -v s="$1" '/^\.SH/ { on = ($0 ~ "^\\.SH \"?" s) ; next } on' "$work/man1"; }
+
+# Commands: the first word of each line of the overview's "Commands:" list.
+"$rtid" --help > "$work/help"
+cmds=$(awk '/^Commands:/ { on = 1; next } on && /^$/ { on = 0 } on { print $1 }' "$work/help" |
+	grep -v -e '^help$' -e '^--' || true)
+[ -n "$cmds" ] || miss "no commands found in rtid --help"
+for c in $cmds; do
+	"$rtid" "$c" --help >> "$work/help" 2>&1 || miss "rtid $c --help failed"
+	section COMMANDS | grep -q -E "^\.B $c( |\$)" || miss "command '$c' is not in rtid(1)'s COMMANDS"
+done
+
+# Options, both ways.
+grep -o -E -- '--[a-z][a-z0-9-]*' "$work/help" | sort -u > "$work/help-opts"
+section OPTIONS | grep -o -E -- '--[a-z][a-z0-9-]*' | sort -u > "$work/man-opts"
+for o in $(comm -23 "$work/help-opts" "$work/man-opts"); do
+	grep -q -- "$o" "$work/man1" || miss "option $o of --help is not in rtid(1)"
+done
+for o in $(comm -13 "$work/help-opts" "$work/man-opts"); do
+	miss "option $o of rtid(1)'s OPTIONS is in no --help"
+done
+
+# Environment variables read by the code.
+for v in $(grep -h -o -E 'getenv\("[A-Z_]+"\)' "$src"/src/*.c | sed 's/getenv("\(.*\)")/\1/' | sort -u); do
+	section ENVIRONMENT | grep -q -E "^\.B $v\$" || miss "$v is read by rtid but not in rtid(1)'s ENVIRONMENT"
+done
+
+# Exported functions.
+for f in $(grep -A2 RTID_EXPORT "$hdr" | grep -o -E 'rtid_[a-z_]+\(' | tr -d '(' | sort -u); do
+	grep -q -E "$f( \(\)|\()" "$man3" || miss "$f is exported but not in librtid(3)"
+done
+[ "$bad" = 0 ] && echo "man: rtid(1) and librtid(3) cover every command, option, variable and function"
+exit "$bad"
