@@ -48,20 +48,23 @@ static void load_systemd(void)
 
 void serve_log(const char *fmt, ...)
 {
+	static const char prefix[] = "rtid serve: ";
 	char line[512];
+	size_t len = sizeof(prefix) - 1;
 	va_list ap;
 	int n;
 
+	memcpy(line, prefix, len);
 	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	n = vsnprintf(line + len, sizeof(line) - len - 1, fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return;
-	if ((size_t)n > sizeof(line) - 2)
-		n = (int)sizeof(line) - 2;
-	line[n] = '\n';
-	/* One write per line: lines of concurrent writers never interleave. */
-	if (write(2, "rtid serve: ", 12) < 0 || write(2, line, (size_t)n + 1) < 0) {
+	/* Cut, never split: one write per line, so that lines of concurrent
+	 * writers to the journal never interleave. */
+	len += (size_t)n < sizeof(line) - len - 1 ? (size_t)n : sizeof(line) - len - 2;
+	line[len++] = '\n';
+	if (write(2, line, len) < 0) {
 		/* a log that cannot be written changes no answer */
 	}
 }

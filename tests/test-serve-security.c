@@ -222,6 +222,13 @@ static void test_socket_path_rules(void **state)
 	assert_int_equal(run_daemon(&d, ARGS("--ready-fd", "999")), 2); /* not open */
 	assert_int_equal(run_daemon(&d, ARGS("--no-such-option")), 2);
 	assert_int_equal(run_daemon(&d, ARGS("--help")), 0);
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "%s help serve | grep -q -- --action-group",
+			 env_path("RTID_BIN"));
+		assert_int_equal(system(cmd), 0);
+	}
 }
 
 /* Paths the daemon cannot use: a clear failure, exit 1, nothing left behind. */
@@ -232,6 +239,9 @@ static void test_unusable_paths(void **state)
 
 	(void)state;
 	snprintf(bad.sock, sizeof(bad.sock), "%s/no/such/dir/s", d.dir);
+	assert_int_equal(run_daemon(&bad, NULL), 1);
+	write_file(d.dir, "plain", "a file\n");
+	snprintf(bad.sock, sizeof(bad.sock), "%s/plain/s", d.dir); /* ENOTDIR */
 	assert_int_equal(run_daemon(&bad, NULL), 1);
 	memset(longp, 'x', sizeof(longp) - 1);
 	longp[0] = '/';

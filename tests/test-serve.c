@@ -27,9 +27,9 @@
 static const char basic_case[] = CASE_HEAD
 	"task 100 100 python3\n"
 	"answer 100 tid 101\nanswer 200 none\nanswer 300 crash 11\nanswer 400 hang\n"
-	"answer 500 tid 501\nanswer 600 exit 700\n"
+	"answer 500 tid 501\nanswer 600 exit 700\nanswer 700 exit 77\nanswer 800 not-initialized\n"
 	"expect driver 100 tid=101\n";
-static const int basic_pids[] = { 100, 200, 300, 400, 500, 600, 0 };
+static const int basic_pids[] = { 100, 200, 300, 400, 500, 600, 700, 800, 0 };
 
 static struct daemon d;
 
@@ -96,6 +96,9 @@ static void test_shim_answers_as_the_tool(void **state)
 	expect_shim(ARGS("--get-restore-tid", "--pid", "600"), 700 & 0xff,
 		    "Could not get restore thread ID for process ID 600: \"an illegal memory "
 		    "access was encountered\"\n");
+	/* A code the driver has no string for. */
+	expect_shim(ARGS("--get-restore-tid", "--pid", "700"), 77,
+		    "Could not get restore thread ID for process ID 700: \"error 77\"\n");
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
 	assert_int_equal(hd_log_count(&d, "cuInit"), 1);
 	/* Lock's timeout reached the driver in its argument struct. */
@@ -455,17 +458,17 @@ static void test_actions_not_served(void **state)
  * api backend reads the driver's; failures are errors, never tids. */
 static void test_service_backend(void **state)
 {
-	const int pids[] = { 100, 200, 600, 300, 500 };
+	const int pids[] = { 100, 200, 600, 300, 500, 700, 800 };
 	struct rtid_config cfg = { .backend = RTID_BACKEND_SERVICE, .service_socket = d.sock,
 				   .proc_root = d.proc, .timeout_s = 10 };
-	struct rtid_result r[5];
+	struct rtid_result r[7];
 	struct rtid_ctx *ctx = NULL;
 	char nowhere[400];
 
 	(void)state;
 	hd_start(&d, NULL);
 	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
-	assert_int_equal(rtid_resolve_many(ctx, pids, 5, r), 0);
+	assert_int_equal(rtid_resolve_many(ctx, pids, 7, r), 0);
 	assert_int_equal(r[0].tid, 101);
 	assert_string_equal(rtid_source_name(r[0].source), "service");
 	assert_int_equal(r[1].tid, 0);
@@ -475,6 +478,10 @@ static void test_service_backend(void **state)
 	assert_int_equal(r[3].error, RTID_ERR_WORKER_CRASHED);
 	assert_int_equal(r[3].tid, 0);
 	assert_int_equal(r[4].tid, 501);
+	assert_int_equal(r[5].error, RTID_ERR_API_FAILED);
+	assert_string_equal(r[5].detail, "CUDA error (CUresult 77)");
+	assert_int_equal(r[6].error, RTID_OK); /* not initialized: none */
+	assert_int_equal(r[6].tid, 0);
 	rtid_ctx_free(ctx);
 	/* No daemon there: worker-failed for each pid. */
 	snprintf(nowhere, sizeof(nowhere), "%s/none.sock", d.dir);
@@ -503,6 +510,25 @@ static void test_service_backend_timeout(void **state)
 	assert_int_equal(r[0].error, RTID_ERR_TIMEOUT);
 	assert_int_equal(r[1].error, RTID_ERR_WORKER_FAILED);
 	assert_int_equal(r[1].tid, 0);
+	rtid_ctx_free(ctx);
+}
+
+/* The daemon's own deadline cuts the driver call: timeout, never a tid. */
+static void test_service_backend_daemon_timeout(void **state)
+{
+	const int pids[] = { 400, 100 };
+	struct rtid_config cfg = { .backend = RTID_BACKEND_SERVICE, .service_socket = d.sock,
+				   .proc_root = d.proc, .timeout_s = 20 };
+	struct rtid_result r[2];
+	struct rtid_ctx *ctx = NULL;
+
+	(void)state;
+	hd_start(&d, ARGS("--timeout", "0.3"));
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(rtid_resolve_many(ctx, pids, 2, r), 0);
+	assert_int_equal(r[0].error, RTID_ERR_TIMEOUT);
+	assert_non_null(strstr(r[0].detail, "rtid serve: timeout"));
+	assert_int_equal(r[1].tid, 101); /* a new attach for the next one */
 	rtid_ctx_free(ctx);
 }
 
@@ -564,6 +590,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_service_backend, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_service_backend_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_service_backend_deadline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_service_backend_daemon_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolve_backend_service, setup, teardown),
 	};
 

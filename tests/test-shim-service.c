@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "helpers.h"
+#include "serve.h"
 
 #define ARGV(...) ((char *[]){ "cuda-checkpoint", __VA_ARGS__, NULL })
 
@@ -92,10 +93,34 @@ static void test_which_calls_are_asked(void **state)
 	free(dir);
 }
 
+/* The daemon's log: one line per event, cut rather than split when long. */
+static void test_log_line_is_bounded(void **state)
+{
+	char big[1000], got[2048];
+	int p[2], saved = dup(2);
+	ssize_t n;
+
+	(void)state;
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(pipe(p), 0);
+	dup2(p[1], 2);
+	serve_log("denied %s", big);
+	dup2(saved, 2);
+	close(saved);
+	close(p[1]);
+	n = read(p[0], got, sizeof(got));
+	close(p[0]);
+	assert_true(n > 500 && n < 530);
+	assert_int_equal(got[n - 1], '\n');
+	assert_null(memchr(got, '\n', (size_t)n - 1));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_which_calls_are_asked),
+		cmocka_unit_test(test_log_line_is_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
