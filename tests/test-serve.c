@@ -28,8 +28,9 @@ static const char basic_case[] = CASE_HEAD
 	"task 100 100 python3\n"
 	"answer 100 tid 101\nanswer 200 none\nanswer 300 crash 11\nanswer 400 hang\n"
 	"answer 500 tid 501\nanswer 600 exit 700\nanswer 700 exit 77\nanswer 800 not-initialized\n"
+	"answer 900 tid 0\n"
 	"expect driver 100 tid=101\n";
-static const int basic_pids[] = { 100, 200, 300, 400, 500, 600, 700, 800, 0 };
+static const int basic_pids[] = { 100, 200, 300, 400, 500, 600, 700, 800, 900, 0 };
 
 static struct daemon d;
 
@@ -96,6 +97,14 @@ static void test_shim_answers_as_the_tool(void **state)
 	expect_shim(ARGS("--get-restore-tid", "--pid", "600"), 700 & 0xff,
 		    "Could not get restore thread ID for process ID 600: \"an illegal memory "
 		    "access was encountered\"\n");
+	/* "Success" with tid 0 is no answer: the daemon says so, the tool is asked. */
+	{
+		struct rtid__svc_ans a;
+
+		assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 900, 0, &a), 0);
+		assert_int_equal(a.kind, RTID__SVC_ERROR);
+		assert_string_equal(a.name, "bad-output");
+	}
 	/* A code the driver has no string for. */
 	expect_shim(ARGS("--get-restore-tid", "--pid", "700"), 77,
 		    "Could not get restore thread ID for process ID 700: \"error 77\"\n");
@@ -483,6 +492,21 @@ static void test_service_backend(void **state)
 	assert_int_equal(r[6].error, RTID_OK); /* not initialized: none */
 	assert_int_equal(r[6].tid, 0);
 	rtid_ctx_free(ctx);
+	/* Pids the driver need not be asked about (gone before the scan) are
+	 * skipped; the others still get the daemon's answer. */
+	{
+		const int some[] = { 999, 100, 998 };
+		struct rtid_config xc = cfg;
+
+		xc.mode = RTID_MODE_CROSSCHECK;
+		write_file(d.proc, "100/task/100/comm", "python3\n");
+		assert_int_equal(rtid_ctx_new(&xc, &ctx), 0);
+		assert_int_equal(rtid_resolve_many(ctx, some, 3, r), 0);
+		assert_int_equal(r[0].error, RTID_ERR_NO_SUCH_PROCESS);
+		assert_int_equal(r[1].tid, 101);
+		assert_int_equal(r[2].error, RTID_ERR_NO_SUCH_PROCESS);
+		rtid_ctx_free(ctx);
+	}
 	/* No daemon there: worker-failed for each pid. */
 	snprintf(nowhere, sizeof(nowhere), "%s/none.sock", d.dir);
 	cfg.service_socket = nowhere;
