@@ -120,9 +120,12 @@ int hd_stop(struct daemon *d)
 
 void hd_cleanup(struct daemon *d)
 {
-	if (d->pid > 0)
-		hd_stop(d);
+	/* Exit 0 after SIGTERM: a sanitizer's or valgrind's finding in the
+	 * daemon changes its status and fails the test. */
+	int st = d->pid > 0 ? hd_stop(d) : 0;
+
 	rm_tree(d->dir);
+	assert_int_equal(st, 0);
 }
 
 int hd_ask(const struct daemon *d, int op, int pid, unsigned ms, struct rtid__svc_ans *a)

@@ -22,6 +22,7 @@ void hd_prepare(struct daemon *d, const char *case_text, const int *pids);
 void hd_start(struct daemon *d, const char *const *extra);
 /* SIGTERM, reap; returns its exit status (or 128 + signal). */
 int hd_stop(struct daemon *d);
+/* Stop it (it must exit 0) and remove the directory. */
 void hd_cleanup(struct daemon *d);
 
 /* One request on a fresh connection. Returns rtid__svc_call's result. */
