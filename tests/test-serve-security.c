@@ -397,6 +397,22 @@ static void measure(long *rss, int *fds)
 	rtid__svc_close(&c);
 }
 
+/* SIGINT (a foreground daemon's ^C) stops it as SIGTERM does. */
+static void test_sigint(void **state)
+{
+	int worker, st;
+
+	(void)state;
+	hd_start(&d, NULL);
+	worker = hd_log_self(&d, "cuInit");
+	assert_int_equal(kill(d.pid, SIGINT), 0);
+	waitpid(d.pid, &st, 0);
+	d.pid = -1;
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(access(d.sock, F_OK), -1);
+	assert_int_equal(kill(worker, 0), -1);
+}
+
 /* 100,000 requests: the daemon's RSS and open fds the same before and after. */
 static void test_rss_flat(void **state)
 {
@@ -446,6 +462,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_socket_path_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_activation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigterm_in_flight, setup_hang, teardown),
+		cmocka_unit_test_setup_teardown(test_sigint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rss_flat, setup, teardown),
 	};
 
