@@ -37,11 +37,13 @@ coverage: deps
 	sh coverage/report.sh build-cov
 
 # The suite under valgrind's memcheck (children traced: the CLI, fakeproc, mocks).
+# Not the CRIU suite: CRIU itself (ptrace, parasite code) cannot run under it.
+# Not the shell scripts (suite script): memcheck would check the shell itself.
 check-valgrind: deps
 	[ -f build-vg/build.ninja ] || meson setup build-vg --buildtype=debug
 	ninja -C build-vg
 	meson test -C build-vg --setup valgrind --no-suite bench --no-suite fiu --no-suite sim \
-		--print-errorlogs
+		--no-suite criu --no-suite script --print-errorlogs
 
 # AddressSanitizer + UndefinedBehaviorSanitizer, then ThreadSanitizer.
 check-sanitize: deps
@@ -49,15 +51,16 @@ check-sanitize: deps
 		-Db_sanitize=address,undefined -Db_lundef=false
 	ninja -C build-asan
 	# handle_segv=0: the tool stand-ins crash on purpose, by the signal itself.
-	# The sim suite checks timing, which sanitizers change.
+	# The sim suite checks timing, which sanitizers change. The install test's
+	# self-contained rtid is built plain and cannot load the sanitized mock libcuda.
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:handle_segv=0 \
-		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 RTID_SKIP_SELF_CONTAINED=1 \
 		meson test -C build-asan --no-suite bench --no-suite sim --print-errorlogs
 	[ -f build-tsan/build.ninja ] || meson setup build-tsan --buildtype=debug \
 		-Db_sanitize=thread -Db_lundef=false
 	ninja -C build-tsan
-	TSAN_OPTIONS=halt_on_error=1:handle_segv=0 meson test -C build-tsan --suite unit --suite cases \
-		--print-errorlogs
+	TSAN_OPTIONS=halt_on_error=1:handle_segv=0 RTID_SKIP_SELF_CONTAINED=1 \
+		meson test -C build-tsan --suite unit --suite cases --print-errorlogs
 
 # A short, bounded libFuzzer run of every parser harness (FUZZ_SECONDS each),
 # from the seed corpus in fuzz/corpus; new inputs stay in build-fuzz/corpus.

@@ -1,7 +1,9 @@
 /* A mock of NVIDIA's cuda-checkpoint, driven by a case file ($RTID_CASE).
  * It takes the real tool's options, pays a scaled attach delay, answers as
  * the case says, and logs every call ($RTID_MOCK_LOG). A query for a pid the
- * case gives no answer for is an unexpected call: logged and failed loudly. */
+ * case gives no answer for is an unexpected call: logged and failed loudly.
+ * RTID_MOCK_FAIL_ACTION=NAME makes "--action NAME" fail (exit 1 and a
+ * message on stderr, as the real tool reports a failed action). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -101,6 +103,16 @@ static int answer(const struct cf_answer *a, int pid)
 	return 2;
 }
 
+static bool fail_action(const char *action, int pid)
+{
+	const char *fail = getenv("RTID_MOCK_FAIL_ACTION");
+
+	if (!fail || strcmp(fail, action))
+		return false;
+	fprintf(stderr, "Could not %s process ID %d: \"operation not permitted\"\n", action, pid);
+	return true;
+}
+
 static bool is_none(const struct cf_answer *a)
 {
 	return a && (a->kind == CF_ANS_NONE || a->kind == CF_ANS_NOTINIT);
@@ -149,6 +161,8 @@ int main(int argc, char **argv)
 		code = restore_tid(c, call.pid, argc, argv);
 	else if (!strcmp(call.op, "get-state"))
 		puts("running");
+	else if (!strcmp(call.op, "action") && fail_action(call.action, call.pid))
+		code = 1;
 	mock_log(WHO, "end", call.pid, argc, argv, NULL);
 	cf_free(c);
 	return code;

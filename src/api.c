@@ -93,10 +93,14 @@ static ssize_t wait_msg(struct rtid__worker *w, void *buf, size_t len, double un
 static void stop_worker(struct rtid_ctx *ctx)
 {
 	struct rtid__worker *w = ctx->worker;
+	struct rtid__child *v[1];
 
 	if (!w)
 		return;
 	close(w->sock);
+	/* It exits on EOF: let it (and libcuda) end cleanly, briefly, before the kill. */
+	v[0] = &w->child;
+	rtid__children_wait(v, 1, rtid__now() + RTID__EXIT_GRACE_S, false);
 	rtid__child_abort(&w->child, false);
 	free(w);
 	ctx->worker = NULL;

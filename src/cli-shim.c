@@ -1,36 +1,65 @@
 /* The drop-in cuda-checkpoint: rtid installed under that name, earlier on
- * PATH than the real tool. "--get-restore-tid --pid P" is answered by rtid
- * (RTID_MODE, default driver) exactly as the real tool answers: the tid and a
- * newline on stdout and nothing else, or its exit codes. Every other
- * invocation is exec'd unchanged to the real tool. */
+ * PATH than the real tool. Its rule: never worse than the real tool alone.
+ * "--get-restore-tid --pid P" is answered by rtid (RTID_MODE, default driver)
+ * only with a definite answer of the driver: a verified tid (the tid and a
+ * newline on stdout, nothing else) or the driver's "none" (exit 1 or 3, as
+ * the tool). Anything else (a bad setting, a worker that cannot start, a
+ * tool that failed or printed garbage, a timeout) is a failure of rtid's own:
+ * the real tool is exec'd with the original argv and its answer stands, as
+ * CRIU reads any non-zero exit as "no CUDA here". Every other invocation is
+ * exec'd unchanged to the real tool. */
 #include <errno.h>
-#include <signal.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "cov.h"
 
 #define SHIM "cuda-checkpoint (rtid shim)"
 #define EXIT_UNKNOWN 231 /* CUDA_ERROR_UNKNOWN (999) truncated to 8 bits */
 #define GUARD "RTID_SHIM_ACTIVE"
+/* No timeout of rtid's own unless RTID_TIMEOUT: the real tool has none. */
+#define NO_TIMEOUT 1e7
 
-static bool is_self(const char *path)
+/* Why the shim fell back, appended to RTID_SHIM_LOG when set: never on
+ * stderr, which CRIU reads in front of the real tool's answer. */
+static void note(const char *fmt, ...)
 {
-	struct stat a, b;
+	const char *path = getenv("RTID_SHIM_LOG");
+	char line[512];
+	va_list ap;
+	int fd, n;
 
-	return stat(path, &a) == 0 && stat("/proc/self/exe", &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino;
+	if (!path || !*path)
+		return;
+	n = snprintf(line, sizeof(line), "%d: ", (int)getpid());
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0) {
+		(void)!write(fd, line, (size_t)n);
+		close(fd);
+	}
 }
 
-/* The real tool: RTID_REAL_TOOL, else the next cuda-checkpoint on PATH. */
-static char *real_tool(void)
+/* The real tool: RTID_REAL_TOOL, else the next cuda-checkpoint on PATH that
+ * is not rtid (nor a copy of it). */
+static char *real_tool(bool quiet)
 {
 	const char *env = getenv("RTID_REAL_TOOL");
 	char *path = NULL;
 
 	if (rtid_tool_find(env && *env ? env : "cuda-checkpoint", &path) < 0) {
+		if (quiet)
+			return NULL;
 		if (env && *env)
 			fprintf(stderr, SHIM ": RTID_REAL_TOOL=%s: no such executable\n", env);
 		else
@@ -38,8 +67,9 @@ static char *real_tool(void)
 				"or put the real tool on PATH after the shim\n");
 		return NULL;
 	}
-	if (is_self(path)) {
-		fprintf(stderr, SHIM ": RTID_REAL_TOOL (%s) is the shim itself\n", path);
+	if (rtid_is_self(path)) {
+		if (!quiet)
+			fprintf(stderr, SHIM ": RTID_REAL_TOOL (%s) is the shim itself\n", path);
 		free(path);
 		return NULL;
 	}
@@ -48,11 +78,13 @@ static char *real_tool(void)
 
 static int pass_through(char **argv)
 {
-	char *path = real_tool();
+	char *path = real_tool(false);
 
 	if (!path)
 		return EXIT_UNKNOWN;
 	setenv(GUARD, "1", 1);
+	cli_hygiene_before_exec();
+	RTID_COV_DUMP();
 	execv(path, argv);
 	fprintf(stderr, SHIM ": cannot run %s: %s\n", path, strerror(errno));
 	free(path);
@@ -70,50 +102,78 @@ static bool is_query(int argc, char **argv, int *pid)
 	return false;
 }
 
-/* Exit as the real tool would have for this result. */
+/* A definite answer of the driver, printed as the real tool prints it. */
 static int reply(const struct rtid_result *r)
 {
-	if (!r->error && r->tid > 0) {
+	if (r->tid > 0) {
 		printf("%d\n", r->tid);
 		return 0;
 	}
-	if (!r->error) {
-		fprintf(stderr, "Could not get restore thread ID for process ID %d: "
-			"\"invalid argument\"\n", r->pid);
-		return r->source == RTID_SRC_TOOL && r->code == 3 ? 3 : 1;
-	}
-	fprintf(stderr, SHIM ": pid %d: %s: %s\n", r->pid, rtid_error_name(r->error), r->detail);
-	if (r->error == RTID_ERR_TOOL_FAILED)
-		return r->code & 0xff;
-	if (r->error == RTID_ERR_API_FAILED && (r->code & 0xff) > 3)
-		return r->code & 0xff;
-	if (r->error == RTID_ERR_TOOL_CRASHED) {
-		fflush(NULL);
-		signal(-r->code, SIG_DFL);
-		raise(-r->code);
-	}
-	return EXIT_UNKNOWN;
+	fprintf(stderr, "Could not get restore thread ID for process ID %d: "
+		"\"invalid argument\"\n", r->pid);
+	return r->code == 3 ? 3 : 1; /* CUDA_ERROR_NOT_INITIALIZED, else INVALID_VALUE */
 }
 
-static void configure(struct cli_opts *o)
+/* The settings rtid resolve takes, from the environment only (CRIU passes its
+ * environment on). Returns 0, or -1 after noting which one is wrong. */
+static int configure(struct cli_opts *o, const char *tool)
 {
-	const char *real = getenv("RTID_REAL_TOOL");
+	const char *backend = getenv("RTID_BACKEND"), *timeout = getenv("RTID_TIMEOUT");
+	const char *pattern = getenv("RTID_PATTERN"), *unatt = getenv("RTID_UNATTESTED");
+	const char *mode = getenv("RTID_MODE");
+	enum rtid_mode m;
 
-	o->cfg.tool = real && *real ? real : NULL;
-	/* Nothing may reach stderr on success: CRIU reads stdout and stderr from one
-	 * pipe. A bad attestation file therefore just means "not attested". */
-	if ((o->cfg.mode == RTID_MODE_SCAN || o->cfg.mode == RTID_MODE_CANARY) &&
-	    rtid_attest_load(o->attestation_path ? o->attestation_path : RTID_ATTESTATION_DEFAULT,
-			     &o->attestation, NULL, 0) == 0)
-		o->cfg.attestation = o->attestation;
+	/* Checked first: cli_opts_init would say so on stderr. */
+	if (mode && *mode && rtid_mode_parse(mode, &m) < 0)
+		return note("bad RTID_MODE '%s'", mode), -1;
+	if (cli_opts_init(o, SHIM) < 0)
+		return note("bad settings"), -1;
+	o->cfg.tool = tool;
+	o->cfg.timeout_s = NO_TIMEOUT;
+	o->cfg.jobs = 1;
+	if (backend && *backend && strcmp(backend, "tool") && strcmp(backend, "api"))
+		return note("bad RTID_BACKEND '%s'", backend), -1;
+	o->cfg.backend = backend && !strcmp(backend, "api") ? RTID_BACKEND_API : RTID_BACKEND_TOOL;
+	if (timeout && *timeout && cli_parse_seconds(timeout, &o->cfg.timeout_s) < 0)
+		return note("bad RTID_TIMEOUT '%s'", timeout), -1;
+	if (o->cfg.driver_version && !rtid_version_valid(o->cfg.driver_version))
+		return note("bad RTID_DRIVER_VERSION '%s'", o->cfg.driver_version), -1;
+	if (pattern && *pattern)
+		o->cfg.pattern = pattern;
+	o->cfg.allow_unattested = unatt && !strcmp(unatt, "1");
+	/* A bad attestation file just means "not attested": nothing may be printed. */
+	if (o->cfg.mode == RTID_MODE_SCAN || o->cfg.mode == RTID_MODE_CANARY ||
+	    o->cfg.mode == RTID_MODE_CROSSCHECK)
+		if (rtid_attest_load(o->attestation_path ? o->attestation_path
+							 : RTID_ATTESTATION_DEFAULT,
+				     &o->attestation, NULL, 0) == 0)
+			o->cfg.attestation = o->attestation;
+	return 0;
+}
+
+/* Resolve pid per the configuration. Returns 0 when *r holds a definite
+ * answer of the driver; -1 (noted why) when the real tool must answer. */
+static int resolve(const struct cli_opts *o, int pid, struct rtid_result *r)
+{
+	struct rtid_ctx *ctx = NULL;
+	int e = rtid_ctx_new(&o->cfg, &ctx);
+
+	if (e == 0)
+		e = rtid_resolve(ctx, pid, r);
+	rtid_ctx_free(ctx);
+	if (e < 0)
+		return note("pid %d: cannot set up the resolver: %s", pid, strerror(-e)), -1;
+	if (r->error)
+		return note("pid %d: %s: %s", pid, rtid_error_name(r->error), r->detail), -1;
+	return 0;
 }
 
 int cmd_shim(int argc, char **argv)
 {
-	struct rtid_ctx *ctx = NULL;
 	struct rtid_result r;
-	struct cli_opts o;
-	int pid, rc = EXIT_UNKNOWN;
+	struct cli_opts o = { 0 };
+	char *tool;
+	int pid, rc;
 
 	if (getenv(GUARD)) {
 		fprintf(stderr, SHIM ": called by itself (%s is set); refusing to recurse\n", GUARD);
@@ -123,15 +183,18 @@ int cmd_shim(int argc, char **argv)
 		return rc; /* rtid serve gave the driver's answer */
 	if (!is_query(argc, argv, &pid))
 		return pass_through(argv);
-	if (cli_opts_init(&o, SHIM) < 0)
-		return EXIT_UNKNOWN;
+	/* Sources in order: rtid's resolver, then the real tool for anything else.
+	 * rtid's own queries go to the same real tool that a fallback would run. */
+	tool = real_tool(true);
 	setenv(GUARD, "1", 1); /* the tool rtid spawns must not be the shim again */
-	configure(&o);
-	if (rtid_ctx_new(&o.cfg, &ctx) == 0 && rtid_resolve(ctx, pid, &r) == 0)
-		rc = reply(&r);
-	else
-		fprintf(stderr, SHIM ": cannot set up the resolver\n");
-	rtid_ctx_free(ctx);
+	if (!tool || configure(&o, tool) < 0 || resolve(&o, pid, &r) < 0) {
+		rtid_attest_free(o.attestation);
+		free(tool);
+		unsetenv(GUARD);
+		return pass_through(argv);
+	}
+	rc = reply(&r);
 	rtid_attest_free(o.attestation);
+	free(tool);
 	return rc;
 }

@@ -37,6 +37,14 @@ void cli_print_json(FILE *f, const struct rtid_result *r);
 void cli_print_table_head(FILE *f);
 void cli_print_row(FILE *f, const struct rtid_result *r);
 
+/* Process hygiene (cli-hygiene.c). init: become a child subreaper and make
+ * SIGTERM/SIGINT/SIGHUP kill and reap every child before rtid dies by the
+ * signal. kill_strays: kill and reap every child left (async-signal-safe).
+ * before_exec: the same, then undo init, for an exec of the real tool. */
+void cli_hygiene_init(void);
+void cli_kill_strays(void);
+void cli_hygiene_before_exec(void);
+
 int cmd_resolve(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_attest(int argc, char **argv);

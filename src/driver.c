@@ -13,20 +13,29 @@ struct slot {
 	double start; /* monotonic seconds */
 };
 
-/* Start the query for pid; on failure the result carries the error. */
-static bool start_query(struct rtid_ctx *ctx, struct slot *s, int pid, struct rtid_result *r)
+/* Out of fds or processes: passes once a running child has ended. */
+static bool transient(int e)
+{
+	return e == -EMFILE || e == -ENFILE || e == -EAGAIN || e == -ENOMEM;
+}
+
+/* Start the query for pid. Returns 0; or the errno, the result then carrying
+ * the error (for a transient one the caller may retry instead). */
+static int start_query(struct rtid_ctx *ctx, struct slot *s, int pid, struct rtid_result *r)
 {
 	char pidstr[16];
 	char *argv[] = { ctx->tool_path, "--get-restore-tid", "--pid", pidstr, NULL };
 	int e;
 
 	r->source = RTID_SRC_TOOL;
+	r->error = RTID_OK; /* a retry after a transient failure starts clean */
+	r->detail[0] = '\0';
 	if (!ctx->tool_path) {
 		const char *name = ctx->tool_name ? ctx->tool_name : "cuda-checkpoint";
 
 		rtid__set_error(r, RTID_ERR_TOOL_NOT_FOUND, strchr(name, '/') ? "%s: no such "
 				"executable" : "no %s on PATH", name);
-		return false;
+		return -ENOENT;
 	}
 	snprintf(pidstr, sizeof(pidstr), "%d", pid);
 	s->start = rtid__now();
@@ -35,7 +44,7 @@ static bool start_query(struct rtid_ctx *ctx, struct slot *s, int pid, struct rt
 		rtid__set_error(r, RTID_ERR_TOOL_NOT_FOUND, "%s: no such file", ctx->tool_path);
 	else if (e < 0)
 		rtid__set_error(r, RTID_ERR_SPAWN_FAILED, "%s: %s", ctx->tool_path, strerror(-e));
-	return e == 0;
+	return e;
 }
 
 static bool past(double deadline)
@@ -44,17 +53,29 @@ static bool past(double deadline)
 }
 
 /* Give a free slot the next pid that needs the driver. Returns false when
- * there is none left (or the deadline passed). */
+ * there is none left (or the deadline passed), or when the pid could not be
+ * started for want of fds or processes while others run (*wait set: the pid
+ * is retried once one of them has ended). */
 static bool fill(struct rtid_ctx *ctx, struct slot *s, const int *pids, const bool *need,
-		 size_t n, size_t *next, struct rtid_result *out, double deadline)
+		 size_t n, size_t *next, struct rtid_result *out, double deadline,
+		 size_t running, bool *wait)
 {
 	while (*next < n && !past(deadline)) {
 		size_t i = (*next)++;
+		int e;
 
-		if (need[i] && start_query(ctx, s, pids[i], &out[i])) {
+		if (!need[i])
+			continue;
+		e = start_query(ctx, s, pids[i], &out[i]);
+		if (e == 0) {
 			s->idx = i;
 			s->busy = true;
 			return true;
+		}
+		if (transient(e) && running > 0) {
+			(*next)--;
+			*wait = true;
+			return false;
 		}
 	}
 	return false;
@@ -94,11 +115,15 @@ static void tool_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, 
 	size_t jobs = ctx->cfg.jobs, next = 0;
 
 	for (;;) {
-		size_t nact = 0;
+		size_t nact = 0, running = 0;
+		bool wait = false;
 
+		for (size_t j = 0; j < jobs; j++)
+			running += slots[j].busy;
 		for (size_t j = 0; j < jobs; j++) {
-			if (!slots[j].busy)
-				fill(ctx, &slots[j], pids, need, n, &next, out, deadline);
+			if (!slots[j].busy && !wait &&
+			    fill(ctx, &slots[j], pids, need, n, &next, out, deadline, running, &wait))
+				running++;
 			if (slots[j].busy)
 				cv[nact++] = &slots[j].child;
 		}

@@ -14,6 +14,7 @@
 #define RTID__ERR_MAX 512  /* kept stderr bytes, for the error detail */
 #define RTID__MAX_CHILDREN 64 /* most children one wait handles */
 #define RTID__NOPIDFD_POLL_MS 5 /* how often an exit is asked for without pidfds */
+#define RTID__EXIT_GRACE_S 0.2 /* output still awaited after a child's exit */
 
 /* --- match.c: the thread-name matcher --- */
 struct rtid__matcher {
@@ -47,7 +48,8 @@ void rtid__scan(const char *proc_root, int pid, const struct rtid__matcher *m,
  * length or a negative errno. */
 ssize_t rtid__read_comm(int dirfd, const char *path, char *buf, size_t buflen);
 
-/* --- spawn.c: a child with captured output, a timeout, its own group --- */
+/* --- spawn.c and children.c: a child with captured output, a timeout, its
+ * own group, killed if we die --- */
 struct rtid__child {
 	pid_t pid;
 	int pidfd;
@@ -62,13 +64,20 @@ struct rtid__child {
 	size_t err_len;
 };
 /* Start path with argv (stdin /dev/null, fresh process group, default signal
- * dispositions). Returns 0 or a negative errno (-ENOENT: no such program). */
+ * dispositions and mask, PR_SET_PDEATHSIG SIGKILL; only our read ends of the
+ * pipes are non-blocking). Registered for rtid_kill_children until reaped.
+ * Returns 0 or a negative errno (-ENOENT: no such program; -EMFILE, -ENFILE,
+ * -EAGAIN: out of fds or processes for now). */
 int rtid__child_start(struct rtid__child *c, const char *path, char *const argv[],
 		      double timeout_s);
 /* The same, with extra_fd (when >= 0) as the child's fd 3. */
 int rtid__child_start_fd(struct rtid__child *c, const char *path, char *const argv[],
 			 double timeout_s, int extra_fd);
 bool rtid__child_done(const struct rtid__child *c);
+/* waitpid(pid, status, 0), again after EINTR. */
+void rtid__wait(pid_t pid, int *status);
+/* Take pid out of the registry of running children (it is being reaped). */
+void rtid__live_remove(pid_t pid);
 /* Fill up to 3 pollfds for c; returns how many. */
 int rtid__child_pollfds(const struct rtid__child *c, struct pollfd *p);
 /* Without a pidfd: reap the child if it has exited (no-op otherwise). */
@@ -90,6 +99,7 @@ double rtid__now(void); /* CLOCK_MONOTONIC seconds */
 /* Find the program to run: a path with '/', else name on PATH, skipping rtid
  * itself (the shim). Returns 0 and a malloc'd *out, or -ENOENT. */
 int rtid__tool_find(const char *name, char **out);
+bool rtid__is_self(const char *path);
 /* Turn a finished child into an answer or error in r (tid, source, error, detail). */
 void rtid__tool_interpret(const struct rtid__child *c, struct rtid_result *r);
 /* Set r's error and detail. */

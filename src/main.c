@@ -18,9 +18,12 @@ static const char main_help[] =
 	"  --version             rtid's version\n\n"
 	"Installed as 'cuda-checkpoint' (a link earlier on PATH), rtid answers\n"
 	"--get-restore-tid --pid P per RTID_MODE and passes every other call to the real\n"
-	"tool (RTID_REAL_TOOL, else the next cuda-checkpoint on PATH). When rtid serve's\n"
-	"socket exists (RTID_SOCKET, default /run/rtid/rtid.sock) it asks the daemon\n"
-	"first, waiting at most RTID_SERVICE_TIMEOUT seconds (default 2).\n\n"
+	"tool (RTID_REAL_TOOL, else the next cuda-checkpoint on PATH). Only a verified\n"
+	"tid or the driver's none is its own answer; anything else runs the real tool.\n"
+	"Shim settings: RTID_MODE, RTID_BACKEND, RTID_TIMEOUT, RTID_PATTERN,\n"
+	"RTID_UNATTESTED, RTID_SHIM_LOG and the variables below (see rtid(1)). When rtid\n"
+	"serve's socket exists (RTID_SOCKET, default /run/rtid/rtid.sock) the shim asks\n"
+	"the daemon first, waiting at most RTID_SERVICE_TIMEOUT seconds (default 2).\n\n"
 	"Modes (--mode / RTID_MODE):\n"
 	"  driver      ask the driver (cuda-checkpoint or the driver API); the default\n"
 	"  scan        use /proc/PID/task/*/comm when exactly one thread matches, its name\n"
@@ -50,7 +53,7 @@ static int dispatch(int argc, char **argv)
 	return 2;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	const char *name = strrchr(argv[0], '/');
 
@@ -78,4 +81,14 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	return dispatch(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+	int rc;
+
+	cli_hygiene_init();
+	rc = run(argc, argv);
+	cli_kill_strays(); /* what the tools' descendants left */
+	return rc;
 }

@@ -128,9 +128,27 @@ RTID_EXPORT int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t 
 
 /* Find the program name (NULL: "cuda-checkpoint"): a path with '/' as it is,
  * else the first executable of that name on PATH that is not the running
- * program itself (so that a shim never finds itself). Returns 0 and a
- * malloc'd *out, or -ENOENT. */
+ * program itself, by inode or by identical content (so that a shim, or a
+ * copy of it, never finds itself). Returns 0 and a malloc'd *out, or -ENOENT. */
 RTID_EXPORT int rtid_tool_find(const char *name, char **out);
+
+/* Whether path is the running program or a byte-identical copy of it. */
+RTID_EXPORT bool rtid_is_self(const char *path);
+
+/* Children. Each driver query (and the api worker) runs as a child in its
+ * own process group, with PR_SET_PDEATHSIG SIGKILL so that it dies with the
+ * thread that started it, even when that is killed by SIGKILL. When a child
+ * ends, or times out, its whole group is killed and the child reaped; output
+ * a descendant still holds open is awaited for a short grace only. A
+ * descendant that left the group (setsid) is out of the library's reach: a
+ * caller that must not leave any behind makes itself a child subreaper
+ * (PR_SET_CHILD_SUBREAPER) and kills its remaining children, as the rtid
+ * command does. */
+
+/* Kill the process group of every child the library has running and reap
+ * them. Async-signal-safe: for a SIGTERM/SIGINT/SIGHUP handler of a program
+ * that then exits; the resolve calls in progress must not be resumed. */
+RTID_EXPORT void rtid_kill_children(void);
 
 /* Candidate CUDA processes under proc_root: those holding a /dev/nvidia*
  * file open, or with a thread whose name matches pattern (NULL: default).

@@ -1,20 +1,32 @@
-/* Run a program as a child with stdout and stderr captured apart, in a process
- * group of its own so that a timeout can kill it and anything it started, and
- * with a pidfd so that its exit wakes poll() like its output does. */
+/* Start a program as a child with stdout and stderr captured apart, in a
+ * process group of its own so that a timeout can kill it and anything it
+ * started, with a pidfd so that its exit wakes poll() like its output does,
+ * and tied to our life: PR_SET_PDEATHSIG kills it if we die, even by SIGKILL.
+ * posix_spawn cannot set the death signal, so this forks and sets up the
+ * child itself, with async-signal-safe calls only. Every running child is in
+ * a registry that rtid_kill_children() empties from a signal handler. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cov.h"
 #include "internal.h"
 #include "sys.h"
 
 extern char **environ;
+
+#define LIVE_MAX 256 /* children registered at once; more run unregistered */
+#define HIGH_FD 10   /* where the child parks its fds before placing them */
+
+static pid_t live[LIVE_MAX];
 
 double rtid__now(void)
 {
@@ -24,72 +36,185 @@ double rtid__now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void close_fd(int *fd)
+void rtid__wait(pid_t pid, int *status)
 {
-	if (*fd >= 0) {
-		close(*fd);
-		*fd = -1;
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+}
+
+static void live_add(pid_t pid)
+{
+	for (size_t i = 0; i < LIVE_MAX; i++) {
+		pid_t none = 0;
+
+		if (__atomic_compare_exchange_n(&live[i], &none, pid, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
+			return;
 	}
 }
 
-static int spawn_attrs(posix_spawnattr_t *a)
+void rtid__live_remove(pid_t pid)
 {
-	sigset_t none, all;
+	for (size_t i = 0; i < LIVE_MAX; i++) {
+		pid_t p = pid;
 
+		if (__atomic_compare_exchange_n(&live[i], &p, 0, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
+			return;
+	}
+}
+
+void rtid_kill_children(void)
+{
+	int saved = errno;
+
+	/* Kill every group first, then reap: the slowest to die sets the pace once. */
+	for (size_t i = 0; i < LIVE_MAX; i++) {
+		pid_t p = __atomic_load_n(&live[i], __ATOMIC_SEQ_CST);
+
+		if (p > 0)
+			killpg(p, SIGKILL);
+	}
+	for (size_t i = 0; i < LIVE_MAX; i++) {
+		pid_t p = __atomic_exchange_n(&live[i], 0, __ATOMIC_SEQ_CST);
+
+		if (p > 0)
+			rtid__wait(p, NULL);
+	}
+	errno = saved;
+}
+
+/* fd to a number above the ones being placed, so that dup2 order never
+ * clobbers a source (the caller may have closed 0-2). */
+static int park(int fd, int *out)
+{
+	if (fd < 0) {
+		*out = -1;
+		return 0;
+	}
+	*out = fcntl(fd, F_DUPFD, HIGH_FD);
+	return *out < 0 ? -1 : 0;
+}
+
+/* Close every fd from 'from' on except keep (the exec-error pipe, CLOEXEC). */
+static void close_rest(int from, int keep)
+{
+	struct rlimit rl;
+
+	if (rtid__close_range((unsigned)from, (unsigned)keep - 1) == 0 &&
+	    rtid__close_range((unsigned)keep + 1, ~0U) == 0)
+		return;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur > 65536)
+		rl.rlim_cur = 65536;
+	for (int fd = from; fd < (int)rl.rlim_cur; fd++)
+		if (fd != keep)
+			close(fd);
+}
+
+/* In the child: returns only on failure, the errno. errfd is CLOEXEC. */
+static int child_exec(const char *path, char *const argv[], pid_t parent, const int fds[3],
+		      int errfd)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	int p[3], null;
+	sigset_t none;
+
+	/* If the parent died before prctl, no signal will come: check by pid. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		return ESRCH;
+	setpgid(0, 0);
+	/* The caller (CRIU) may block or ignore signals; the tool must not inherit that. */
+	for (int s = 1; s < NSIG; s++)
+		sigaction(s, &dfl, NULL);
 	sigemptyset(&none);
-	sigfillset(&all);
-	/* The caller (CRIU) may block or ignore signals; the tool must not inherit
-	 * that, and must lead its own group so killpg reaches all it starts. */
-	if (posix_spawnattr_init(a))
-		return -ENOMEM;
-	posix_spawnattr_setsigmask(a, &none);
-	posix_spawnattr_setsigdefault(a, &all);
-	posix_spawnattr_setpgroup(a, 0);
-	posix_spawnattr_setflags(a, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-				    POSIX_SPAWN_SETPGROUP);
-	return 0;
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int i = 0; i < 3; i++)
+		if (park(fds[i], &p[i]) < 0)
+			return errno;
+	null = open("/dev/null", O_RDONLY);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(p[0], 1) < 0 || dup2(p[1], 2) < 0 ||
+	    (p[2] >= 0 && dup2(p[2], 3) < 0))
+		return errno;
+	close_rest(p[2] >= 0 ? 4 : 3, errfd);
+	execve(path, argv, environ);
+	return errno;
 }
 
-static int spawn_actions(posix_spawn_file_actions_t *fa, int out, int err, int extra)
+/* The child's side of do_spawn: never returns. */
+static __attribute__((noreturn)) void child_run(const char *path, char *const argv[],
+						pid_t parent, const int fds[3], int ep[2])
 {
-	if (posix_spawn_file_actions_init(fa))
-		return -ENOMEM;
-	if (posix_spawn_file_actions_addopen(fa, 0, "/dev/null", O_RDONLY, 0) ||
-	    posix_spawn_file_actions_adddup2(fa, out, 1) ||
-	    posix_spawn_file_actions_adddup2(fa, err, 2) ||
-	    (extra >= 0 && posix_spawn_file_actions_adddup2(fa, extra, 3)) ||
-	    posix_spawn_file_actions_addclosefrom_np(fa, extra >= 0 ? 4 : 3)) {
-		posix_spawn_file_actions_destroy(fa);
-		return -ENOMEM;
-	}
-	return 0;
+	int errfd, e;
+
+	close(ep[0]);
+	/* Above the fds being placed, so that neither clobbers the other. */
+	errfd = fcntl(ep[1], F_DUPFD_CLOEXEC, HIGH_FD);
+	e = errfd < 0 ? errno : child_exec(path, argv, parent, fds, errfd);
+	/* Before the parent learns of the failure: nobody kills us meanwhile, and
+	 * a SIGKILL in the middle of the write would spoil the counters. */
+	RTID_COV_DUMP();
+	if (errfd >= 0)
+		(void)!write(errfd, &e, sizeof(e));
+	_exit(127);
 }
 
+/* Fork and exec; 0 and c->pid, or the child's exec errno negated. */
 static int do_spawn(struct rtid__child *c, const char *path, char *const argv[],
-		    int out_w, int err_w, int extra)
+		    const int fds[3])
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	int r;
+	pid_t parent = getpid();
+	int ep[2], e = 0, st;
+	sigset_t all, old;
+	ssize_t n;
 
-	r = spawn_actions(&fa, out_w, err_w, extra);
-	if (r < 0)
-		return r;
-	r = spawn_attrs(&attr);
-	if (r < 0) {
-		posix_spawn_file_actions_destroy(&fa);
-		return r;
+	if (rtid__pipe2(ep, O_CLOEXEC) < 0)
+		return -errno;
+	/* No handler of ours may run in the child before it has reset them all:
+	 * it would act on the parent's copy of the registry. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	c->pid = rtid__fork();
+	e = errno;
+	if (c->pid == 0)
+		child_run(path, argv, parent, fds, ep);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (c->pid < 0) {
+		close(ep[0]);
+		close(ep[1]);
+		return -e;
 	}
-	r = -rtid__posix_spawn(&c->pid, path, &fa, &attr, argv, environ);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
-	return r;
+	close(ep[1]);
+	while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(ep[0]);
+	if (n == (ssize_t)sizeof(e)) {
+		rtid__wait(c->pid, &st);
+		return -(e ? e : EIO);
+	}
+	live_add(c->pid);
+	return 0;
 }
 
 int rtid__child_start(struct rtid__child *c, const char *path, char *const argv[],
 		      double timeout_s)
 {
 	return rtid__child_start_fd(c, path, argv, timeout_s, -1);
+}
+
+/* A pipe whose read end (ours) is non-blocking and whose write end (the
+ * child's stdout or stderr) stays blocking: a tool must never see EAGAIN. */
+static int out_pipe(int p[2])
+{
+	if (rtid__pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0) {
+		int e = -errno;
+
+		close(p[0]);
+		close(p[1]);
+		return e;
+	}
+	return 0;
 }
 
 int rtid__child_start_fd(struct rtid__child *c, const char *path, char *const argv[],
@@ -99,20 +224,19 @@ int rtid__child_start_fd(struct rtid__child *c, const char *path, char *const ar
 
 	memset(c, 0, sizeof(*c));
 	c->pidfd = c->fd[0] = c->fd[1] = -1;
-	if (rtid__pipe2(po, O_CLOEXEC | O_NONBLOCK) < 0)
-		return -errno;
-	if (rtid__pipe2(pe, O_CLOEXEC | O_NONBLOCK) < 0) {
-		r = -errno;
+	if ((r = out_pipe(po)) < 0)
+		return r;
+	if ((r = out_pipe(pe)) < 0)
 		goto close_out;
-	}
-	r = do_spawn(c, path, argv, po[1], pe[1], extra_fd);
+	r = do_spawn(c, path, argv, (const int[3]){ po[1], pe[1], extra_fd });
 	if (r < 0)
 		goto close_err;
 	c->pidfd = rtid__pidfd_open(c->pid);
 	if (c->pidfd < 0 && errno != ENOSYS) {
 		r = -errno;
-		kill(c->pid, SIGKILL);
-		waitpid(c->pid, NULL, 0);
+		killpg(c->pid, SIGKILL);
+		rtid__live_remove(c->pid);
+		rtid__wait(c->pid, NULL);
 		goto close_err;
 	}
 	close(po[1]);
@@ -128,175 +252,4 @@ close_out:
 	close(po[0]);
 	close(po[1]);
 	return r;
-}
-
-bool rtid__child_done(const struct rtid__child *c)
-{
-	return c->reaped && c->fd[0] < 0 && c->fd[1] < 0;
-}
-
-int rtid__child_pollfds(const struct rtid__child *c, struct pollfd *p)
-{
-	int n = 0;
-
-	for (int i = 0; i < 2; i++)
-		if (c->fd[i] >= 0)
-			p[n++] = (struct pollfd){ .fd = c->fd[i], .events = POLLIN };
-	if (!c->reaped && c->pidfd >= 0)
-		p[n++] = (struct pollfd){ .fd = c->pidfd, .events = POLLIN };
-	return n;
-}
-
-
-
-/* Keep what fits; keep reading the rest so the child never blocks on a full pipe. */
-static void drain(struct rtid__child *c, int i)
-{
-	char *buf = i == 0 ? c->out : c->err;
-	size_t cap = i == 0 ? sizeof(c->out) : sizeof(c->err);
-	size_t *len = i == 0 ? &c->out_len : &c->err_len;
-	char sink[4096];
-
-	for (;;) {
-		ssize_t n;
-
-		if (*len < cap)
-			n = read(c->fd[i], buf + *len, cap - *len);
-		else
-			n = read(c->fd[i], sink, sizeof(sink));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n <= 0) {
-			close_fd(&c->fd[i]);
-			return;
-		}
-		if (*len < cap)
-			*len += (size_t)n;
-		else if (i == 0)
-			c->out_overflow = true;
-	}
-}
-
-/* The leader has exited: kill what it left in its group while its zombie still
- * pins the group id, then reap it. */
-static void reap(struct rtid__child *c)
-{
-	killpg(c->pid, SIGKILL);
-	while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
-		;
-	c->reaped = true;
-	close_fd(&c->pidfd);
-}
-
-/* Without pidfds (kernels before 5.3, valgrind 3.19) a child's exit is
- * noticed by asking, between short polls: waitid with WNOWAIT leaves the
- * zombie in place so that reap() can still kill its group first. */
-void rtid__child_check_exit(struct rtid__child *c)
-{
-	siginfo_t si = { 0 };
-
-	if (c->reaped || c->pidfd >= 0)
-		return;
-	if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid)
-		reap(c);
-}
-
-void rtid__child_handle(struct rtid__child *c, const struct pollfd *p, int np)
-{
-	rtid__child_check_exit(c);
-	for (int k = 0; k < np; k++) {
-		if (!p[k].revents)
-			continue;
-		if (c->pidfd >= 0 && p[k].fd == c->pidfd && !c->reaped)
-			reap(c);
-		else if (p[k].fd == c->fd[0])
-			drain(c, 0);
-		else if (p[k].fd == c->fd[1])
-			drain(c, 1);
-	}
-}
-
-void rtid__child_abort(struct rtid__child *c, bool timed_out)
-{
-	if (!c->reaped) {
-		c->timed_out = timed_out;
-		reap(c);
-	}
-	close_fd(&c->fd[0]);
-	close_fd(&c->fd[1]);
-}
-
-static int poll_timeout_ms(struct rtid__child **v, size_t n, double batch_deadline)
-{
-	double next = batch_deadline > 0 ? batch_deadline : 0;
-	double wait;
-
-	for (size_t i = 0; i < n; i++)
-		if (!rtid__child_done(v[i]) && (next <= 0 || v[i]->deadline < next))
-			next = v[i]->deadline;
-	wait = (next - rtid__now()) * 1000.0;
-	for (size_t i = 0; i < n; i++)
-		if (!v[i]->reaped && v[i]->pidfd < 0 && wait > RTID__NOPIDFD_POLL_MS)
-			wait = RTID__NOPIDFD_POLL_MS;
-	return wait < 0 ? 0 : wait > 60000 ? 60000 : (int)wait + 1;
-}
-
-/* Children past their own deadline are aborted as timed out. A child that has
- * exited but whose pipes stay open (an escaped grandchild) ends there too,
- * keeping its real status. */
-static size_t expire(struct rtid__child **v, size_t n, double now)
-{
-	size_t active = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (rtid__child_done(v[i]))
-			continue;
-		if (now >= v[i]->deadline)
-			rtid__child_abort(v[i], !v[i]->reaped);
-		else
-			active++;
-	}
-	return active;
-}
-
-static size_t count_done(struct rtid__child **v, size_t n)
-{
-	size_t done = 0;
-
-	for (size_t i = 0; i < n; i++)
-		done += rtid__child_done(v[i]);
-	return done;
-}
-
-bool rtid__children_wait(struct rtid__child **v, size_t n, double batch_deadline, bool any)
-{
-	struct pollfd p[3 * RTID__MAX_CHILDREN];
-	int cnt[RTID__MAX_CHILDREN];
-
-	if (n > RTID__MAX_CHILDREN)
-		n = RTID__MAX_CHILDREN;
-	for (;;) {
-		double now = rtid__now();
-		int np = 0;
-
-		if (batch_deadline > 0 && now >= batch_deadline)
-			return expire(v, n, now) > 0;
-		if (expire(v, n, now) == 0 || (any && count_done(v, n) > 0))
-			return false;
-		for (size_t i = 0; i < n; i++) {
-			cnt[i] = rtid__child_done(v[i]) ? 0 : rtid__child_pollfds(v[i], p + np);
-			np += cnt[i];
-		}
-		if (poll(p, (nfds_t)np, poll_timeout_ms(v, n, batch_deadline)) < 0 &&
-		    errno != EINTR) {
-			/* Cannot wait any more: end them rather than leave them running. */
-			for (size_t i = 0; i < n; i++)
-				rtid__child_abort(v[i], true);
-			return false;
-		}
-		for (size_t i = 0, k = 0; i < n; k += (size_t)cnt[i], i++)
-			rtid__child_handle(v[i], p + k, cnt[i]);
-	}
 }

@@ -1,5 +1,5 @@
 /* System calls that libfiu's preload library cannot reach (openat, pipe2,
- * posix_spawn, ...), wrapped so that a build with RTID_FIU can fail them on
+ * fork, ...), wrapped so that a build with RTID_FIU can fail them on
  * demand. Without RTID_FIU these are the plain calls. Failure points are
  * named "rtid/<call>"; the errno comes from the point's failinfo, else EIO. */
 #ifndef RTID_SYS_H
@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdint.h>
 #include <sys/pidfd.h>
 #include <sys/socket.h>
@@ -100,15 +99,28 @@ static inline int rtid__pidfd_open(pid_t pid)
 	return pidfd_open(pid, 0);
 }
 
-/* posix_spawn returns an errno value rather than setting errno. */
-static inline int rtid__posix_spawn(pid_t *pid, const char *path,
-				    const posix_spawn_file_actions_t *fa,
-				    const posix_spawnattr_t *attr, char *const argv[],
-				    char *const envp[])
+/* close_range, failable so that the loop for kernels before 5.9 runs too. */
+static inline int rtid__close_range(unsigned first, unsigned last)
 {
-	int e = rtid__fail("rtid/posix_spawn");
+	int e = rtid__fail("rtid/close_range");
 
-	return e ? e : posix_spawn(pid, path, fa, attr, argv, envp);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return close_range(first, last, 0);
+}
+
+/* fork, failable on demand like the calls above. */
+static inline pid_t rtid__fork(void)
+{
+	int e = rtid__fail("rtid/fork");
+
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return fork();
 }
 
 #endif

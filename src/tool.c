@@ -2,6 +2,7 @@
  * reading what it did. Only exit 0 with one positive decimal on stdout is a
  * tid; exit 1 or 3 is the driver's "no restore thread"; all else is an error. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,11 +30,50 @@ void rtid__set_error(struct rtid_result *r, enum rtid_error e, const char *fmt, 
 	va_end(ap);
 }
 
-static bool same_file(const char *a, const struct stat *b)
+/* Same bytes: a copy of the running program under another inode. */
+static bool same_contents(int a, int b)
+{
+	char x[16384], y[sizeof(x)];
+
+	for (;;) {
+		ssize_t n = read(a, x, sizeof(x)), m;
+
+		if (n < 0)
+			return false;
+		for (ssize_t got = 0; got < n; got += m) {
+			m = read(b, y + got, (size_t)(n - got));
+			if (m <= 0)
+				return false;
+		}
+		if (n == 0)
+			return read(b, y, 1) == 0;
+		if (memcmp(x, y, (size_t)n))
+			return false;
+	}
+}
+
+/* Is cand the running program (self: its stat), by inode or by content? A
+ * second copy of rtid on PATH must never stand in for the real tool. */
+static bool is_self(const char *cand, const struct stat *self)
 {
 	struct stat st;
+	int a, b;
+	bool same;
 
-	return stat(a, &st) == 0 && st.st_dev == b->st_dev && st.st_ino == b->st_ino;
+	if (stat(cand, &st) < 0)
+		return false;
+	if (st.st_dev == self->st_dev && st.st_ino == self->st_ino)
+		return true;
+	if (st.st_size != self->st_size || !S_ISREG(st.st_mode))
+		return false;
+	a = open(cand, O_RDONLY | O_CLOEXEC);
+	b = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	same = a >= 0 && b >= 0 && same_contents(a, b);
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
+	return same;
 }
 
 static int search_path(const char *name, const struct stat *self, char **out)
@@ -48,7 +88,7 @@ static int search_path(const char *name, const struct stat *self, char **out)
 		if (asprintf(&cand, "%.*s/%s", (int)len, len ? p : ".", name) < 0)
 			return -ENOMEM;
 		/* Skipping rtid itself keeps the shim from calling itself. */
-		if (access(cand, X_OK) == 0 && !(self && same_file(cand, self))) {
+		if (access(cand, X_OK) == 0 && !(self && is_self(cand, self))) {
 			*out = cand;
 			return 0;
 		}
@@ -56,6 +96,13 @@ static int search_path(const char *name, const struct stat *self, char **out)
 		p += len + (p[len] == ':');
 	}
 	return -ENOENT;
+}
+
+bool rtid__is_self(const char *path)
+{
+	struct stat self;
+
+	return stat("/proc/self/exe", &self) == 0 && is_self(path, &self);
 }
 
 /* Returns 0 and *out, -ENOENT when there is no such executable, -ENOMEM. */
@@ -149,4 +196,9 @@ void rtid__tool_interpret(const struct rtid__child *c, struct rtid_result *r)
 int rtid_tool_find(const char *name, char **out)
 {
 	return rtid__tool_find(name, out);
+}
+
+bool rtid_is_self(const char *path)
+{
+	return rtid__is_self(path);
 }

@@ -111,6 +111,30 @@ static void help_documents_everything(void **state)
 	assert_non_null(strstr(slurp(out_path), "Exit status"));
 }
 
+/* rtid help X is rtid X --help; help of help, -h or --version is the
+ * overview; --version names the version. */
+static void help_command_and_version(void **state)
+{
+	static const char *const overview[] = { "help", "help help", "help -h", "help --help",
+						"help --version", "-h" };
+	char want[65536];
+
+	(void)state;
+	assert_int_equal(rtid("resolve --help"), 0);
+	snprintf(want, sizeof(want), "%s", slurp(out_path));
+	assert_int_equal(rtid("help resolve"), 0);
+	assert_string_equal(slurp(out_path), want);
+	assert_int_equal(rtid("--help"), 0);
+	snprintf(want, sizeof(want), "%s", slurp(out_path));
+	for (size_t i = 0; i < sizeof(overview) / sizeof(overview[0]); i++) {
+		assert_int_equal(rtid(overview[i]), 0);
+		assert_string_equal(slurp(out_path), want);
+	}
+	assert_int_equal(rtid("help frobnicate"), 2);
+	assert_int_equal(rtid("--version"), 0);
+	assert_non_null(strstr(slurp(out_path), "rtid 0."));
+}
+
 static void usage_errors_exit_2(void **state)
 {
 	static const char *const bad[] = {
@@ -257,6 +281,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(help_documents_everything),
+		cmocka_unit_test(help_command_and_version),
 		cmocka_unit_test(usage_errors_exit_2),
 		cmocka_unit_test(malformed_attestation_names_file_and_line),
 		cmocka_unit_test(json_lines_in_order),
