@@ -8,5 +8,9 @@ double bench_median(double *v, size_t n);
 const char *bench_env(const char *name);
 /* Part 1: 103 pids, every strategy, one table. */
 void bench_batches(void);
+/* Part 4: attestation loading against its size. */
+void bench_attest(void);
+/* Part 5: rtid serve behind the shim, CRIU's way of calling, against the tool. */
+void bench_serve(void);
 
 #endif

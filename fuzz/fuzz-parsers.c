@@ -2,6 +2,7 @@
  * target, chosen at build time by FUZZ_TARGET:
  *   1 tool output (rtid_parse_tid)    2 driver version file
  *   3 thread-name matcher             4 case files       5 attestation files
+ *   6 /proc/PID/stat start time
  * Each checks what it can beyond "no crash": a parsed tid is positive and
  * prints back to the same digits; a version is valid; a match has the shape. */
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "attest-int.h"
 #include "casefile.h"
 #include "internal.h"
 #include "rtid.h"
@@ -85,6 +87,44 @@ static void check_casefile(const uint8_t *data, size_t size)
 	close(fd);
 }
 
+static char *canonical(const struct rtid_attestation *a)
+{
+	json_t *j = rtid__att_to_json(a);
+	char *s = j ? json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+
+	json_decref(j);
+	return s;
+}
+
+/* What loaded is consistent, and writing it then reading it back gives the
+ * same set (the format is its own fixed point). */
+static void check_loaded(const struct rtid_attestation *a)
+{
+	struct rtid_attestation *b = NULL;
+	char *s = canonical(a), *t;
+	json_t *j;
+
+	for (size_t i = 0; i < rtid_attest_count(a); i++) {
+		const struct rtid_attest_entry *e = rtid_attest_entry_at(a, i);
+
+		if (!rtid_version_valid(e->version) ||
+		    (rtid_attest_clean(a, e->version) &&
+		     (e->revoked || e->agree < RTID_ATTEST_MIN_AGREE)) ||
+		    e->agree > (unsigned long)INT64_MAX)
+			abort();
+	}
+	if (!s || !(j = json_loads(s, 0, NULL)) || rtid_attest_new(&b) < 0 ||
+	    rtid__att_from_json(b, j, "x", false, NULL, 0) < 0 || rtid__att_normalize(b) < 0)
+		abort();
+	t = canonical(b);
+	if (!t || strcmp(s, t))
+		abort();
+	json_decref(j);
+	free(s);
+	free(t);
+	rtid_attest_free(b);
+}
+
 static void check_attest(const uint8_t *data, size_t size)
 {
 	struct rtid_attestation *a = NULL;
@@ -93,17 +133,28 @@ static void check_attest(const uint8_t *data, size_t size)
 
 	if (fd < 0)
 		return;
-	if (rtid_attest_load(path, &a, err, sizeof(err)) == 0) {
-		for (size_t i = 0; i < rtid_attest_count(a); i++) {
-			const struct rtid_attest_entry *e = rtid_attest_entry_at(a, i);
-
-			if (!rtid_version_valid(e->version) ||
-			    (rtid_attest_clean(a, e->version) && (e->mismatch || e->revoked)))
-				abort();
+	for (int evidence = 0; evidence < 2; evidence++) {
+		err[0] = '\0';
+		if (rtid__att_load(path, evidence, &a, err, sizeof(err)) == 0) {
+			check_loaded(a);
+			rtid_attest_free(a);
+		} else if (!strstr(err, path)) {
+			abort(); /* every error names the file */
 		}
-		rtid_attest_free(a);
 	}
 	close(fd);
+}
+
+/* /proc/PID/stat: a start time only from a line of the kernel's shape. */
+static void check_stat(const uint8_t *data, size_t size)
+{
+	unsigned long long v = 7;
+
+	if (rtid_parse_stat_start((const char *)data, size, &v) < 0 && v != 7)
+		abort(); /* out-parameter written on failure */
+	if (size && data[0] == '0')
+		if (rtid_parse_stat_start((const char *)data, size, &v) == 0)
+			abort(); /* pid 0 never */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -114,6 +165,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 3: check_match(data, size); break;
 	case 4: check_casefile(data, size); break;
 	case 5: check_attest(data, size); break;
+	case 6: check_stat(data, size); break;
 	}
 	return 0;
 }

@@ -194,14 +194,14 @@ static int p_driver(struct casefile *c, const struct toks *t, char *err, size_t 
 
 static int p_attest(struct casefile *c, const struct toks *t, char *err, size_t len)
 {
-	static const char *const names[] = { "none", "clean", "revoked" };
+	static const char *const names[] = { "none", "clean", "revoked", "unsafe" };
 
-	for (int i = 0; t->n == 2 && i < 3; i++)
+	for (int i = 0; t->n == 2 && i < 4; i++)
 		if (strcmp(t->v[1].s, names[i]) == 0) {
 			c->attest = (enum cf_attest)i;
 			return 0;
 		}
-	return cf__fail(err, len, "usage: attest none|clean|revoked");
+	return cf__fail(err, len, "usage: attest none|clean|revoked|unsafe");
 }
 
 static int p_task(struct casefile *c, const struct toks *t, char *err, size_t len)

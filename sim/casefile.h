@@ -63,7 +63,7 @@ struct cf_expect {
 	char *owned;    /* storage for the strings above */
 };
 
-enum cf_attest { CF_ATTEST_NONE, CF_ATTEST_CLEAN, CF_ATTEST_REVOKED };
+enum cf_attest { CF_ATTEST_NONE, CF_ATTEST_CLEAN, CF_ATTEST_REVOKED, CF_ATTEST_UNSAFE };
 
 struct casefile {
 	char *path;

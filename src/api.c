@@ -181,7 +181,7 @@ static int hello(struct rtid_ctx *ctx, struct rtid__worker *w, double deadline, 
 static void send_some(struct rtid__worker *w, const int *pids, const bool *need, size_t n, size_t *next)
 {
 	for (; *next < n; (*next)++) {
-		struct rtid_query q = { pids[*next] };
+		struct rtid_query q = { .pid = pids[*next] };
 
 		if (!need[*next])
 			continue;

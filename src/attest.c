@@ -1,25 +1,12 @@
-/* Attestations: per driver version, how many cross-checks agreed and whether
- * any mismatched. The scan is trusted only for a version with a clean record.
- *
- * File format (JSON):
- *   {"format": 1, "drivers": {"580.159.03": {"agree": 12, "agree_none": 3,
- *                                            "mismatch": 0, "revoked": false}}}
- */
+/* Attestations as a set of evidence: reports (per process, its identity and
+ * verdict), legacy records of format 1, and lifts of revocations. Adding is a
+ * union: a report already held changes nothing, so no evidence counts twice
+ * however often it is merged. Counts are derived afterwards (attest-sum.c). */
 #include <errno.h>
-#include <jansson.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "rtid.h"
-
-#define ATTEST_FORMAT 1
-
-struct rtid_attestation {
-	struct rtid_attest_entry *v;
-	size_t n, cap;
-};
+#include "attest-int.h"
 
 int rtid_attest_new(struct rtid_attestation **out)
 {
@@ -31,214 +18,282 @@ int rtid_attest_new(struct rtid_attestation **out)
 	return 0;
 }
 
+void rtid__att_report_fini(struct att_report *r)
+{
+	free(r->p);
+	r->p = NULL;
+	r->n = 0;
+}
+
+void rtid__att_lift_fini(struct att_lift *f)
+{
+	free(f->reports);
+	f->reports = NULL;
+	f->nreports = 0;
+}
+
 void rtid_attest_free(struct rtid_attestation *a)
 {
-	if (a) {
-		free(a->v);
-		free(a);
-	}
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->nr; i++)
+		rtid__att_report_fini(&a->r[i]);
+	for (size_t i = 0; i < a->nf; i++)
+		rtid__att_lift_fini(&a->f[i]);
+	free(a->r);
+	free(a->l);
+	free(a->f);
+	free(a->e);
+	free(a);
 }
 
-size_t rtid_attest_count(const struct rtid_attestation *a) { return a ? a->n : 0; }
-
-const struct rtid_attest_entry *rtid_attest_entry_at(const struct rtid_attestation *a,
-						     size_t i)
+bool rtid__att_id_valid(const char *s)
 {
-	return a && i < a->n ? &a->v[i] : NULL;
+	size_t n = s ? strlen(s) : 0;
+
+	if (n == 0 || n >= ATT_ID_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._:-",
+			    s[i]))
+			return false;
+	return true;
 }
 
-const struct rtid_attest_entry *rtid_attest_find(const struct rtid_attestation *a,
-						 const char *version)
+int rtid__att_copy(char *dst, size_t n, const char *s)
 {
-	for (size_t i = 0; a && version && i < a->n; i++)
-		if (strcmp(a->v[i].version, version) == 0)
-			return &a->v[i];
-	return NULL;
-}
+	size_t len = s ? strlen(s) : 0;
 
-bool rtid_attest_clean(const struct rtid_attestation *a, const char *version)
-{
-	const struct rtid_attest_entry *e = rtid_attest_find(a, version);
-
-	/* Only "agree" counts: it is the scan naming the driver's own thread.
-	 * agree_none says nothing about whether the name points at the right one. */
-	return e && !e->revoked && e->mismatch == 0 && e->agree >= RTID_ATTEST_MIN_AGREE;
-}
-
-static struct rtid_attest_entry *get_or_add(struct rtid_attestation *a, const char *version)
-{
-	struct rtid_attest_entry *e = (struct rtid_attest_entry *)rtid_attest_find(a, version);
-
-	if (e)
-		return e;
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 4;
-		struct rtid_attest_entry *v = realloc(a->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		a->v = v;
-		a->cap = cap;
-	}
-	e = &a->v[a->n++];
-	memset(e, 0, sizeof(*e));
-	snprintf(e->version, sizeof(e->version), "%s", version);
-	return e;
-}
-
-int rtid_attest_add(struct rtid_attestation *a, const char *version, unsigned long agree,
-		    unsigned long agree_none, unsigned long mismatch, bool revoke)
-{
-	struct rtid_attest_entry *e;
-
-	if (!a || !rtid_version_valid(version))
+	if (len >= n)
 		return -EINVAL;
-	e = get_or_add(a, version);
-	if (!e)
+	memcpy(dst, s ? s : "", len + 1);
+	return 0;
+}
+
+unsigned long rtid__att_sat_add(unsigned long a, unsigned long b)
+{
+	return a > ATT_COUNT_MAX - (b > ATT_COUNT_MAX ? ATT_COUNT_MAX : b) ? ATT_COUNT_MAX
+									   : a + b;
+}
+
+/* Grow *v (elements of size sz, *cap of them) to hold one more. */
+static int grow(void **v, size_t *cap, size_t n, size_t sz)
+{
+	size_t c;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 8;
+	p = realloc(*v, c * sz);
+	if (!p)
 		return -ENOMEM;
-	e->agree += agree;
-	e->agree_none += agree_none;
-	e->mismatch += mismatch;
-	e->revoked = e->revoked || revoke || mismatch > 0;
+	*v = p;
+	*cap = c;
 	return 0;
 }
 
-int rtid_attest_merge(struct rtid_attestation *dst, const struct rtid_attestation *src)
+int rtid__att_push_report(struct rtid_attestation *a, struct att_report *r)
 {
-	for (size_t i = 0; i < rtid_attest_count(src); i++) {
-		const struct rtid_attest_entry *e = &src->v[i];
-		int r = rtid_attest_add(dst, e->version, e->agree, e->agree_none, e->mismatch,
-					e->revoked);
-
-		if (r < 0)
-			return r;
-	}
+	if (grow((void **)&a->r, &a->capr, a->nr, sizeof(*a->r)) < 0)
+		return -ENOMEM;
+	a->r[a->nr++] = *r;
+	r->p = NULL;
+	r->n = 0;
 	return 0;
 }
 
-static int get_count(json_t *o, const char *key, unsigned long *out)
+int rtid__att_push_legacy(struct rtid_attestation *a, const struct att_legacy *l)
 {
-	json_t *v = json_object_get(o, key);
+	if (grow((void **)&a->l, &a->capl, a->nl, sizeof(*a->l)) < 0)
+		return -ENOMEM;
+	a->l[a->nl++] = *l;
+	return 0;
+}
 
-	if (!v) {
-		*out = 0;
+int rtid__att_push_lift(struct rtid_attestation *a, struct att_lift *f)
+{
+	if (grow((void **)&a->f, &a->capf, a->nf, sizeof(*a->f)) < 0)
+		return -ENOMEM;
+	a->f[a->nf++] = *f;
+	f->reports = NULL;
+	f->nreports = 0;
+	return 0;
+}
+
+static int cmp_proc(const void *x, const void *y)
+{
+	const struct att_proc *a = x, *b = y;
+	int c = strcmp(a->boot, b->boot);
+
+	if (c)
+		return c;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->start_known != b->start_known)
+		return a->start_known ? 1 : -1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return (int)a->verdict - (int)b->verdict;
+}
+
+/* Metadata of one report id seen twice with different origins (a forged or
+ * edited copy): the smaller wins, so that the choice is the same in any order. */
+static int cmp_meta(const struct att_report *a, const struct att_report *b)
+{
+	int c;
+
+	if ((c = strcmp(a->version, b->version)) || (c = strcmp(a->host, b->host)) ||
+	    (c = strcmp(a->machine, b->machine)) || (c = strcmp(a->boot, b->boot)))
+		return c;
+	return strcmp(a->time, b->time);
+}
+
+static int cmp_report(const void *x, const void *y)
+{
+	const struct att_report *a = x, *b = y;
+	int c = strcmp(a->id, b->id);
+
+	return c ? c : cmp_meta(a, b);
+}
+
+/* Sort a report's processes and drop repeats. */
+static void uniq_procs(struct att_report *r)
+{
+	size_t k = 0;
+
+	if (r->n == 0)
+		return;
+	qsort(r->p, r->n, sizeof(*r->p), cmp_proc);
+	for (size_t i = 1; i < r->n; i++)
+		if (cmp_proc(&r->p[k], &r->p[i]))
+			r->p[++k] = r->p[i];
+	r->n = k + 1;
+}
+
+/* Unite b's processes into a (same id). */
+static int unite_reports(struct att_report *a, struct att_report *b)
+{
+	struct att_proc *p;
+
+	if (b->n == 0) {
+		rtid__att_report_fini(b); /* its array may be there, empty */
 		return 0;
 	}
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return -EINVAL;
-	*out = (unsigned long)json_integer_value(v);
-	return 0;
-}
-
-static int load_entry(struct rtid_attestation *a, const char *version, json_t *o,
-		      char *err, size_t errlen, const char *path)
-{
-	unsigned long agree, none, mism;
-	json_t *rev = json_object_get(o, "revoked");
-
-	if (!json_is_object(o) || !rtid_version_valid(version) || get_count(o, "agree", &agree) ||
-	    get_count(o, "agree_none", &none) || get_count(o, "mismatch", &mism) ||
-	    (rev && !json_is_boolean(rev))) {
-		snprintf(err, errlen, "%s: drivers.\"%.32s\": expected a version N.N[.N] with "
-			 "counts agree, agree_none, mismatch (integers >= 0) and revoked (boolean)",
-			 path, version);
-		return -EINVAL;
-	}
-	return rtid_attest_add(a, version, agree, none, mism, json_is_true(rev));
-}
-
-static int load_root(struct rtid_attestation *a, json_t *root, const char *path, char *err,
-		     size_t errlen)
-{
-	json_t *fmt = json_object_get(root, "format");
-	json_t *drivers = json_object_get(root, "drivers");
-	const char *version;
-	json_t *o;
-
-	if (!json_is_object(root) || !json_is_integer(fmt) ||
-	    json_integer_value(fmt) != ATTEST_FORMAT || !json_is_object(drivers)) {
-		snprintf(err, errlen, "%s: expected {\"format\": %d, \"drivers\": {...}}", path,
-			 ATTEST_FORMAT);
-		return -EINVAL;
-	}
-	json_object_foreach(drivers, version, o) {
-		int r = load_entry(a, version, o, err, errlen, path);
-
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-int rtid_attest_load(const char *path, struct rtid_attestation **out, char *err, size_t errlen)
-{
-	struct rtid_attestation *a;
-	json_error_t je;
-	json_t *root;
-	char dummy[1];
-	int r;
-
-	if (!err) {
-		err = dummy;
-		errlen = sizeof(dummy);
-	}
-	r = rtid_attest_new(&a);
-	if (r < 0)
-		return r;
-	if (access(path, F_OK) < 0 && errno == ENOENT) {
-		*out = a;
-		return 0;
-	}
-	root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	if (!root) {
-		snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-		rtid_attest_free(a);
-		return json_error_code(&je) == json_error_cannot_open_file ? -EIO : -EINVAL;
-	}
-	r = load_root(a, root, path, err, errlen);
-	json_decref(root);
-	if (r < 0) {
-		rtid_attest_free(a);
-		return r;
-	}
-	*out = a;
-	return 0;
-}
-
-static json_t *to_json(const struct rtid_attestation *a)
-{
-	json_t *drivers = json_object();
-
-	for (size_t i = 0; drivers && i < a->n; i++) {
-		const struct rtid_attest_entry *e = &a->v[i];
-
-		json_object_set_new(drivers, e->version,
-				    json_pack("{s:I,s:I,s:I,s:b}", "agree", (json_int_t)e->agree,
-					      "agree_none", (json_int_t)e->agree_none, "mismatch",
-					      (json_int_t)e->mismatch, "revoked", e->revoked));
-	}
-	return json_pack("{s:i,s:o*}", "format", ATTEST_FORMAT, "drivers", drivers);
-}
-
-int rtid_attest_save(const struct rtid_attestation *a, const char *path)
-{
-	char tmp[4096];
-	json_t *root = to_json(a);
-	int r = 0;
-
-	if (!root)
+	p = realloc(a->p, (a->n + b->n) * sizeof(*p));
+	if (!p)
 		return -ENOMEM;
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
-		json_decref(root);
-		return -ENAMETOOLONG;
+	memcpy(p + a->n, b->p, b->n * sizeof(*p));
+	a->p = p;
+	a->n += b->n;
+	rtid__att_report_fini(b);
+	return 0;
+}
+
+static int normalize_reports(struct rtid_attestation *a)
+{
+	size_t k = 0;
+
+	if (a->nr == 0)
+		return 0;
+	qsort(a->r, a->nr, sizeof(*a->r), cmp_report);
+	for (size_t i = 1; i < a->nr; i++) {
+		if (strcmp(a->r[k].id, a->r[i].id)) {
+			a->r[++k] = a->r[i];
+			continue;
+		}
+		if (unite_reports(&a->r[k], &a->r[i]) < 0) {
+			for (size_t j = i; j < a->nr; j++) /* not moved: still owned */
+				rtid__att_report_fini(&a->r[j]);
+			a->nr = k + 1;
+			return -ENOMEM;
+		}
 	}
-	/* Write then rename: a reader never sees half a file. */
-	if (json_dump_file(root, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) < 0)
-		r = -EIO;
-	else if (rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	json_decref(root);
-	return r;
+	a->nr = k + 1;
+	for (size_t i = 0; i < a->nr; i++)
+		uniq_procs(&a->r[i]);
+	return 0;
+}
+
+static int cmp_legacy(const void *x, const void *y)
+{
+	return strcmp(((const struct att_legacy *)x)->version,
+		      ((const struct att_legacy *)y)->version);
+}
+
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Legacy records cannot be told apart, so one version's combine by maximum. */
+static void normalize_legacy(struct rtid_attestation *a)
+{
+	size_t k = 0;
+
+	if (a->nl == 0)
+		return;
+	qsort(a->l, a->nl, sizeof(*a->l), cmp_legacy);
+	for (size_t i = 1; i < a->nl; i++) {
+		struct att_legacy *d = &a->l[k], *s = &a->l[i];
+
+		if (strcmp(d->version, s->version)) {
+			a->l[++k] = *s;
+			continue;
+		}
+		d->agree = MAX(d->agree, s->agree);
+		d->agree_none = MAX(d->agree_none, s->agree_none);
+		d->mismatch = MAX(d->mismatch, s->mismatch);
+		d->revoked = d->revoked || s->revoked;
+	}
+	a->nl = k + 1;
+}
+
+static int cmp_id(const void *x, const void *y)
+{
+	return strcmp((const char *)x, (const char *)y);
+}
+
+static int cmp_lift(const void *x, const void *y)
+{
+	const struct att_lift *a = x, *b = y;
+	int c;
+
+	if ((c = strcmp(a->id, b->id)) || (c = strcmp(a->version, b->version)) ||
+	    (c = strcmp(a->reason, b->reason)) || (c = strcmp(a->time, b->time)))
+		return c;
+	if (a->nreports != b->nreports)
+		return a->nreports < b->nreports ? -1 : 1;
+	for (size_t i = 0; i < a->nreports; i++)
+		if ((c = strcmp(a->reports[i], b->reports[i])))
+			return c;
+	if (a->legacy != b->legacy)
+		return a->legacy ? 1 : -1;
+	return a->legacy_mismatch < b->legacy_mismatch ? -1 : a->legacy_mismatch > b->legacy_mismatch;
+}
+
+/* A lift is one decision: of two copies with one id, the smaller is kept. */
+static void normalize_lifts(struct rtid_attestation *a)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < a->nf; i++)
+		if (a->f[i].nreports)
+			qsort(a->f[i].reports, a->f[i].nreports, ATT_ID_MAX, cmp_id);
+	if (a->nf == 0)
+		return;
+	qsort(a->f, a->nf, sizeof(*a->f), cmp_lift);
+	for (size_t i = 1; i < a->nf; i++) {
+		if (strcmp(a->f[k].id, a->f[i].id))
+			a->f[++k] = a->f[i];
+		else
+			rtid__att_lift_fini(&a->f[i]);
+	}
+	a->nf = k + 1;
+}
+
+int rtid__att_normalize(struct rtid_attestation *a)
+{
+	if (normalize_reports(a) < 0)
+		return -ENOMEM;
+	normalize_legacy(a);
+	normalize_lifts(a);
+	return rtid__att_summarize(a);
 }

@@ -1,110 +1,175 @@
-/* rtid attest show|merge: read and combine attestations and validate reports
- * from many nodes. A revocation anywhere wins. */
+/* rtid attest show|merge|lift: read attestations, unite the evidence of many
+ * nodes, and lift a revocation by an explicit, recorded decision. */
 #include <errno.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
 static const char attest_help[] =
 	"Usage: rtid attest show [FILE]\n"
-	"       rtid attest merge OUT FILE...\n"
-	"show: print an attestation (default " RTID_ATTESTATION_DEFAULT ") as a table.\n"
-	"merge: add up attestations and 'rtid validate' reports into OUT; a mismatch or\n"
-	"a revocation anywhere revokes that driver version.\n";
+	"       rtid attest merge [--allow-unsafe] OUT FILE...\n"
+	"       rtid attest lift FILE VERSION REASON\n"
+	"show: per driver version, agreements from distinct processes, agree-none,\n"
+	"  mismatches, reports, hosts, whether revoked (and why), whether attested (and\n"
+	"  what is missing). FILE defaults to $RTID_ATTESTATION or\n"
+	"  " RTID_ATTESTATION_DEFAULT "; a FILE named that does not exist is an error.\n"
+	"merge: unite attestations and 'rtid validate' reports into OUT (created when\n"
+	"  missing), under OUT's lock. Evidence counts once however often it is merged;\n"
+	"  a mismatch anywhere revokes that version. A file that cannot be read, or\n"
+	"  that others could have written (--allow-unsafe takes it anyway), is skipped\n"
+	"  with a warning and the others are applied; the exit status is then 1.\n"
+	"lift: record in FILE that the revocation of VERSION is lifted, and why; a\n"
+	"  mismatch found later revokes it again.\n";
 
-static int show(const char *path)
+static void print_entry(const struct rtid_attestation *a, const struct rtid_attest_entry *e)
+{
+	bool clean = rtid_attest_clean(a, e->version);
+
+	printf("%-16s %8lu %10lu %8lu %7lu %5lu %7s %8s\n", e->version, e->agree, e->agree_none,
+	       e->mismatch, e->reports, e->hosts, e->revoked ? "yes" : "no", clean ? "yes" : "no");
+	if (e->legacy)
+		printf("  legacy record (format 1, processes unknown): agree %lu, agree-none %lu, "
+		       "mismatch %lu\n", e->legacy_agree, e->legacy_agree_none, e->legacy_mismatch);
+	if (e->revoked)
+		printf("  revoked: %s; lift with 'rtid attest lift FILE %s REASON'\n", e->why,
+		       e->version);
+	else if (e->lifts)
+		printf("  %s\n", e->why);
+	if (!clean && !e->revoked && e->agree < RTID_ATTEST_MIN_AGREE)
+		printf("  missing: %lu more agreements from distinct processes (%d needed)\n",
+		       RTID_ATTEST_MIN_AGREE - e->agree, RTID_ATTEST_MIN_AGREE);
+}
+
+static int show(const char *path, bool named)
 {
 	struct rtid_attestation *a = NULL;
-	char err[512];
+	char err[600] = "";
+	bool trusted = true;
 
-	if (rtid_attest_load(path, &a, err, sizeof(err)) < 0) {
+	if (named && access(path, F_OK) < 0) {
+		fprintf(stderr, "rtid attest: %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	if (rtid_attest_load_trusted(path, &a, &trusted, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rtid attest: %s\n", err[0] ? err : path);
 		return 2;
 	}
-	printf("%-16s %8s %10s %8s %8s  %s\n", "DRIVER", "AGREE", "AGREE-NONE", "MISMATCH",
-	       "REVOKED", "SCAN");
-	for (size_t i = 0; i < rtid_attest_count(a); i++) {
-		const struct rtid_attest_entry *e = rtid_attest_entry_at(a, i);
-
-		printf("%-16s %8lu %10lu %8lu %8s  %s\n", e->version, e->agree, e->agree_none,
-		       e->mismatch, e->revoked ? "yes" : "no",
-		       rtid_attest_clean(a, e->version) ? "attested" : "driver only");
-	}
+	if (!trusted)
+		fprintf(stderr, "rtid attest: warning: %s: not trusted, nothing in it is attested: "
+			"%s\n", path, err);
+	if (!named && access(path, F_OK) < 0)
+		printf("(no attestation at %s yet)\n", path);
+	printf("%-16s %8s %10s %8s %7s %5s %7s %8s\n", "DRIVER", "AGREE", "AGREE-NONE",
+	       "MISMATCH", "REPORTS", "HOSTS", "REVOKED", "ATTESTED");
+	for (size_t i = 0; i < rtid_attest_count(a); i++)
+		print_entry(a, rtid_attest_entry_at(a, i));
 	rtid_attest_free(a);
 	return 0;
 }
 
-/* A validate report: {"driver_version": V, "agree": N, ...}. */
-static int add_report(struct rtid_attestation *a, json_t *o, const char *path)
+struct merge_arg {
+	struct rtid_attestation *in;
+};
+
+static int merge_fn(struct rtid_attestation *a, void *arg)
 {
-	const char *v = json_string_value(json_object_get(o, "driver_version"));
-	json_int_t n[3];
-	static const char *const keys[] = { "agree", "agree_none", "mismatch" };
-
-	for (int i = 0; i < 3; i++) {
-		json_t *x = json_object_get(o, keys[i]);
-
-		if (!json_is_integer(x) || json_integer_value(x) < 0) {
-			fprintf(stderr, "rtid attest: %s: report without a valid '%s'\n", path, keys[i]);
-			return -EINVAL;
-		}
-		n[i] = json_integer_value(x);
-	}
-	if (!v || rtid_attest_add(a, v, (unsigned long)n[0], (unsigned long)n[1],
-				  (unsigned long)n[2], false) < 0) {
-		fprintf(stderr, "rtid attest: %s: report without a valid driver_version\n", path);
-		return -EINVAL;
-	}
-	return 0;
+	return rtid_attest_merge(a, ((struct merge_arg *)arg)->in);
 }
 
-static int merge_one(struct rtid_attestation *out, const char *path)
+/* Add one input to in; a bad one is skipped with a warning naming it. */
+static bool merge_one(struct rtid_attestation *in, const char *path, bool allow_unsafe)
 {
 	struct rtid_attestation *a = NULL;
-	json_error_t je;
-	json_t *o = json_load_file(path, 0, &je);
-	char err[512];
-	int r;
+	char err[600] = "", why[512] = "";
+	int r = rtid_attest_path_safe(path, why, sizeof(why));
 
-	if (!o) {
-		fprintf(stderr, "rtid attest: %s:%d:%d: %s\n", path, je.line, je.column, je.text);
-		return -EINVAL;
+	if (r == -EPERM && !allow_unsafe) {
+		fprintf(stderr, "rtid attest: skipping %s: not trusted: %s (--allow-unsafe takes "
+			"it)\n", path, why);
+		return false;
 	}
-	if (json_object_get(o, "driver_version")) {
-		r = add_report(out, o, path);
-		json_decref(o);
-		return r;
+	if ((r = rtid_attest_load_evidence(path, &a, err, sizeof(err))) < 0) {
+		fprintf(stderr, "rtid attest: skipping %s: %s\n", path, err[0] ? err : strerror(-r));
+		return false;
 	}
-	json_decref(o);
-	r = rtid_attest_load(path, &a, err, sizeof(err));
-	if (r < 0) {
-		fprintf(stderr, "rtid attest: %s\n", err);
-		return r;
-	}
-	r = rtid_attest_merge(out, a);
+	r = rtid_attest_merge(in, a);
 	rtid_attest_free(a);
-	return r;
+	if (r < 0)
+		fprintf(stderr, "rtid attest: skipping %s: %s\n", path, strerror(-r));
+	return r == 0;
 }
 
 static int merge(int argc, char **argv)
 {
-	struct rtid_attestation *out = NULL;
-	int r = 0;
+	struct merge_arg m = { NULL };
+	bool allow_unsafe = argc > 1 && !strcmp(argv[1], "--allow-unsafe"), ok = true;
+	char err[600] = "";
+	int r;
 
+	argc -= allow_unsafe;
+	argv += allow_unsafe;
 	if (argc < 3) {
 		fputs(attest_help, stderr);
 		return 2;
 	}
-	if (rtid_attest_new(&out) < 0)
+	if (rtid_attest_new(&m.in) < 0)
 		return 1;
-	for (int i = 2; r == 0 && i < argc; i++)
-		r = merge_one(out, argv[i]);
-	if (r == 0 && (r = rtid_attest_save(out, argv[1])) < 0)
-		fprintf(stderr, "rtid attest: cannot write %s: %s\n", argv[1], strerror(-r));
-	rtid_attest_free(out);
-	return r == 0 ? 0 : r == -EINVAL ? 2 : 1;
+	/* Inputs are read before OUT is locked, so that the lock is held briefly. */
+	for (int i = 2; i < argc; i++) /* OUT itself is read under the lock anyway */
+		if (strcmp(argv[i], argv[1]))
+			ok = merge_one(m.in, argv[i], allow_unsafe) && ok;
+	r = rtid_attest_update(argv[1], merge_fn, &m, err, sizeof(err));
+	if (r < 0)
+		fprintf(stderr, "rtid attest: cannot update %s: %s\n", argv[1], err);
+	rtid_attest_free(m.in);
+	return r == 0 && ok ? 0 : 1;
+}
+
+struct lift_arg {
+	const char *version, *reason;
+	char id[128], when[32];
+	bool not_revoked;
+};
+
+static int lift_fn(struct rtid_attestation *a, void *arg)
+{
+	struct lift_arg *l = arg;
+	int r = rtid_attest_lift(a, l->version, l->reason, l->id, l->when);
+
+	l->not_revoked = r == -ENOENT;
+	return r;
+}
+
+static int lift(int argc, char **argv)
+{
+	struct lift_arg l = { .version = argc == 4 ? argv[2] : NULL,
+			      .reason = argc == 4 ? argv[3] : NULL };
+	char machine[40] = "", err[600] = "";
+	time_t now = time(NULL);
+	int r;
+
+	if (argc != 4 || !rtid_version_valid(argv[2]) || !argv[3][0]) {
+		fprintf(stderr, "rtid attest: usage: rtid attest lift FILE VERSION REASON (a "
+			"version N.N[.N] and a reason that is not empty)\n");
+		return 2;
+	}
+	strftime(l.when, sizeof(l.when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	rtid_machine_id(machine, sizeof(machine));
+	if (rtid_report_id(machine, NULL, l.id, sizeof(l.id)) < 0)
+		return 1;
+	r = rtid_attest_update(argv[1], lift_fn, &l, err, sizeof(err));
+	if (l.not_revoked)
+		fprintf(stderr, "rtid attest: %s: driver %s is not revoked: nothing to lift\n",
+			argv[1], argv[2]);
+	else if (r < 0)
+		fprintf(stderr, "rtid attest: cannot lift in %s: %s\n", argv[1], err);
+	else
+		printf("driver %s: revocation lifted (%s), recorded in %s\n", argv[2], argv[3],
+		       argv[1]);
+	return r < 0 ? 1 : 0;
 }
 
 int cmd_attest(int argc, char **argv)
@@ -112,10 +177,13 @@ int cmd_attest(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "show") && argc <= 3) {
 		const char *env = getenv("RTID_ATTESTATION");
 
-		return show(argc == 3 ? argv[2] : env && *env ? env : RTID_ATTESTATION_DEFAULT);
+		return show(argc == 3 ? argv[2] : env && *env ? env : RTID_ATTESTATION_DEFAULT,
+			    argc == 3);
 	}
 	if (argc >= 2 && !strcmp(argv[1], "merge"))
 		return merge(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "lift"))
+		return lift(argc - 1, argv + 1);
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		fputs(attest_help, stdout);
 		return 0;

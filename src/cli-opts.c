@@ -12,6 +12,8 @@ const char cli_common_help[] =
 	"                        process, rtid-cuda-worker, loads libcuda once for the\n"
 	"                        batch; found beside rtid, in ../libexec, or at\n"
 	"                        RTID_WORKER)\n"
+	"                        or service (ask rtid serve at RTID_SOCKET, default\n"
+	"                        /run/rtid/rtid.sock, which holds one attach per node)\n"
 	"  --tool PATH           cuda-checkpoint to run (default: from PATH)\n"
 	"                                                             [RTID_CUDA_CHECKPOINT]\n"
 	"  --libcuda PATH        driver library for --backend api (default libcuda.so.1)\n"
@@ -80,6 +82,8 @@ static int opt_backend(struct cli_opts *o, const char *arg, const char *prog)
 		o->cfg.backend = RTID_BACKEND_TOOL;
 	else if (strcmp(arg, "api") == 0)
 		o->cfg.backend = RTID_BACKEND_API;
+	else if (strcmp(arg, "service") == 0)
+		o->cfg.backend = RTID_BACKEND_SERVICE;
 	else
 		return bad(prog, "--backend", arg);
 	return 1;
@@ -118,8 +122,12 @@ int cli_load_attestation(struct cli_opts *o, const char *prog)
 {
 	const char *path = o->attestation_path ? o->attestation_path : RTID_ATTESTATION_DEFAULT;
 	char err[512];
-	int r = rtid_attest_load(path, &o->attestation, err, sizeof(err));
+	bool trusted = true;
+	int r = rtid_attest_load_trusted(path, &o->attestation, &trusted, err, sizeof(err));
 
+	if (r == 0 && !trusted) /* its revocations still count; nothing in it is attested */
+		fprintf(stderr, "%s: warning: attestation %s not trusted, the scan is unattested: "
+			"%s\n", prog, path, err);
 	if (r < 0) {
 		if (r == -EINVAL)
 			fprintf(stderr, "%s: attestation %s\n", prog, err);

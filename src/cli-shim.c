@@ -141,12 +141,13 @@ static int configure(struct cli_opts *o, const char *tool)
 	if (pattern && *pattern)
 		o->cfg.pattern = pattern;
 	o->cfg.allow_unattested = unatt && !strcmp(unatt, "1");
-	/* A bad attestation file just means "not attested": nothing may be printed. */
+	/* A bad or untrusted attestation file just means "not attested": nothing
+	 * may be printed, since CRIU reads stdout and stderr from one pipe. */
 	if (o->cfg.mode == RTID_MODE_SCAN || o->cfg.mode == RTID_MODE_CANARY ||
 	    o->cfg.mode == RTID_MODE_CROSSCHECK)
-		if (rtid_attest_load(o->attestation_path ? o->attestation_path
-							 : RTID_ATTESTATION_DEFAULT,
-				     &o->attestation, NULL, 0) == 0)
+		if (rtid_attest_load_trusted(o->attestation_path ? o->attestation_path
+								 : RTID_ATTESTATION_DEFAULT,
+					     &o->attestation, NULL, NULL, 0) == 0)
 			o->cfg.attestation = o->attestation;
 	return 0;
 }
@@ -179,6 +180,8 @@ int cmd_shim(int argc, char **argv)
 		fprintf(stderr, SHIM ": called by itself (%s is set); refusing to recurse\n", GUARD);
 		return EXIT_UNKNOWN;
 	}
+	if (shim_try_service(argc, argv, &rc))
+		return rc; /* rtid serve gave the driver's answer */
 	if (!is_query(argc, argv, &pid))
 		return pass_through(argv);
 	/* Sources in order: rtid's resolver, then the real tool for anything else.

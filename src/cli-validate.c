@@ -13,8 +13,10 @@
 static const char validate_help[] =
 	"Usage: rtid validate [OPTIONS] --report FILE (--all | PID...)\n"
 	"Cross-check the scan against the driver for each pid, write a JSON report and\n"
-	"update the attestation of the driver version: agreements add up, any mismatch\n"
-	"revokes the version so that scan mode asks the driver for it from then on.\n\n"
+	"record the verdicts in the attestation of the driver version (under a lock,\n"
+	"before the report is written): agreements count once per distinct process\n"
+	"(pid, start time, boot), any mismatch revokes the version so that scan mode\n"
+	"asks the driver for it until 'rtid attest lift'.\n\n"
 	"  --all                 every process holding /dev/nvidia* open or with a\n"
 	"                        thread matching the pattern\n"
 	"  --report FILE         where the JSON report goes (required)\n"
@@ -26,7 +28,7 @@ static const char validate_tail[] =
 
 struct vopts {
 	struct cli_opts o;
-	const char *report;
+	const char *report, *proc; /* proc: the proc tree, default /proc */
 	bool all, no_attest;
 	int *pids;
 	size_t n;
@@ -43,9 +45,9 @@ static int parse_pids(int argc, char **argv, struct vopts *v)
 		fprintf(stderr, "rtid validate: give --all or PIDs, not both or neither\n");
 		return -1;
 	}
+	v->proc = v->o.cfg.proc_root ? v->o.cfg.proc_root : "/proc";
 	if (v->all)
-		return rtid_find_candidates(v->o.cfg.proc_root ? v->o.cfg.proc_root : "/proc",
-					    v->o.cfg.pattern, &v->pids, &v->n) < 0 ? -1 : 0;
+		return rtid_find_candidates(v->proc, v->o.cfg.pattern, &v->pids, &v->n) < 0 ? -1 : 0;
 	v->pids = calloc(v->n, sizeof(*v->pids));
 	for (size_t i = 0; v->pids && i < v->n; i++)
 		if (rtid_parse_pid(argv[optind + (int)i], &v->pids[i]) < 0) {
@@ -89,12 +91,55 @@ static int parse_args(int argc, char **argv, struct vopts *v)
 	return parse_pids(argc, argv, v);
 }
 
-static json_t *pid_json(const struct rtid_result *r)
+/* Who made a report, and who each cross-checked process was. */
+struct ident {
+	char id[128], host[256], machine[40], boot[40], when[32];
+	bool have_boot;
+	unsigned long long *start;
+	bool *start_ok;
+};
+
+static int ident_init(struct ident *d, const struct vopts *v)
+{
+	time_t now = time(NULL);
+
+	gethostname(d->host, sizeof(d->host) - 1);
+	strftime(d->when, sizeof(d->when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	if (rtid_machine_id(d->machine, sizeof(d->machine)) < 0)
+		d->machine[0] = '\0';
+	d->have_boot = rtid_boot_id(v->proc, d->boot, sizeof(d->boot)) == 0;
+	if (!d->have_boot)
+		strcpy(d->boot, "unknown");
+	d->start = calloc(v->n + 1, sizeof(*d->start));
+	d->start_ok = calloc(v->n + 1, sizeof(*d->start_ok));
+	if (!d->start || !d->start_ok)
+		return -1;
+	for (size_t i = 0; i < v->n; i++)
+		d->start_ok[i] = d->have_boot &&
+				 rtid_proc_start_time(v->proc, v->pids[i], &d->start[i]) == 0;
+	return rtid_report_id(d->machine, d->boot, d->id, sizeof(d->id)) == 0 ? 0 : -1;
+}
+
+/* A process whose start time changed during the check was replaced: its
+ * agreement proves nothing about either. */
+static void ident_recheck(struct ident *d, const struct vopts *v)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		unsigned long long s;
+
+		if (d->start_ok[i] && (rtid_proc_start_time(v->proc, v->pids[i], &s) < 0 ||
+				       s != d->start[i]))
+			d->start_ok[i] = false;
+	}
+}
+
+static json_t *pid_json(const struct rtid_result *r, const struct ident *d, size_t i)
 {
 	const char *verdict = r->error ? "error" : rtid_xcheck_name(r->crosscheck);
 
-	return json_pack("{s:i,s:i,s:o,s:o,s:s,s:o,s:o,s:f}", "pid", r->pid,
-			 "scan_candidates", r->scan_candidates,
+	return json_pack("{s:i,s:o,s:s,s:i,s:o,s:o,s:s,s:o,s:o,s:f}", "pid", r->pid,
+			 "start", d->start_ok[i] ? json_integer((json_int_t)d->start[i]) : json_null(),
+			 "boot_id", d->boot, "scan_candidates", r->scan_candidates,
 			 "scan_tid", r->scan_tid > 0 ? json_integer(r->scan_tid) : json_null(),
 			 "driver_tid", !r->error && r->tid > 0 ? json_integer(r->tid) : json_null(),
 			 "verdict", verdict ? verdict : "undecided",
@@ -117,26 +162,30 @@ static void count(const struct rtid_result *r, struct tally *t)
 		t->undecided++;
 }
 
+/* The report goes in place atomically: never a part of one, never an empty file. */
 static int write_report(const char *path, const char *version, const struct rtid_result *res,
-			size_t n, const struct tally *t)
+			size_t n, const struct tally *t, const struct ident *d)
 {
-	char host[256] = "", when[32];
-	time_t now = time(NULL);
 	json_t *pids = json_array(), *o;
+	char *text;
 	int r;
 
-	gethostname(host, sizeof(host) - 1);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	for (size_t i = 0; pids && i < n; i++)
-		json_array_append_new(pids, pid_json(&res[i]));
-	o = json_pack("{s:o,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:o}", "driver_version",
-		      version ? json_string(version) : json_null(), "host", host, "time", when,
+		json_array_append_new(pids, pid_json(&res[i], d, i));
+	o = json_pack("{s:i,s:s,s:s,s:o,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:o}", "format", 2,
+		      "kind", "report", "id", d->id, "driver_version",
+		      version ? json_string(version) : json_null(), "host", d->host,
+		      "machine_id", d->machine, "boot_id", d->boot, "time", d->when,
 		      "agree", (json_int_t)t->agree, "agree_none", (json_int_t)t->agree_none,
 		      "mismatch", (json_int_t)t->mismatch, "errors", (json_int_t)t->errors,
 		      "undecided", (json_int_t)t->undecided, "pids", pids);
-	r = o ? json_dump_file(o, path, JSON_INDENT(2) | JSON_REAL_PRECISION(9)) : -1;
+	text = o ? json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(9)) : NULL;
 	json_decref(o);
-	return r < 0 ? -EIO : 0;
+	if (!text)
+		return -ENOMEM;
+	r = rtid_file_replace(path, text, strlen(text));
+	free(text);
+	return r;
 }
 
 /* Resolve in slices so that a terminal sees progress. */
@@ -158,24 +207,58 @@ static int cross_check(struct rtid_ctx *ctx, const struct vopts *v, struct rtid_
 	return 0;
 }
 
-static int attest(struct vopts *v, const char *version, const struct tally *t)
+struct add_arg {
+	const struct rtid_attest_report *rep;
+	const struct rtid_attest_proc *p;
+	size_t n;
+	struct rtid_attest_entry after; /* the version's entry once added */
+	bool clean;
+};
+
+static int add_fn(struct rtid_attestation *a, void *arg)
+{
+	struct add_arg *x = arg;
+	int r = rtid_attest_add_report(a, x->rep, x->p, x->n);
+
+	if (r == 0) {
+		x->after = *rtid_attest_find(a, x->rep->version);
+		x->clean = rtid_attest_clean(a, x->rep->version);
+	}
+	return r;
+}
+
+/* The verdicts go into the attestation before anything else can fail, so that
+ * a mismatch is never lost to a report that cannot be written. */
+static int attest(const struct vopts *v, const char *version, const struct rtid_result *res,
+		  const struct ident *d)
 {
 	const char *path = v->o.attestation_path ? v->o.attestation_path : RTID_ATTESTATION_DEFAULT;
+	struct rtid_attest_report rep = { d->id, version, d->host, d->machine, d->boot, d->when };
+	struct rtid_attest_proc *p = calloc(v->n + 1, sizeof(*p));
+	struct add_arg x = { .rep = &rep, .p = p, .n = v->n };
+	char err[600] = "";
 	int r;
 
-	if (!version) {
-		fprintf(stderr, "rtid validate: driver version unknown (no --driver-version and no "
-			"driver/nvidia/version): nothing attested\n");
+	if (!version || !p) {
+		free(p);
+		fprintf(stderr, "rtid validate: %s: nothing attested\n", version ? strerror(ENOMEM) :
+			"driver version unknown (no --driver-version and no driver/nvidia/version)");
 		return -1;
 	}
-	if (cli_load_attestation(&v->o, "rtid validate") < 0)
-		return -1;
-	r = rtid_attest_add(v->o.attestation, version, t->agree, t->agree_none, t->mismatch,
-			    false);
-	if (r == 0)
-		r = rtid_attest_save(v->o.attestation, path);
+	for (size_t i = 0; i < v->n; i++) {
+		p[i] = (struct rtid_attest_proc){ .pid = res[i].pid, .start = d->start[i],
+			.start_known = d->start_ok[i],
+			.verdict = res[i].error ? RTID_XC_NONE : res[i].crosscheck };
+		strcpy(p[i].boot_id, d->boot);
+	}
+	r = rtid_attest_update(path, add_fn, &x, err, sizeof(err));
+	free(p);
 	if (r < 0)
-		fprintf(stderr, "rtid validate: cannot write %s: %s\n", path, strerror(-r));
+		fprintf(stderr, "rtid validate: cannot record the verdicts in %s: %s\n", path, err);
+	else /* what counts: processes, not pids named */
+		printf("attestation %s: driver %s: %lu agreements from distinct processes, %s\n",
+		       path, version, x.after.agree, x.clean ? "attested" : x.after.revoked ?
+		       "revoked" : "not attested yet");
 	return r < 0 ? -1 : 0;
 }
 
@@ -196,31 +279,42 @@ int cmd_validate(int argc, char **argv)
 	struct rtid_result *res = NULL;
 	struct rtid_ctx *ctx = NULL;
 	struct tally t = { 0 };
+	struct ident d = { 0 };
 	const char *version;
-	int rc = 2;
+	int rc = 2, r;
 
 	if (cli_opts_init(&v.o, "rtid validate") < 0 || parse_args(argc, argv, &v) < 0)
 		goto out;
 	v.o.cfg.mode = RTID_MODE_CROSSCHECK;
-	res = calloc(v.n ? v.n : 1, sizeof(*res));
-	if (!res || rtid_ctx_new(&v.o.cfg, &ctx) < 0 || cross_check(ctx, &v, res) < 0) {
-		fprintf(stderr, "rtid validate: cannot set up the resolver (bad --pattern?)\n");
+	res = calloc(v.n + 1, sizeof(*res));
+	rc = 1;
+	if (ident_init(&d, &v) < 0) {
+		fprintf(stderr, "rtid validate: cannot make a report id: %s\n", strerror(errno));
 		goto out;
 	}
+	if (!res || rtid_ctx_new(&v.o.cfg, &ctx) < 0 || cross_check(ctx, &v, res) < 0) {
+		fprintf(stderr, "rtid validate: cannot set up the resolver (bad --pattern?)\n");
+		rc = 2;
+		goto out;
+	}
+	ident_recheck(&d, &v);
 	version = rtid_ctx_driver_version(ctx);
 	for (size_t i = 0; i < v.n; i++)
 		count(&res[i], &t);
-	rc = 1;
-	if (write_report(v.report, version, res, v.n, &t) < 0) {
-		fprintf(stderr, "rtid validate: cannot write %s\n", v.report);
-		goto out;
-	}
-	if (!v.no_attest && attest(&v, version, &t) < 0)
-		goto out;
 	rc = summarize(version, &t, v.n);
+	if (!v.no_attest && attest(&v, version, res, &d) < 0)
+		rc = 1;
+	if ((r = write_report(v.report, version, res, v.n, &t, &d)) < 0) {
+		fprintf(stderr, "rtid validate: cannot write the report %s: %s%s\n", v.report,
+			strerror(-r), v.no_attest || !version ? "" : " (the verdicts are recorded in "
+			"the attestation)");
+		rc = 1;
+	}
 out:
 	rtid_ctx_free(ctx);
 	rtid_attest_free(v.o.attestation);
+	free(d.start);
+	free(d.start_ok);
 	free(res);
 	free(v.pids);
 	return rc;

@@ -33,9 +33,10 @@ enum rtid_mode {
 enum rtid_backend {
 	RTID_BACKEND_TOOL, /* spawn cuda-checkpoint per query */
 	RTID_BACKEND_API,  /* one worker process that loads libcuda once */
+	RTID_BACKEND_SERVICE, /* ask rtid serve, which holds one attach per node */
 };
 
-enum rtid_source { RTID_SRC_NONE, RTID_SRC_SCAN, RTID_SRC_TOOL, RTID_SRC_API };
+enum rtid_source { RTID_SRC_NONE, RTID_SRC_SCAN, RTID_SRC_TOOL, RTID_SRC_API, RTID_SRC_SERVICE };
 
 enum rtid_fallback {
 	RTID_FB_NONE,
@@ -93,6 +94,8 @@ struct rtid_config {
 	double timeout_s;      /* per driver query; <= 0: RTID_TIMEOUT_DEFAULT */
 	double deadline_s;     /* whole batch; <= 0: none */
 	unsigned jobs;         /* parallel tool queries; 0: RTID_JOBS_DEFAULT, at most 64 */
+	const char *service_socket; /* service backend; NULL: $RTID_SOCKET, else
+				     * /run/rtid/rtid.sock */
 };
 
 struct rtid_ctx;
@@ -153,49 +156,146 @@ RTID_EXPORT void rtid_kill_children(void);
  * negative errno. The calling process is never listed. */
 RTID_EXPORT int rtid_find_candidates(const char *proc_root, const char *pattern, int **pids, size_t *n);
 
-/* Attestation: per driver version, counts of agreeing and mismatching
- * cross-checks. */
+/* Attestation: the evidence behind the scan, as a set. It holds validation
+ * reports (each with an identity, and per cross-checked process its identity
+ * and verdict), format-1 legacy records and explicit lifts of revocations.
+ * Every count is derived from that set, so merging is a set union:
+ * commutative, associative, idempotent. */
+
+/* What the set says of one driver version. Counts saturate, never wrap. */
 struct rtid_attest_entry {
 	char version[32];
-	unsigned long agree, agree_none, mismatch;
-	bool revoked;
+	unsigned long agree;      /* distinct processes that agreed, + legacy_agree */
+	unsigned long agree_none; /* distinct processes, + legacy_agree_none */
+	unsigned long mismatch;   /* distinct processes, + legacy_mismatch */
+	bool revoked;             /* a mismatch or revocation that no lift names */
+	unsigned long reports, hosts; /* reports of this version, their machines */
+	bool legacy;              /* a format-1 record is part of it */
+	unsigned long legacy_agree, legacy_agree_none, legacy_mismatch;
+	unsigned long lifts;      /* explicit lifts recorded */
+	char why[224];            /* why revoked ("" when not), else the last lift */
 };
 
-/* Load an attestation file. A missing file gives an empty attestation.
- * Returns 0 and *out, -EINVAL for malformed content (err gets "file:line:col:
- * reason" when not NULL), or another negative errno. */
+/* One cross-checked process of a report: who it was and what was found.
+ * start is field 22 of /proc/PID/stat; start_known false when it could not be
+ * read, or changed during the check (such an agreement proves nothing). */
+struct rtid_attest_proc {
+	int pid;
+	bool start_known;
+	unsigned long long start;
+	char boot_id[40];
+	enum rtid_xcheck verdict; /* RTID_XC_NONE entries are ignored */
+};
+
+/* A report's identity and origin (strings are copied). */
+struct rtid_attest_report {
+	const char *id;      /* unique: machine, boot, time and a random part */
+	const char *version; /* driver version, N.N[.N] */
+	const char *host, *machine_id, *boot_id, *time;
+};
+
+/* Load an attestation file (format 2, or format 1 as legacy records). A
+ * missing file gives an empty attestation. Returns 0 and *out, -EINVAL for
+ * malformed content (err gets "file:line:col: reason" when not NULL), or
+ * another negative errno. */
 RTID_EXPORT int rtid_attest_load(const char *path, struct rtid_attestation **out,
 		     char *err, size_t errlen);
+
+/* rtid_attest_load, also accepting a 'rtid validate' report (as a set of one
+ * report; a format-1 report as a legacy record). For merging. */
+RTID_EXPORT int rtid_attest_load_evidence(const char *path, struct rtid_attestation **out,
+			      char *err, size_t errlen);
+
+/* rtid_attest_load for use by the resolver: when the file or a directory above
+ * it fails rtid_attest_path_safe(), the attestation is still loaded (so that
+ * its revocations count) but marked untrusted: nothing in it is clean, and
+ * *trusted is false with the reason in err. A missing file is empty and
+ * trusted. Returns as rtid_attest_load. */
+RTID_EXPORT int rtid_attest_load_trusted(const char *path, struct rtid_attestation **out,
+			     bool *trusted, char *err, size_t errlen);
+
+/* Whether path may be trusted, as OpenSSH's StrictModes decides: the file (and
+ * a symlink naming it) and every directory above it owned by root or the
+ * invoking user and not writable by group or others, except a sticky
+ * directory above an entry owned by root or that user. Returns 0, -EPERM with
+ * the reason in why, -ENOENT when missing, or another negative errno. */
+RTID_EXPORT int rtid_attest_path_safe(const char *path, char *why, size_t whylen);
 
 /* An empty attestation. Returns 0 and *out or -ENOMEM. */
 RTID_EXPORT int rtid_attest_new(struct rtid_attestation **out);
 
 RTID_EXPORT void rtid_attest_free(struct rtid_attestation *a);
 
-/* The entry for version, or NULL. Borrowed from a. */
+/* The entry for version, or NULL. Borrowed from a, valid until a changes. */
 RTID_EXPORT const struct rtid_attest_entry *rtid_attest_find(const struct rtid_attestation *a,
 						 const char *version);
 
-/* Clean: at least RTID_ATTEST_MIN_AGREE agreements, no mismatch, not revoked. */
+/* Clean: at least RTID_ATTEST_MIN_AGREE agreements (distinct processes, plus
+ * a legacy record's), not revoked, and the file was trusted. */
 RTID_EXPORT bool rtid_attest_clean(const struct rtid_attestation *a, const char *version);
 
-/* Add counts for version (creating it); any mismatch revokes it. Returns 0,
- * -EINVAL for a bad version string, -ENOMEM. */
+/* Add a legacy record of counts that the caller vouches for (format 1). Legacy
+ * records of one version combine by field-wise maximum, never by adding, so
+ * that adding one twice changes nothing; any mismatch or revoke revokes.
+ * Counts saturate. Returns 0, -EINVAL for a bad version string, -ENOMEM. */
 RTID_EXPORT int rtid_attest_add(struct rtid_attestation *a, const char *version,
 		    unsigned long agree, unsigned long agree_none,
 		    unsigned long mismatch, bool revoke);
 
-/* Merge src into dst: counts add up, a revocation anywhere wins. */
+/* Add a report with its n processes (a report of the same id is united with
+ * it). Returns 0, -EINVAL for a bad id, version or process, -ENOMEM. */
+RTID_EXPORT int rtid_attest_add_report(struct rtid_attestation *a,
+			   const struct rtid_attest_report *r,
+			   const struct rtid_attest_proc *p, size_t n);
+
+/* Lift the revocation of version: record (id, reason, time) naming every
+ * mismatch known for it now. A later mismatch revokes again. Returns 0,
+ * -ENOENT when the version is not revoked, -EINVAL, -ENOMEM. */
+RTID_EXPORT int rtid_attest_lift(struct rtid_attestation *a, const char *version,
+		     const char *reason, const char *id, const char *time);
+
+/* Merge src into dst: the union of both sets. Returns 0 or -ENOMEM. */
 RTID_EXPORT int rtid_attest_merge(struct rtid_attestation *dst,
 		      const struct rtid_attestation *src);
 
-/* Number of entries, and entry i (0 <= i < count). */
+/* Number of versions, and entry i (0 <= i < count), sorted by version. */
 RTID_EXPORT size_t rtid_attest_count(const struct rtid_attestation *a);
 RTID_EXPORT const struct rtid_attest_entry *rtid_attest_entry_at(const struct rtid_attestation *a,
 						     size_t i);
 
-/* Write atomically (temp file + rename). Returns 0 or a negative errno. */
+/* Write atomically, as format 2: a temp file of a random name created
+ * O_EXCL|O_NOFOLLOW in the same directory, mode 0644, fsync, rename, fsync of
+ * the directory; a symlink is written through to its target. No lock: see
+ * rtid_attest_update. Returns 0 or a negative errno (-ENOSPC as such). */
 RTID_EXPORT int rtid_attest_save(const struct rtid_attestation *a, const char *path);
+
+/* Load-modify-save under an exclusive lock (flock on PATH.lock beside the
+ * file, the file read again under it); stale temp files of earlier killed
+ * saves are removed first. fn changes the attestation and returns 0, or a
+ * negative errno to save nothing. Returns 0 or a negative errno with the
+ * reason in err (a symlink to nowhere, a lock file that is a link, fn's errno). */
+RTID_EXPORT int rtid_attest_update(const char *path,
+		       int (*fn)(struct rtid_attestation *a, void *arg), void *arg,
+		       char *err, size_t errlen);
+
+/* Replace path with len bytes atomically, as rtid_attest_save writes: the old
+ * content or the new, never a part; nothing left behind on failure. Under the
+ * lock PATH.lock, which also removes the temp files of killed writers. */
+RTID_EXPORT int rtid_file_replace(const char *path, const void *buf, size_t len);
+
+/* Identity for reports: the unique id of a new report (machine id, boot id,
+ * time and 64 random bits) into out; the boot id of proc_root (NULL: /proc);
+ * a process's start time, field 22 of <proc_root>/<pid>/stat, parsed
+ * strictly. Each returns 0 or a negative errno. */
+RTID_EXPORT int rtid_report_id(const char *machine_id, const char *boot_id, char *out,
+		   size_t outlen);
+RTID_EXPORT int rtid_boot_id(const char *proc_root, char *out, size_t outlen);
+RTID_EXPORT int rtid_machine_id(char *out, size_t outlen);
+RTID_EXPORT int rtid_proc_start_time(const char *proc_root, int pid, unsigned long long *out);
+
+/* Field 22 (starttime) of a /proc/PID/stat line of len bytes. -EINVAL unless
+ * the line has the shape the kernel writes. */
+RTID_EXPORT int rtid_parse_stat_start(const char *buf, size_t len, unsigned long long *out);
 
 /* Names used in JSON and tables; never NULL. */
 RTID_EXPORT const char *rtid_mode_name(enum rtid_mode m);

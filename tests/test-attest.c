@@ -132,7 +132,8 @@ static void merge_revocation_wins(void **state)
 	assert_int_equal(rtid_attest_add(b, "580.1", 5, 2, 0, true), 0);
 	assert_int_equal(rtid_attest_add(b, "590.2", 11, 0, 0, false), 0);
 	assert_int_equal(rtid_attest_merge(a, b), 0);
-	assert_int_equal(rtid_attest_find(a, "580.1")->agree, 35);
+	/* Legacy records cannot be told apart: the larger, never the sum. */
+	assert_int_equal(rtid_attest_find(a, "580.1")->agree, 30);
 	assert_int_equal(rtid_attest_find(a, "580.1")->agree_none, 2);
 	assert_false(rtid_attest_clean(a, "580.1"));
 	assert_true(rtid_attest_clean(a, "590.2"));

@@ -1,0 +1,157 @@
+/* Identities for validation reports: which machine and boot, which process
+ * (pid and start time, so that a reused pid is another process), and a
+ * report id no other report has. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attest-int.h"
+#include "attest-sys.h"
+
+/* Read a small file whole into buf (NUL-terminated). Returns the length. */
+static ssize_t slurp(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, got = 0;
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)got < len - 1 && (n = read(fd, buf + got, len - 1 - (size_t)got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			close(fd);
+			return -e;
+		}
+		got += n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return got;
+}
+
+/* One line of allowed characters (a uuid, a hex id), without its newline. */
+static int read_id(const char *path, const char *allowed, size_t min, char *out, size_t outlen)
+{
+	char buf[128];
+	ssize_t n = slurp(path, buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	if ((size_t)n < min || strspn(buf, allowed) != (size_t)n)
+		return -EINVAL;
+	return rtid__att_copy(out, outlen, buf) < 0 ? -ENOSPC : 0;
+}
+
+int rtid_boot_id(const char *proc_root, char *out, size_t outlen)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/random/boot_id", proc_root ? proc_root : "/proc");
+	return read_id(path, "0123456789abcdef-", 32, out, outlen);
+}
+
+int rtid_machine_id(char *out, size_t outlen)
+{
+	int r = read_id("/etc/machine-id", "0123456789abcdef", 32, out, outlen);
+
+	return r < 0 ? read_id("/var/lib/dbus/machine-id", "0123456789abcdef", 32, out, outlen) : r;
+}
+
+int rtid_report_id(const char *machine_id, const char *boot_id, char *out, size_t outlen)
+{
+	struct timespec ts;
+	unsigned long long rnd;
+	int n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (rtid__att_getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		return -errno;
+	/* Machine and boot name where it was made; time and chance tell apart
+	 * two reports made there. */
+	n = snprintf(out, outlen, "%.32s-%.36s-%lld.%09ld-%016llx",
+		     machine_id && *machine_id ? machine_id : "nomachine",
+		     boot_id && *boot_id ? boot_id : "noboot", (long long)ts.tv_sec, ts.tv_nsec, rnd);
+	return n < 0 || (size_t)n >= outlen || !rtid__att_id_valid(out) ? -EINVAL : 0;
+}
+
+/* A decimal without sign or leading zero that fits unsigned long long;
+ * moves *p past it. */
+static int decimal(const char **p, const char *end, unsigned long long *out)
+{
+	unsigned long long v = 0;
+	const char *s = *p;
+
+	/* The kernel writes no leading zeros: "07" is not its shape. */
+	if (s == end || *s < '0' || *s > '9' || (*s == '0' && s + 1 < end && s[1] >= '0' &&
+						 s[1] <= '9'))
+		return -EINVAL;
+	for (; s < end && *s >= '0' && *s <= '9'; s++) {
+		if (v > (~0ULL - (unsigned)(*s - '0')) / 10)
+			return -EINVAL;
+		v = v * 10 + (unsigned)(*s - '0');
+	}
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+int rtid_parse_stat_start(const char *buf, size_t len, unsigned long long *out)
+{
+	const char *end = buf + len, *p, *close = NULL;
+	unsigned long long v = 0;
+
+	if (!buf)
+		return -EINVAL;
+	if (len && end[-1] == '\n')
+		end--;
+	/* comm may hold spaces and parentheses: it ends at the last ')'. */
+	for (p = buf; p < end; p++)
+		if (*p == ')')
+			close = p;
+	p = buf;
+	if (decimal(&p, end, &v) < 0 || v == 0 || p + 2 > end || memcmp(p, " (", 2) || !close ||
+	    close < p + 1 || close + 2 >= end || close[1] != ' ')
+		return -EINVAL;
+	p = close + 2;
+	if (!strchr("RSDZTtXxKWPI", *p) || p + 1 >= end || p[1] != ' ')
+		return -EINVAL;
+	p += 2; /* at field 4 */
+	for (int field = 4; field <= 22; field++) {
+		/* Fields 4..21 may be negative (ppid 0, priority, nice, ...). */
+		if (field < 22 && p < end && *p == '-')
+			p++;
+		if (decimal(&p, end, &v) < 0 || (p < end && *p != ' ') || (field < 22 && p == end))
+			return -EINVAL;
+		if (field < 22)
+			p++;
+	}
+	*out = v;
+	return 0;
+}
+
+int rtid_proc_start_time(const char *proc_root, int pid, unsigned long long *out)
+{
+	char path[4096], buf[1024];
+	unsigned long long v;
+	ssize_t n;
+
+	if (pid <= 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/%d/stat", proc_root ? proc_root : "/proc", pid);
+	n = slurp(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	if (rtid_parse_stat_start(buf, (size_t)n, &v) < 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
