@@ -9,6 +9,7 @@
  *  3. One tool query through rtid against a bare posix_spawn + waitpid of the
  *     same do-nothing program: rtid's overhead per spawn.
  *  4. Loading attestations of 1000 to 16000 versions: time per version.
+ *  5. rtid serve behind the shim, called as CRIU calls the tool (serve.c).
  *
  * Environment: MOCK_TOOL, MOCK_LIBCUDA, RTID_WORKER, FAKE_TOOL (meson sets them). */
 #include <dirent.h>
@@ -185,5 +186,6 @@ int main(void)
 	bench_scan_1000();
 	bench_spawn();
 	bench_attest();
+	bench_serve();
 	return 0;
 }

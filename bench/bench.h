@@ -10,5 +10,7 @@ const char *bench_env(const char *name);
 void bench_batches(void);
 /* Part 4: attestation loading against its size. */
 void bench_attest(void);
+/* Part 5: rtid serve behind the shim, CRIU's way of calling, against the tool. */
+void bench_serve(void);
 
 #endif

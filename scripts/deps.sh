@@ -4,7 +4,7 @@
 # further packages that one target needs (make deb: the packaging tools).
 set -eu
 pkgs="meson ninja-build pkg-config gcc libjansson-dev libcmocka-dev libfuse3-dev fuse3 \
-libfiu-dev libfiu0 fiu-utils valgrind lcov clang libclang-rt-dev"
+libfiu-dev libfiu0 fiu-utils valgrind lcov clang libclang-rt-dev libsystemd-dev"
 pkgs="$pkgs $*"
 missing=""
 for p in $pkgs; do

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check-serve.h"
 #include "fakeproc-run.h"
 #include "rtid.h"
 
@@ -78,7 +79,8 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static struct rtid_config config_for(const struct sim_strategy *s, const char *mnt)
+static struct rtid_config config_for(const struct sim_strategy *s, const char *mnt,
+				     const char *sock)
 {
 	struct rtid_config c = { .proc_root = mnt, .timeout_s = 120, .jobs = 1 };
 
@@ -86,7 +88,9 @@ static struct rtid_config config_for(const struct sim_strategy *s, const char *m
 	 * changes no restore-tid lookup: its phase runs as the plain one. */
 	c.mode = s->tid == SIM_TID_SCAN ? RTID_MODE_SCAN
 	       : s->tid == SIM_TID_CANARY ? RTID_MODE_CANARY : RTID_MODE_DRIVER;
-	c.backend = s->backend == SIM_BACKEND_API ? RTID_BACKEND_API : RTID_BACKEND_TOOL;
+	c.backend = s->backend == SIM_BACKEND_API ? RTID_BACKEND_API
+		  : s->backend == SIM_BACKEND_SERVE ? RTID_BACKEND_SERVICE : RTID_BACKEND_TOOL;
+	c.service_socket = sock;
 	c.jobs = s->k > 64 ? 64 : s->k;
 	return c;
 }
@@ -174,8 +178,9 @@ struct costs {
  * A cost the batch did not pay keeps its value from before (the parameter for
  * a scan, a bare start for a spawn, the scaled parameter for a call).
  *
- * A process start taken from the spawning pids would hide a second spawn per
- * pid, so it must stay a small part of the delay it rides on: more than half
+ * A process start taken from the spawning pids would hide a second delay per
+ * pid, and a call taken from the answered pids an attach per call, so each
+ * must stay a small part of the delay it could hide: more than half
  * of the pids' median delay (or, where that delay is itself as small as a few
  * process starts and a second one cannot be told from a slow start, more than
  * four bare starts) is not a process start, and the batch is then reported as
@@ -194,10 +199,14 @@ static int batch_costs(const struct rtid_result *r, const struct sim_workload *w
 		c->scan_s = median(v, m);
 	m = 0;
 	for (size_t i = 0; v && i < w->n; i++)
-		if (r[i].source == RTID_SRC_API)
+		if (r[i].source == RTID_SRC_API || r[i].source == RTID_SRC_SERVICE)
 			v[m++] = r[i].ms / 1000.0;
-	if (m) /* the mock's calls have no delay of their own: all of it is ours */
+	if (m) { /* the mock's calls have no delay of their own: all of it is ours */
+		double attach = p->attach_s * k / 2;
+
 		c->call_s = median(v, m);
+		ok = c->call_s <= (attach > 4 * c->spawn_s ? attach : 4 * c->spawn_s) ? 0 : -1;
+	}
 	m = 0;
 	for (size_t i = 0; v && i < w->n; i++)
 		if (r[i].source == RTID_SRC_TOOL) {
@@ -209,7 +218,8 @@ static int batch_costs(const struct rtid_result *r, const struct sim_workload *w
 		double apart = c->spawn_s, bound = median(d, m) / 2;
 
 		c->spawn_s = median(v, m);
-		ok = c->spawn_s <= (bound > 4 * apart ? bound : 4 * apart) ? 0 : -1;
+		if (c->spawn_s > (bound > 4 * apart ? bound : 4 * apart))
+			ok = -1;
 	}
 	free(v);
 	return ok;
@@ -219,10 +229,11 @@ static int batch_costs(const struct rtid_result *r, const struct sim_workload *w
  * the pids' times are not the model's calls (batch_costs). *c becomes this
  * batch's own. */
 static double measure(const struct sim_params *p, const struct sim_strategy *s, const char *mnt,
-		      const char *cf, const struct sim_workload *w, double k, struct costs *c)
+		      const char *sock, const char *cf, const struct sim_workload *w, double k,
+		      struct costs *c)
 {
 	struct rtid_attestation *att = NULL;
-	struct rtid_config cfg = config_for(s, mnt);
+	struct rtid_config cfg = config_for(s, mnt, sock);
 	struct rtid_result *r = calloc(w->n, sizeof(*r));
 	int *pids = calloc(w->n, sizeof(*pids)), bad = 0;
 	struct rtid_ctx *ctx = NULL;
@@ -272,9 +283,11 @@ static double predict(const struct sim_params *p, const struct sim_workload *w,
 	q.attach_per_gpu_s = 0;
 	q.api_query_s = c->call_s;
 	q.scan_s = c->scan_s;
-	q.spawn_overhead_s = c->spawn_s;
+	/* serve: the library asks the daemon itself; the shim spawn the plugin
+	 * pays per call is not in this batch. */
+	q.spawn_overhead_s = s->backend == SIM_BACKEND_SERVE ? 0 : c->spawn_s;
 	sim_run(&q, w, s, 1, &r);
-	return r.restore_tid_s;
+	return r.restore_tid_s + r.serve_attach_s;
 }
 
 static int usable_fuse(void)
@@ -290,17 +303,13 @@ static int usable_fuse(void)
 int sim_check(const struct sim_params *p, const struct sim_workload *w,
 	      const struct sim_strategy *s, const char *scale)
 {
-	char dir[] = "/tmp/rtid-simcheck-XXXXXX", cf[64], mnt[64], buf[PATH_MAX], *end;
-	double k = strtod(scale, &end), model, real;
+	char dir[] = "/tmp/rtid-simcheck-XXXXXX", cf[64], mnt[64], sock[64], buf[PATH_MAX], *end;
+	double k = strtod(scale, &end), model, real = -3, start_s = 0;
 	struct costs c = { .call_s = p->api_query_s * k };
-	pid_t fp;
+	pid_t fp, sv = 0;
 
 	if (*end || !(k > 0 && k <= 1)) {
 		fprintf(stderr, "rtid-sim: --scale wants a number in (0, 1]\n");
-		return 2;
-	}
-	if (s->backend == SIM_BACKEND_SERVE) {
-		fprintf(stderr, "rtid-sim: --check has no serve backend to run against here\n");
 		return 2;
 	}
 	if (!usable_fuse()) {
@@ -314,6 +323,7 @@ int sim_check(const struct sim_params *p, const struct sim_workload *w,
 		return 2;
 	snprintf(cf, sizeof(cf), "%s/w.case", dir);
 	snprintf(mnt, sizeof(mnt), "%s/proc", dir);
+	snprintf(sock, sizeof(sock), "%s/rtid.sock", dir);
 	mkdir(mnt, 0755);
 	setenv("RTID_TIME_SCALE", scale, 1);
 	if (write_case(cf, p, w) < 0 ||
@@ -327,20 +337,33 @@ int sim_check(const struct sim_params *p, const struct sim_workload *w,
 	c.scan_s = p->scan_s;
 	c.spawn_s = bare_start(helper("MOCK_TOOL", "sim/cuda-checkpoint", buf, sizeof(buf)));
 	warm(mnt, 10000);
-	real = measure(p, s, mnt, cf, w, k, &c);
+	/* serve: the daemon attaches before the batch, as it does before CRIU runs;
+	 * the check times its start too, so that one attach in all is what the
+	 * model is held to (the batch alone is a millisecond of calls). */
+	if (s->backend == SIM_BACKEND_SERVE) {
+		start_s = now();
+		sv = check_serve_start(helper("RTID_BIN", "src/rtid", buf, sizeof(buf)), sock, mnt,
+				       helper("MOCK_LIBCUDA", "sim/libmockcuda.so", buf + PATH_MAX / 2,
+					      PATH_MAX / 2));
+		start_s = now() - start_s;
+	}
+	if (sv >= 0 && (real = measure(p, s, mnt, sock, cf, w, k, &c)) >= 0)
+		real += start_s;
+	check_serve_stop(sv);
 	fakeproc_stop(fp, mnt);
 	unlink(cf);
 	rmdir(mnt);
 	rmdir(dir);
 	if (real < 0) {
-		fprintf(stderr, "rtid-sim: %s\n", real < -1 ? "the pids took more than one driver "
-			"delay each: not the calls the model makes" : "the resolver gave a wrong "
-			"answer or failed");
-		return 1;
+		fprintf(stderr, "rtid-sim: %s\n", real < -2 ? "rtid serve did not start"
+			: real < -1 ? "the pids took more than one driver delay each: not the calls "
+			"the model makes" : "the resolver gave a wrong answer or failed");
+		return real < -2 ? 2 : 1;
 	}
 	model = predict(p, w, s, k, &c);
-	printf("%s %s: restore-tid phase at scale %s: model %.3f s, measured %.3f s, "
-	       "difference %+.1f %% (", w->name, s->name, scale, model, real,
+	printf("%s %s: restore-tid phase%s at scale %s: model %.3f s, measured %.3f s, "
+	       "difference %+.1f %% (", w->name, s->name,
+	       s->backend == SIM_BACKEND_SERVE ? " and the daemon's start" : "", scale, model, real,
 	       (real - model) / model * 100.0);
 	if (c.scanned)
 		printf("a scan here %.2f ms, ", c.scan_s * 1e3);

@@ -2,11 +2,22 @@
  * ($RTID_CASE) like the mock tool: a scaled attach delay in cuInit, the case's
  * answer per pid as a CUresult, hangs and crashes, and a call log
  * ($RTID_MOCK_LOG). Built twice: with the checkpoint API, and without it
- * (MOCK_OLD_DRIVER) to stand for a driver older than r570. */
+ * (MOCK_OLD_DRIVER) to stand for a driver older than r570, and a third time
+ * with the restore-tid query but without the state calls and actions
+ * (MOCK_NO_ACTIONS), for a driver that lacks some of the calls.
+ *
+ * The state calls and actions (GetState, Lock, Checkpoint, Restore, Unlock)
+ * keep a state per pid as the driver does (running, locked, checkpointed;
+ * an action in the wrong state is CUDA_ERROR_ILLEGAL_STATE). A pid whose
+ * answer is not a tid gets that answer (none, exit N, hang, crash) from every
+ * call, or only from the calls named in $RTID_MOCK_FAULT_OPS (a comma list of
+ * get-restore-tid, get-state, lock, checkpoint, restore, unlock); from the
+ * other calls it then behaves as a CUDA process whose restore tid is pid + 1. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,14 +28,23 @@
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_INVALID_VALUE 1
 #define CUDA_ERROR_NOT_INITIALIZED 3
+#define CUDA_ERROR_ILLEGAL_STATE 401
 #define CUDA_ERROR_UNKNOWN 999
 
 /* The exported driver API, declared here to keep -Wmissing-prototypes happy. */
 int cuInit(unsigned flags);
 int cuDriverGetVersion(int *version);
 int cuGetErrorName(int err, const char **name);
+int cuGetErrorString(int err, const char **text);
 #ifndef MOCK_OLD_DRIVER
 int cuCheckpointProcessGetRestoreThreadId(int pid, int *tid);
+#ifndef MOCK_NO_ACTIONS
+int cuCheckpointProcessGetState(int pid, int *state);
+int cuCheckpointProcessLock(int pid, void *args);
+int cuCheckpointProcessCheckpoint(int pid, void *args);
+int cuCheckpointProcessRestore(int pid, void *args);
+int cuCheckpointProcessUnlock(int pid, void *args);
+#endif
 #endif
 
 static struct casefile *the_case;
@@ -82,23 +102,40 @@ int cuInit(unsigned flags)
 	return CUDA_SUCCESS;
 }
 
-int cuGetErrorName(int err, const char **name)
-{
-	static const struct { int code; const char *name; } t[] = {
-		{ 0, "CUDA_SUCCESS" }, { 1, "CUDA_ERROR_INVALID_VALUE" },
-		{ 3, "CUDA_ERROR_NOT_INITIALIZED" }, { 2, "CUDA_ERROR_OUT_OF_MEMORY" },
-		{ 700, "CUDA_ERROR_ILLEGAL_ADDRESS" }, { 999, "CUDA_ERROR_UNKNOWN" },
-	};
+/* Names and strings as the real driver gives them. */
+static const struct { int code; const char *name, *text; } errors[] = {
+	{ 0, "CUDA_SUCCESS", "no error" },
+	{ 1, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
+	{ 2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory" },
+	{ 3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error" },
+	{ 401, "CUDA_ERROR_ILLEGAL_STATE", "the operation cannot be performed in the present state" },
+	{ 700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered" },
+	{ 999, "CUDA_ERROR_UNKNOWN", "unknown error" },
+};
 
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		if (t[i].code == err) {
-			*name = t[i].name;
+static int error_info(int err, const char **out, int text)
+{
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+		if (errors[i].code == err) {
+			*out = text ? errors[i].text : errors[i].name;
 			return CUDA_SUCCESS;
 		}
 	return CUDA_ERROR_INVALID_VALUE;
 }
 
+int cuGetErrorName(int err, const char **name)
+{
+	return error_info(err, name, 0);
+}
+
+int cuGetErrorString(int err, const char **text)
+{
+	return error_info(err, text, 1);
+}
+
 #ifndef MOCK_OLD_DRIVER
+static int faulty(const char *op);
+
 static int from_answer(const struct cf_answer *a, int *tid)
 {
 	switch (a->kind) {
@@ -136,6 +173,141 @@ int cuCheckpointProcessGetRestoreThreadId(int pid, int *tid)
 		return CUDA_ERROR_UNKNOWN;
 	}
 	mock_log(WHO, "start", pid, 0, NULL, NULL);
+	if (a->kind != CF_ANS_TID && !faulty("get-restore-tid")) {
+		*tid = pid + 1;
+		return CUDA_SUCCESS;
+	}
 	return from_answer(a, tid);
 }
+
+/* --- state and actions --- */
+
+/* Whether the pid's fault applies to op ($RTID_MOCK_FAULT_OPS, default all). */
+static int faulty(const char *op)
+{
+	const char *ops = getenv("RTID_MOCK_FAULT_OPS");
+	size_t len = strlen(op);
+
+	if (!ops || !*ops)
+		return 1;
+	for (const char *p = ops; (p = strstr(p, op)); p += len)
+		if ((p == ops || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
+			return 1;
+	return 0;
+}
+
+#ifndef MOCK_NO_ACTIONS
+enum { ST_RUNNING, ST_LOCKED, ST_CHECKPOINTED };
+
+static struct { int pid, state; } states[256];
+static size_t nstates;
+
+static int *state_of(int pid)
+{
+	for (size_t i = 0; i < nstates; i++)
+		if (states[i].pid == pid)
+			return &states[i].state;
+	if (nstates == sizeof(states) / sizeof(states[0]))
+		return NULL;
+	states[nstates].pid = pid;
+	states[nstates].state = ST_RUNNING;
+	return &states[nstates++].state;
+}
+
+/* The process a tid belongs to: the driver takes a tid wherever it takes a
+ * pid, as the real tool does (it resolves --pid through /proc). */
+static int process_of(const struct casefile *c, int pid)
+{
+	for (size_t i = 0; c && i < c->ntasks; i++)
+		if (c->tasks[i].tid == pid && !cf_answer_for(c, pid))
+			return c->tasks[i].pid;
+	return pid;
+}
+
+/* The common part of every state call: the case's answer, or NULL to go on. */
+static int fault_of(const char *op, int *pid, int *done)
+{
+	struct casefile *c = load();
+	const struct cf_answer *a;
+	int tid;
+
+	*pid = process_of(c, *pid);
+	a = c ? cf_answer_for(c, *pid) : NULL;
+
+	*done = 1;
+	if (!initialised)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!a) {
+		mock_log(WHO, "unexpected", *pid, 0, NULL, op);
+		return CUDA_ERROR_UNKNOWN;
+	}
+	mock_log(WHO, op, *pid, 0, NULL, NULL);
+	if (a->kind == CF_ANS_TID || !faulty(op)) {
+		*done = 0;
+		return CUDA_SUCCESS;
+	}
+	return from_answer(a, &tid);
+}
+
+int cuCheckpointProcessGetState(int pid, int *state)
+{
+	int done, r = fault_of("get-state", &pid, &done);
+	int *s = done ? NULL : state_of(pid);
+
+	if (done)
+		return r;
+	if (!s || !state)
+		return CUDA_ERROR_INVALID_VALUE;
+	*state = *s;
+	return CUDA_SUCCESS;
+}
+
+/* One action: from state `from` to state `to`. */
+static int act(const char *op, int pid, const void *args, int from, int to)
+{
+	static const unsigned char zero[64];
+	int done, r = fault_of(op, &pid, &done);
+	int *s = done ? NULL : state_of(pid);
+
+	if (done)
+		return r;
+	/* The driver requires the reserved fields zeroed (lock: all after timeoutMs). */
+	if (!s || !args || memcmp((const char *)args + 4, zero, 60) != 0 ||
+	    (strcmp(op, "lock") && memcmp(args, zero, 4) != 0))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (*s != from)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	*s = to;
+	return CUDA_SUCCESS;
+}
+
+int cuCheckpointProcessLock(int pid, void *args)
+{
+	char note[32];
+
+	if (args) {
+		unsigned ms;
+
+		memcpy(&ms, args, sizeof(ms));
+		snprintf(note, sizeof(note), "timeout %u", ms);
+		mock_log(WHO, "lock-args", pid, 0, NULL, note);
+	}
+	return act("lock", pid, args, ST_RUNNING, ST_LOCKED);
+}
+
+int cuCheckpointProcessCheckpoint(int pid, void *args)
+{
+	return act("checkpoint", pid, args, ST_LOCKED, ST_CHECKPOINTED);
+}
+
+int cuCheckpointProcessRestore(int pid, void *args)
+{
+	return act("restore", pid, args, ST_CHECKPOINTED, ST_LOCKED);
+}
+
+int cuCheckpointProcessUnlock(int pid, void *args)
+{
+	return act("unlock", pid, args, ST_LOCKED, ST_RUNNING);
+}
+#endif
 #endif

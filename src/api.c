@@ -58,6 +58,18 @@ static int start_worker(struct rtid_ctx *ctx, struct rtid__worker *w, char *why,
 	return 0;
 }
 
+/* One message, without waiting. A worker that died with queries unread
+ * resets the socket: the first recv says ECONNRESET (once), and the replies
+ * it sent before are still there to read. */
+static ssize_t recv_msg(int sock, void *buf, size_t len)
+{
+	ssize_t n = recv(sock, buf, len, MSG_DONTWAIT);
+
+	if (n < 0 && errno == ECONNRESET)
+		n = recv(sock, buf, len, MSG_DONTWAIT);
+	return n;
+}
+
 /* Wait for one message. Returns its length, -ETIMEDOUT, or -EPIPE when the
  * worker closed the socket or died. */
 static ssize_t wait_msg(struct rtid__worker *w, void *buf, size_t len, double until)
@@ -75,7 +87,7 @@ static ssize_t wait_msg(struct rtid__worker *w, void *buf, size_t len, double un
 		if (poll(p, (nfds_t)np, (int)left + 1) < 0 && errno != EINTR)
 			return -errno;
 		if (p[0].revents) {
-			n = recv(w->sock, buf, len, MSG_DONTWAIT);
+			n = recv_msg(w->sock, buf, len);
 			if (n > 0)
 				return n;
 			if (n == 0 || (errno != EAGAIN && errno != EINTR))
@@ -84,7 +96,7 @@ static ssize_t wait_msg(struct rtid__worker *w, void *buf, size_t len, double un
 		rtid__child_handle(&w->child, p + 1, np - 1);
 		if (w->child.reaped) {
 			/* Replies sent before it died are still in the socket. */
-			n = recv(w->sock, buf, len, MSG_DONTWAIT);
+			n = recv_msg(w->sock, buf, len);
 			return n > 0 ? n : -EPIPE;
 		}
 	}
@@ -169,7 +181,7 @@ static int hello(struct rtid_ctx *ctx, struct rtid__worker *w, double deadline, 
 static void send_some(struct rtid__worker *w, const int *pids, const bool *need, size_t n, size_t *next)
 {
 	for (; *next < n; (*next)++) {
-		struct rtid_query q = { pids[*next] };
+		struct rtid_query q = { .pid = pids[*next] };
 
 		if (!need[*next])
 			continue;

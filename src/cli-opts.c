@@ -12,6 +12,8 @@ const char cli_common_help[] =
 	"                        process, rtid-cuda-worker, loads libcuda once for the\n"
 	"                        batch; found beside rtid, in ../libexec, or at\n"
 	"                        RTID_WORKER)\n"
+	"                        or service (ask rtid serve at RTID_SOCKET, default\n"
+	"                        /run/rtid/rtid.sock, which holds one attach per node)\n"
 	"  --tool PATH           cuda-checkpoint to run (default: from PATH)\n"
 	"                                                             [RTID_CUDA_CHECKPOINT]\n"
 	"  --libcuda PATH        driver library for --backend api (default libcuda.so.1)\n"
@@ -86,6 +88,8 @@ static int opt_backend(struct cli_opts *o, const char *arg, const char *prog)
 		o->cfg.backend = RTID_BACKEND_TOOL;
 	else if (strcmp(arg, "api") == 0)
 		o->cfg.backend = RTID_BACKEND_API;
+	else if (strcmp(arg, "service") == 0)
+		o->cfg.backend = RTID_BACKEND_SERVICE;
 	else
 		return bad(prog, "--backend", arg);
 	return 1;

@@ -180,6 +180,8 @@ int cmd_shim(int argc, char **argv)
 		fprintf(stderr, SHIM ": called by itself (%s is set); refusing to recurse\n", GUARD);
 		return EXIT_UNKNOWN;
 	}
+	if (shim_try_service(argc, argv, &rc))
+		return rc; /* rtid serve gave the driver's answer */
 	if (!is_query(argc, argv, &pid))
 		return pass_through(argv);
 	/* Sources in order: rtid's resolver, then the real tool for anything else.

@@ -55,6 +55,10 @@ int cmd_resolve(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_attest(int argc, char **argv);
 int cmd_shim(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+/* The shim asks rtid serve first: true when it answered (its output printed,
+ * *rc the exit status); false leaves the call to the shim's usual path. */
+bool shim_try_service(int argc, char **argv, int *rc);
 
 /* getopt_long values of the common long options. */
 enum {

@@ -144,6 +144,8 @@ void rtid__driver_batch(struct rtid_ctx *ctx, const int *pids, const bool *need,
 {
 	if (ctx->cfg.backend == RTID_BACKEND_API)
 		rtid__api_batch(ctx, pids, need, n, out, deadline);
+	else if (ctx->cfg.backend == RTID_BACKEND_SERVICE)
+		rtid__service_batch(ctx, pids, need, n, out, deadline);
 	else
 		tool_batch(ctx, pids, need, n, out, deadline);
 }

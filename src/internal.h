@@ -140,7 +140,7 @@ int rtid__driver_version_read(const char *proc_root, char *out, size_t outlen);
 /* --- context --- */
 struct rtid_ctx {
 	struct rtid_config cfg;
-	char *proc_root, *tool_name, *tool_path, *libcuda;
+	char *proc_root, *tool_name, *tool_path, *libcuda, *service_socket;
 	char driver_version[32];
 	bool have_version, attested, revoked;
 	bool version_mismatch; /* the given version is not the running one */
@@ -164,5 +164,9 @@ void rtid__api_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, si
 		     struct rtid_result *out, double batch_deadline);
 /* Stop the context's worker, if any. */
 void rtid__api_end(struct rtid_ctx *ctx);
+
+/* --- service.c: the driver's answers from rtid serve --- */
+void rtid__service_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
+			 struct rtid_result *out, double batch_deadline);
 
 #endif

@@ -13,6 +13,7 @@ static const char main_help[] =
 	"  resolve PID...        the restore thread of each pid (see rtid resolve --help)\n"
 	"  validate PID...|--all cross-check pids, write a report, update the attestation\n"
 	"  attest show|merge|lift print, merge or lift attestations and reports\n"
+	"  serve                 one driver attach per node, answers over a unix socket\n"
 	"  help [COMMAND]        this text, or a command's own help\n"
 	"  --version             rtid's version\n\n"
 	"Installed as 'cuda-checkpoint' (a link earlier on PATH), rtid answers\n"
@@ -20,7 +21,9 @@ static const char main_help[] =
 	"tool (RTID_REAL_TOOL, else the next cuda-checkpoint on PATH). Only a verified\n"
 	"tid or the driver's none is its own answer; anything else runs the real tool.\n"
 	"Shim settings: RTID_MODE, RTID_BACKEND, RTID_TIMEOUT, RTID_PATTERN,\n"
-	"RTID_UNATTESTED, RTID_SHIM_LOG and the variables below (see rtid(1)).\n\n"
+	"RTID_UNATTESTED, RTID_SHIM_LOG and the variables below (see rtid(1)). When rtid\n"
+	"serve's socket exists (RTID_SOCKET, default /run/rtid/rtid.sock) the shim asks\n"
+	"the daemon first, waiting at most RTID_SERVICE_TIMEOUT seconds (default 2).\n\n"
 	"Modes (--mode / RTID_MODE):\n"
 	"  driver      ask the driver (cuda-checkpoint or the driver API); the default\n"
 	"  scan        use /proc/PID/task/*/comm when exactly one thread matches, its name\n"
@@ -44,6 +47,8 @@ static int dispatch(int argc, char **argv)
 		return cmd_validate(argc, argv);
 	if (strcmp(argv[0], "attest") == 0)
 		return cmd_attest(argc, argv);
+	if (strcmp(argv[0], "serve") == 0)
+		return cmd_serve(argc, argv);
 	fprintf(stderr, "rtid: unknown command '%s' (see rtid --help)\n", argv[0]);
 	return 2;
 }

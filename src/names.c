@@ -7,7 +7,7 @@
 #define NAME_AT(tab, i) ((size_t)(i) < sizeof(tab) / sizeof((tab)[0]) ? (tab)[i] : "?")
 
 static const char *const modes[] = { "driver", "scan", "crosscheck", "canary" };
-static const char *const sources[] = { NULL, "scan", "tool", "api" };
+static const char *const sources[] = { NULL, "scan", "tool", "api", "service" };
 static const char *const fallbacks[] = {
 	NULL, "zero-matches", "multiple-matches", "unstable",
 	"scan-error", "unattested", "canary-mismatch", "version-mismatch",

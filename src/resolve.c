@@ -54,7 +54,7 @@ static int ctx_setup(struct rtid_ctx *ctx, const struct rtid_config *cfg)
 	int r;
 
 	ctx->cfg = *cfg;
-	if ((unsigned)cfg->mode > RTID_MODE_CANARY || (unsigned)cfg->backend > RTID_BACKEND_API)
+	if ((unsigned)cfg->mode > RTID_MODE_CANARY || (unsigned)cfg->backend > RTID_BACKEND_SERVICE)
 		return -EINVAL;
 	/* Defaults settled once, here: the batch code reads these as they are. */
 	if (ctx->cfg.timeout_s <= 0)
@@ -65,12 +65,13 @@ static int ctx_setup(struct rtid_ctx *ctx, const struct rtid_config *cfg)
 		ctx->cfg.jobs = RTID__MAX_CHILDREN;
 	if ((r = dup_opt(cfg->proc_root ? cfg->proc_root : "/proc", &ctx->proc_root)) < 0 ||
 	    (r = dup_opt(cfg->tool, &ctx->tool_name)) < 0 ||
-	    (r = dup_opt(cfg->libcuda, &ctx->libcuda)) < 0)
+	    (r = dup_opt(cfg->libcuda, &ctx->libcuda)) < 0 ||
+	    (r = dup_opt(cfg->service_socket, &ctx->service_socket)) < 0)
 		return r;
 	/* Not kept: the caller's strings may go; ctx holds its own copies. */
 	ctx->cfg.driver_version = NULL;
 	ctx->cfg.pattern = NULL;
-	ctx->cfg.proc_root = ctx->cfg.tool = ctx->cfg.libcuda = NULL;
+	ctx->cfg.proc_root = ctx->cfg.tool = ctx->cfg.libcuda = ctx->cfg.service_socket = NULL;
 	if ((r = ctx_version(ctx, cfg->driver_version)) < 0)
 		return r;
 	/* A tool that is missing is reported per pid, where it is needed. */
@@ -115,6 +116,7 @@ void rtid_ctx_free(struct rtid_ctx *ctx)
 	free(ctx->tool_name);
 	free(ctx->tool_path);
 	free(ctx->libcuda);
+	free(ctx->service_socket);
 	free(ctx);
 }
 
@@ -135,6 +137,8 @@ bool rtid_ctx_attested(const struct rtid_ctx *ctx)
 
 static enum rtid_source driver_source(const struct rtid_ctx *ctx)
 {
+	if (ctx->cfg.backend == RTID_BACKEND_SERVICE)
+		return RTID_SRC_SERVICE;
 	return ctx->cfg.backend == RTID_BACKEND_API ? RTID_SRC_API : RTID_SRC_TOOL;
 }
 

@@ -33,9 +33,10 @@ enum rtid_mode {
 enum rtid_backend {
 	RTID_BACKEND_TOOL, /* spawn cuda-checkpoint per query */
 	RTID_BACKEND_API,  /* one worker process that loads libcuda once */
+	RTID_BACKEND_SERVICE, /* ask rtid serve, which holds one attach per node */
 };
 
-enum rtid_source { RTID_SRC_NONE, RTID_SRC_SCAN, RTID_SRC_TOOL, RTID_SRC_API };
+enum rtid_source { RTID_SRC_NONE, RTID_SRC_SCAN, RTID_SRC_TOOL, RTID_SRC_API, RTID_SRC_SERVICE };
 
 enum rtid_fallback {
 	RTID_FB_NONE,
@@ -95,6 +96,8 @@ struct rtid_config {
 	double timeout_s;      /* per driver query; <= 0: RTID_TIMEOUT_DEFAULT */
 	double deadline_s;     /* whole batch; <= 0: none */
 	unsigned jobs;         /* parallel tool queries; 0: RTID_JOBS_DEFAULT, at most 64 */
+	const char *service_socket; /* service backend; NULL: $RTID_SOCKET, else
+				     * /run/rtid/rtid.sock */
 };
 
 struct rtid_ctx;

@@ -1,6 +1,6 @@
-/* The messages between the resolver and its driver-API worker, over a
- * SOCK_SEQPACKET socketpair (one message per packet). Both ends are built
- * from the same tree, so the structs travel as they are. */
+/* The messages between rtid and its driver-API worker, over a SOCK_SEQPACKET
+ * socketpair (one message per packet). Both ends are built from the same
+ * tree, so the structs travel as they are. */
 #ifndef RTID_WORKER_PROTO_H
 #define RTID_WORKER_PROTO_H
 
@@ -13,15 +13,30 @@ struct rtid_hello {
 	char why[120];
 };
 
+/* What a query asks the driver; 0 is the restore-tid query of the batch API. */
+enum rtid_worker_op {
+	RTID_OP_RESTORE_TID, /* cuCheckpointProcessGetRestoreThreadId */
+	RTID_OP_GET_STATE,   /* cuCheckpointProcessGetState */
+	RTID_OP_LOCK,        /* cuCheckpointProcessLock (timeout_ms) */
+	RTID_OP_CHECKPOINT,  /* cuCheckpointProcessCheckpoint */
+	RTID_OP_RESTORE,     /* cuCheckpointProcessRestore */
+	RTID_OP_UNLOCK,      /* cuCheckpointProcessUnlock */
+	RTID_OP_COUNT,
+};
+
 struct rtid_query {
 	int pid;
+	int op;              /* enum rtid_worker_op */
+	unsigned timeout_ms; /* lock: CUcheckpointLockArgs.timeoutMs (0: none) */
 };
 
 struct rtid_reply {
 	int pid;
-	int cuerr;       /* CUresult of cuCheckpointProcessGetRestoreThreadId */
-	int tid;
+	int cuerr;       /* the CUresult of the call */
+	int tid;         /* restore tid, or the CUprocessState of get-state */
+	int missing;     /* 1: this driver lacks the call; cuerr means nothing */
 	char name[40];   /* cuGetErrorName, when there is one */
+	char text[80];   /* cuGetErrorString, when there is one */
 };
 
 #endif

@@ -1,6 +1,7 @@
 /* rtid-cuda-worker: the one process that loads libcuda for a batch. It is
  * started by the resolver with a socketpair end as fd 3, dies with its parent,
- * pays cuInit once, then answers restore-tid queries until the socket closes.
+ * pays cuInit once, then answers queries (restore tid, state, and the lock,
+ * checkpoint, restore and unlock actions) until the socket closes.
  *
  *   rtid-cuda-worker PARENT_PID LIBCUDA_PATH */
 #include <dlfcn.h>
@@ -19,12 +20,35 @@ typedef int (*cu_init_fn)(unsigned);
 typedef int (*cu_version_fn)(int *);
 typedef int (*cu_restore_tid_fn)(int, int *);
 typedef int (*cu_error_name_fn)(int, const char **);
+typedef int (*cu_state_fn)(int, int *);
+typedef int (*cu_action_fn)(int, void *);
+
+/* The driver's argument structs: 64 bytes each, reserved fields zeroed. */
+struct cu_lock_args {
+	unsigned timeout_ms;
+	unsigned reserved0;
+	unsigned long long reserved1[7];
+};
+struct cu_args {
+	unsigned long long reserved[8];
+};
+_Static_assert(sizeof(struct cu_lock_args) == 64, "CUcheckpointLockArgs is 64 bytes");
+_Static_assert(sizeof(struct cu_args) == 64, "the checkpoint argument structs are 64 bytes");
 
 struct api {
 	cu_init_fn init;
 	cu_version_fn version;
 	cu_restore_tid_fn restore_tid;
-	cu_error_name_fn error_name;
+	cu_error_name_fn error_name, error_string;
+	cu_state_fn state;
+	cu_action_fn action[RTID_OP_COUNT]; /* lock .. unlock; NULL where the driver lacks it */
+};
+
+static const char *const action_sym[RTID_OP_COUNT] = {
+	[RTID_OP_LOCK] = "cuCheckpointProcessLock",
+	[RTID_OP_CHECKPOINT] = "cuCheckpointProcessCheckpoint",
+	[RTID_OP_RESTORE] = "cuCheckpointProcessRestore",
+	[RTID_OP_UNLOCK] = "cuCheckpointProcessUnlock",
 };
 
 static int say(const struct rtid_hello *h)
@@ -57,6 +81,10 @@ static int open_driver(const char *path, struct api *a, struct rtid_hello *h)
 	a->version = (cu_version_fn)dlsym(lib, "cuDriverGetVersion");
 	a->restore_tid = (cu_restore_tid_fn)dlsym(lib, "cuCheckpointProcessGetRestoreThreadId");
 	a->error_name = (cu_error_name_fn)dlsym(lib, "cuGetErrorName");
+	a->error_string = (cu_error_name_fn)dlsym(lib, "cuGetErrorString");
+	a->state = (cu_state_fn)dlsym(lib, "cuCheckpointProcessGetState");
+	for (int op = RTID_OP_LOCK; op < RTID_OP_COUNT; op++)
+		a->action[op] = (cu_action_fn)dlsym(lib, action_sym[op]);
 	if (!a->init || !a->version)
 		return refuse(h, "%s lacks cuInit or cuDriverGetVersion", path);
 	if (!a->restore_tid)
@@ -74,14 +102,34 @@ static int open_driver(const char *path, struct api *a, struct rtid_hello *h)
 	return say(h);
 }
 
+/* Make the call q asks for; r->missing when this driver lacks it. */
+static void call(const struct api *a, const struct rtid_query *q, struct rtid_reply *r)
+{
+	struct cu_lock_args lock = { .timeout_ms = q->timeout_ms };
+	struct cu_args args = { { 0 } };
+
+	if (q->op == RTID_OP_RESTORE_TID)
+		r->cuerr = a->restore_tid(q->pid, &r->tid);
+	else if (q->op == RTID_OP_GET_STATE && a->state)
+		r->cuerr = a->state(q->pid, &r->tid);
+	else if (q->op == RTID_OP_LOCK && a->action[q->op])
+		r->cuerr = a->action[q->op](q->pid, &lock);
+	else if (q->op > RTID_OP_LOCK && q->op < RTID_OP_COUNT && a->action[q->op])
+		r->cuerr = a->action[q->op](q->pid, &args);
+	else
+		r->missing = 1;
+}
+
 static void answer(const struct api *a, const struct rtid_query *q)
 {
 	struct rtid_reply r = { .pid = q->pid };
-	const char *name = NULL;
+	const char *name = NULL, *text = NULL;
 
-	r.cuerr = a->restore_tid(q->pid, &r.tid);
+	call(a, q, &r);
 	if (r.cuerr && a->error_name && a->error_name(r.cuerr, &name) == 0 && name)
 		snprintf(r.name, sizeof(r.name), "%s", name);
+	if (r.cuerr && a->error_string && a->error_string(r.cuerr, &text) == 0 && text)
+		snprintf(r.text, sizeof(r.text), "%s", text);
 	send(RTID_WORKER_FD, &r, sizeof(r), MSG_NOSIGNAL);
 }
 

@@ -14,7 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "criu-run.h"
@@ -28,6 +31,7 @@ struct scenario {
 	const char *name;
 	bool shim, tree, scan, leave_running, rename, noise, fail_lock, own_failure;
 	bool dump_fails; /* expected: the dump fails, the process lives on */
+	bool serve;      /* rtid serve --actions behind the shim answers every call */
 };
 
 static const struct scenario scenarios[] = {
@@ -41,6 +45,7 @@ static const struct scenario scenarios[] = {
 	{ .name = "leave-running", .shim = true, .leave_running = true },
 	{ .name = "own-failure", .shim = true, .own_failure = true },
 	{ .name = "own-failure-control", .own_failure = true },
+	{ .name = "serve", .shim = true, .serve = true },
 };
 
 static struct criu_env env;
@@ -124,6 +129,9 @@ static void write_case(const struct scenario *s, const struct tree *t)
 				      s->noise ? " noise \"WARNING: the driver is chatty\\n\"" : "");
 		else
 			n += snprintf(text + n, sizeof(text) - (size_t)n, "answer %d none\n", p->pid);
+		if (p->restore_tid && s->serve) /* the mock libcuda takes the tid for its process */
+			n += snprintf(text + n, sizeof(text) - (size_t)n, "task %d %d " RESTORE_NAME "\n",
+				      p->pid, p->restore_tid);
 		if (p->restore_tid)
 			n += snprintf(text + n, sizeof(text) - (size_t)n,
 				      "expect driver %d tid=%d\n", p->pid, p->restore_tid);
@@ -270,8 +278,67 @@ static void restore(const struct scenario *s, const struct tree *t)
 	tree_kill(t);
 }
 
+/* rtid serve --actions on a socket of the scenario's own, ready before CRIU
+ * runs; the shim finds it through RTID_SOCKET. */
+static pid_t serve_start(void)
+{
+	char sock[700], fd[16], ready[8] = "";
+	int p[2];
+	pid_t pid;
+
+	snprintf(sock, sizeof(sock), "%s/rtid.sock", dir);
+	if (pipe(p) < 0)
+		return -1;
+	snprintf(fd, sizeof(fd), "%d", p[1]);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		close(p[0]);
+		dup2(null, 2);
+		execl(env_path("RTID_BIN"), "rtid", "serve", "--socket", sock, "--actions",
+		      "--libcuda", env_path("MOCK_LIBCUDA"), "--ready-fd", fd, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	check(read(p[0], ready, sizeof(ready)) == 6, "rtid serve did not start");
+	close(p[0]);
+	setenv("RTID_SOCKET", sock, 1);
+	return pid;
+}
+
+/* The daemon answered every call of the plugin: the tool was never run, the
+ * driver saw each action once per process, and attached once in all. */
+static void serve_check(const struct tree *t, pid_t daemon)
+{
+	static const char *const ev[] = { "get-state", "lock", "checkpoint", "restore", "unlock" };
+	char got[CALLS_MAX][96], needle[160];
+	int st, ids[TREE_MAX * 2], n = 0;
+
+	for (int i = 0; i < t->n; i++) {
+		ids[n++] = t->p[i].pid;
+		if (t->p[i].restore_tid)
+			ids[n++] = t->p[i].restore_tid;
+	}
+	/* The tool's calls name a pid in their argv; the driver's do not. */
+	check(mock_calls(mocklog, ids, (size_t)n, got, CALLS_MAX) == 0,
+	      "the tool ran beside rtid serve");
+	for (int i = 0; i < t->n; i++)
+		for (size_t k = 0; k < 5 && t->p[i].restore_tid; k++) {
+			snprintf(needle, sizeof(needle), "\"mock\":\"libcuda\",\"event\":\"%s\","
+				 "\"pid\":%d,", ev[k], t->p[i].pid);
+			check(file_has(mocklog, needle), "the driver saw no %s for pid %d", ev[k],
+			      t->p[i].pid);
+		}
+	check(file_has(mocklog, "cuInit"), "no attach");
+	kill(daemon, SIGTERM);
+	check(waitpid(daemon, &st, 0) == daemon && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "rtid serve did not stop cleanly");
+}
+
 static int run(const struct scenario *s)
 {
+	pid_t daemon = -1;
 	struct tree t;
 
 	set_up(s);
@@ -280,10 +347,14 @@ static int run(const struct scenario *s)
 		return 1;
 	}
 	write_case(s, &t);
+	if (s->serve)
+		daemon = serve_start();
 	dump(s, &t);
 	if (!s->dump_fails && !s->leave_running)
 		restore(s, &t);
-	if (!s->noise || s->shim)
+	if (s->serve)
+		serve_check(&t, daemon);
+	else if (!s->noise || s->shim)
 		compare_calls(s, &t);
 	else
 		/* CRIU alone read the tid as 0 (atoi of the warning) and asked for the

@@ -1,0 +1,238 @@
+/* rtid-bench part 4: rtid serve behind the shim, as an unmodified CRIU meets
+ * it. A CRIU-like client spawns a process per call (fork + exec, stdout and
+ * stderr in one pipe, a 128-byte buffer, the rest drained, waitpid), one call
+ * after another, for 103 GPU pids: the shim answered by the daemon against
+ * the mock tool, which pays the scaled driver attach on every spawn, and
+ * against the floor, a spawn of the shim that does nothing at all. */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "casefile.h"
+#include "internal.h"
+
+#define PIDS 103
+#define FIRST 20000
+#define REAL_ATTACH 2.724 /* seconds: one cuda-checkpoint spawn in the write-up */
+
+static char dir[64] = "/tmp/rtid-bench-serve-XXXXXX";
+static char shim[128], sock[128];
+
+static void put(const char *rel, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		mkdir(path, 0755);
+		*s = '/';
+	}
+	f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+		exit(1);
+}
+
+/* The plugin's way to run the tool: returns the exit status, atoi in *tid. */
+static int criu_call(const char *prog, char *const *argv, int *tid)
+{
+	char buf[129] = "", drain[512];
+	int p[2], st;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		exit(1);
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		execv(prog, argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while (got < 128 && (n = read(p[0], buf + got, (size_t)(128 - got))) > 0)
+		got += n;
+	while (read(p[0], drain, sizeof(drain)) > 0)
+		;
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	if (tid)
+		*tid = atoi(buf); /* the plugin's parsing, on purpose */
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static pid_t start_daemon(void)
+{
+	char proc[128], fd[16], ready[8];
+	int p[2];
+	pid_t pid;
+
+	snprintf(proc, sizeof(proc), "%s/proc", dir);
+	if (pipe(p) < 0)
+		exit(1);
+	snprintf(fd, sizeof(fd), "%d", p[1]);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		close(p[0]);
+		dup2(null, 2);
+		execl(bench_env("RTID_BIN"), "rtid", "serve", "--socket", sock, "--proc", proc,
+		      "--libcuda", bench_env("MOCK_LIBCUDA"), "--actions", "--ready-fd", fd,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	if (read(p[0], ready, sizeof(ready)) != 6) {
+		fprintf(stderr, "rtid-bench: rtid serve did not start\n");
+		exit(1);
+	}
+	close(p[0]);
+	return pid;
+}
+
+struct seq {
+	const char *what;
+	int calls; /* per process */
+	const char *ops[8][6];
+};
+
+/* The calls the CUDA plugin makes per process (criu plugins/cuda). */
+static const struct seq dump = { "dump", 5, {
+	{ "--get-restore-tid", "--pid", "P" }, { "--get-state", "--pid", "T" },
+	{ "--action", "lock", "--pid", "P", "--timeout", "10000" },
+	{ "--get-restore-tid", "--pid", "P" }, { "--action", "checkpoint", "--pid", "P" } } };
+static const struct seq restore = { "restore", 3, {
+	{ "--get-restore-tid", "--pid", "P" }, { "--action", "restore", "--pid", "P" },
+	{ "--action", "unlock", "--pid", "P" } } };
+static const struct seq query = { "get-restore-tid", 1, { { "--get-restore-tid", "--pid", "P" } } };
+
+static double floor_call(void)
+{
+	char *argv[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "1", NULL };
+	double t0;
+
+	/* The shim refuses at once under its own guard (one line on stderr): a
+	 * spawn of the same binary that does nothing. */
+	setenv("RTID_SHIM_ACTIVE", "1", 1);
+	t0 = rtid__now();
+	criu_call(shim, argv, NULL);
+	unsetenv("RTID_SHIM_ACTIVE");
+	return rtid__now() - t0;
+}
+
+struct timing {
+	double total;             /* seconds for the whole sequence */
+	double call[PIDS * 8];    /* each call */
+	double floor[PIDS * 8];   /* a floor spawn right after each call */
+	int n, bad;
+};
+
+/* Run seq for every pid through prog, one call after another, a floor spawn
+ * after each call so that both see the same load. */
+static void run_seq(const char *prog, const struct seq *s, struct timing *t)
+{
+	t->n = t->bad = 0;
+	t->total = 0;
+	for (int i = 0; i < PIDS; i++) {
+		char p[16], tid_s[16];
+		int pid = FIRST + 10 * i;
+
+		snprintf(p, sizeof(p), "%d", pid);
+		snprintf(tid_s, sizeof(tid_s), "%d", pid + 2);
+		for (int c = 0; c < s->calls; c++) {
+			char *argv[8] = { "cuda-checkpoint" };
+			int n = 1, tid, rc;
+			double t0;
+
+			for (int k = 0; k < 6 && s->ops[c][k]; k++)
+				argv[n++] = !strcmp(s->ops[c][k], "P") ? p
+					    : !strcmp(s->ops[c][k], "T") ? tid_s : (char *)s->ops[c][k];
+			t0 = rtid__now();
+			rc = criu_call(prog, argv, &tid);
+			t->call[t->n] = rtid__now() - t0;
+			t->total += t->call[t->n];
+			t->floor[t->n++] = floor_call();
+			t->bad += rc != 0 || (!strcmp(argv[1], "--get-restore-tid") && tid != pid + 2);
+		}
+	}
+}
+
+static void row(const char *what, struct timing *t)
+{
+	double call = bench_median(t->call, (size_t)t->n), fl = bench_median(t->floor, (size_t)t->n);
+
+	printf("| %s | %d | %.3f | %.3f | %.3f | %.2fx | %d |\n", what, t->n, t->total, call * 1e3,
+	       fl * 1e3, call / fl, t->bad);
+}
+
+void bench_serve(void)
+{
+	const struct seq *seqs[] = { &query, &dump, &restore };
+	const char *tool = bench_env("MOCK_TOOL");
+	double scale = cf_scaled(1.0), floor_s = 0, per = 1;
+	char casefile[128];
+	pid_t daemon;
+
+	if (!mkdtemp(dir))
+		exit(1);
+	snprintf(casefile, sizeof(casefile), "%s/w.case", dir);
+	snprintf(shim, sizeof(shim), "%s/cuda-checkpoint", dir);
+	snprintf(sock, sizeof(sock), "%s/rtid.sock", dir);
+	put("w.case", "title bench\nproves nothing\nattach-delay 2.724\nbackend api\n"
+		      "workload 103 20000\nexpect all * error=-\n");
+	put("proc/driver/nvidia/version",
+	    "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Thu Jan  1 2026\n");
+	for (int i = 0; i < PIDS; i++) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "proc/%d/status", FIRST + 10 * i);
+		put(rel, "Name:\tpython3\n");
+	}
+	if (symlink(bench_env("RTID_BIN"), shim) < 0)
+		exit(1);
+	setenv("RTID_CASE", casefile, 1);
+	setenv("RTID_REAL_TOOL", tool, 1);
+	setenv("RTID_SOCKET", sock, 1);
+	daemon = start_daemon();
+	printf("\n## rtid serve behind the shim: %d pids, one spawn per call, serially "
+	       "(attach %.0f ms scaled)\n\n", PIDS, REAL_ATTACH * scale * 1e3);
+	printf("Medians per call; the floor is a spawn of the shim that does nothing, made right\n"
+	       "after each call.\n\n");
+	printf("| calls | spawns | total s | ms per call | floor ms | vs floor | failures |\n"
+	       "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+	for (size_t k = 0; k < sizeof(seqs) / sizeof(seqs[0]); k++) {
+		static struct timing ts, tt;
+		char what[96];
+
+		run_seq(shim, seqs[k], &ts);
+		run_seq(tool, seqs[k], &tt);
+		snprintf(what, sizeof(what), "%s: shim + rtid serve", seqs[k]->what);
+		row(what, &ts);
+		snprintf(what, sizeof(what), "%s: the tool, attach every spawn", seqs[k]->what);
+		row(what, &tt);
+		if (k == 0)
+			floor_s = bench_median(ts.floor, (size_t)ts.n), per = bench_median(ts.call, (size_t)ts.n);
+	}
+	printf("\nAt the write-up's real attach of %.3f s a tool call costs %.3f s + a spawn, "
+	       "%.0fx the %.2f ms of a call through the shim and rtid serve.\n",
+	       REAL_ATTACH, REAL_ATTACH, (REAL_ATTACH + floor_s) / per, per * 1e3);
+	kill(daemon, SIGTERM);
+	waitpid(daemon, NULL, 0);
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "rtid-bench: cannot remove %s\n", dir);
+	}
+}

@@ -1,0 +1,151 @@
+/* The daemon's client side: greetings, requests, who may ask what, answers.
+ * Every read and write is non-blocking; a client that misbehaves loses only
+ * its own connection. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "serve-loop.h"
+
+double sv_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void sv_drop(struct server *s, int i)
+{
+	close(s->c[i].fd);
+	s->c[i].fd = -1;
+	s->c[i].queued = false;
+}
+
+/* Answer client i's request; the client then has its idle deadline again. */
+void sv_answer(struct server *s, int i, struct rtid__svc_ans *a)
+{
+	struct client *c = &s->c[i];
+	char buf[RTID__SVC_MSG_MAX];
+	size_t n;
+
+	a->op = c->req.op;
+	a->pid = c->req.pid;
+	n = rtid__svc_ans_format(a, buf);
+	c->queued = false;
+	c->idle_until = sv_now() + s->cfg->client_timeout_s;
+	if (send(c->fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)n)
+		sv_drop(s, i); /* gone, or not reading: its loss alone */
+}
+
+void sv_fail(struct server *s, int i, const char *reason, const char *text)
+{
+	struct rtid__svc_ans a = { .kind = RTID__SVC_ERROR };
+
+	snprintf(a.name, sizeof(a.name), "%.39s", reason);
+	snprintf(a.text, sizeof(a.text), "%.119s", text);
+	sv_answer(s, i, &a);
+}
+
+void sv_fail_queued(struct server *s, const char *reason, const char *text)
+{
+	for (unsigned i = 0; i < s->cfg->max_clients; i++)
+		if (s->c[i].fd >= 0 && s->c[i].queued && (int)i != s->inflight)
+			sv_fail(s, (int)i, reason, text);
+}
+
+double sv_deadline_of(const struct serve_cfg *cfg, const struct rtid__svc_req *q)
+{
+	if (q->op < RTID_OP_LOCK)
+		return cfg->timeout_s;
+	return cfg->action_timeout_s + (q->op == RTID_OP_LOCK ? q->timeout_ms / 1000.0 : 0);
+}
+
+static void take_request(struct server *s, int i, const char *buf, size_t n)
+{
+	struct client *c = &s->c[i];
+	const char *why;
+
+	if (rtid__svc_req_parse(buf, n, &c->req) < 0) {
+		serve_log("client pid %d sent a malformed request; closing it", (int)c->peer);
+		sv_drop(s, i);
+		return;
+	}
+	c->queued = true; /* sv_answer() below needs the request in place */
+	if (c->req.op >= RTID_OP_LOCK && !s->cfg->actions) {
+		sv_fail(s, i, "not-served", "this daemon serves queries only (see --actions)");
+		return;
+	}
+	if ((why = sa_check(s->cfg, c->uid, c->gid, &c->req))) {
+		struct rtid__svc_ans a = { .kind = RTID__SVC_DENIED };
+
+		serve_log("denied uid %d (pid %d): %s %d: %s", (int)c->uid, (int)c->peer,
+			  rtid__svc_op_name(c->req.op), c->req.pid, why);
+		snprintf(a.text, sizeof(a.text), "%s", why);
+		sv_answer(s, i, &a);
+		return;
+	}
+	if (s->stopping) {
+		sv_fail(s, i, "shutting-down", "the daemon is stopping");
+		return;
+	}
+	c->seq = ++s->seq;
+	c->req_until = sv_now() + sv_deadline_of(s->cfg, &c->req);
+}
+
+void sv_client_readable(struct server *s, int i)
+{
+	struct client *c = &s->c[i];
+	char buf[RTID__SVC_MSG_MAX];
+	ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+	int v;
+
+	if (n < 0 && errno == EAGAIN)
+		return;
+	if (n <= 0 || n >= (ssize_t)sizeof(buf)) {
+		sv_drop(s, i); /* closed, or longer than any message may be */
+		return;
+	}
+	if (c->greeted) {
+		take_request(s, i, buf, (size_t)n);
+		return;
+	}
+	if (rtid__svc_hello_parse(buf, (size_t)n, &v) < 0 || v != RTID__SVC_VERSION) {
+		n = snprintf(buf, sizeof(buf), "refused %d version", RTID__SVC_VERSION);
+		send(c->fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		sv_drop(s, i);
+		return;
+	}
+	n = snprintf(buf, sizeof(buf), "hello %d %s", RTID__SVC_VERSION,
+		     s->cfg->actions ? "actions" : "queries");
+	c->greeted = true;
+	c->idle_until = sv_now() + s->cfg->client_timeout_s;
+	if (send(c->fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) != n)
+		sv_drop(s, i);
+}
+
+void sv_accept_all(struct server *s)
+{
+	for (;;) {
+		struct ucred cr;
+		socklen_t len = sizeof(cr);
+		int fd = accept4(s->l.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), i = -1;
+
+		if (fd < 0)
+			return;
+		for (unsigned k = 0; k < s->cfg->max_clients && i < 0; k++)
+			if (s->c[k].fd < 0)
+				i = (int)k;
+		if (i < 0 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
+			/* Full: said at once, so that the client asks the tool now. */
+			send(fd, "refused 1 busy", 14, MSG_DONTWAIT | MSG_NOSIGNAL);
+			close(fd);
+			continue;
+		}
+		s->c[i] = (struct client){ .fd = fd, .uid = cr.uid, .gid = cr.gid, .peer = cr.pid,
+					   .idle_until = sv_now() + s->cfg->client_timeout_s };
+	}
+}

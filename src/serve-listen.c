@@ -1,0 +1,216 @@
+/* The daemon's socket: handed over by systemd (socket activation), or made
+ * here at the configured path, 0660, owned by root and the configured group.
+ * Readiness goes to systemd (sd_notify) and to --ready-fd.
+ *
+ * libsystemd is loaded with dlopen when the daemon starts, not linked: the
+ * same binary is the shim, which CRIU spawns for every call, and linking
+ * would add libsystemd's seven libraries to every one of those spawns. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#ifdef RTID_HAVE_SYSTEMD
+#include <dlfcn.h>
+#include <systemd/sd-daemon.h>
+#endif
+
+#include "serve.h"
+
+#define BACKLOG 128
+
+#ifdef RTID_HAVE_SYSTEMD
+static struct {
+	int (*listen_fds)(int);
+	int (*is_socket_unix)(int, int, int, const char *, size_t);
+	int (*notify)(int, const char *);
+} sd;
+
+/* libsystemd's calls, or all NULL when it cannot be loaded (then no systemd). */
+static void load_systemd(void)
+{
+	void *lib = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
+
+	if (!lib)
+		return;
+	sd.listen_fds = (int (*)(int))dlsym(lib, "sd_listen_fds");
+	sd.is_socket_unix = (int (*)(int, int, int, const char *, size_t))dlsym(lib,
+										   "sd_is_socket_unix");
+	sd.notify = (int (*)(int, const char *))dlsym(lib, "sd_notify");
+	if (!sd.listen_fds || !sd.is_socket_unix || !sd.notify)
+		memset(&sd, 0, sizeof(sd));
+}
+#endif
+
+void serve_log(const char *fmt, ...)
+{
+	static const char prefix[] = "rtid serve: ";
+	char line[512];
+	size_t len = sizeof(prefix) - 1;
+	va_list ap;
+	int n;
+
+	memcpy(line, prefix, len);
+	va_start(ap, fmt);
+	n = vsnprintf(line + len, sizeof(line) - len - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	/* Cut, never split: one write per line, so that lines of concurrent
+	 * writers to the journal never interleave. */
+	len += (size_t)n < sizeof(line) - len - 1 ? (size_t)n : sizeof(line) - len - 2;
+	line[len++] = '\n';
+	if (write(2, line, len) < 0) {
+		/* a log that cannot be written changes no answer */
+	}
+}
+
+/* Whether a daemon answers at path (then it is not ours to remove). */
+static bool alive(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	bool up;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	up = fd >= 0 && (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN);
+	if (fd >= 0)
+		close(fd);
+	return up;
+}
+
+/* Remove a stale socket left by a daemon that died; refuse anything else. */
+static int clear_path(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISSOCK(st.st_mode)) {
+		serve_log("%s exists and is not a socket; not replacing it", path);
+		return -1;
+	}
+	if (alive(path)) {
+		serve_log("%s: another daemon is serving it", path);
+		return -1;
+	}
+	return unlink(path);
+}
+
+/* The socket's directory (/run/rtid at boot) is made if missing, 0755: the
+ * socket's own mode is what guards it. */
+static void make_parent(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			serve_log("cannot make %s: %s", dir, strerror(errno));
+	}
+}
+
+static int create(const struct serve_cfg *cfg, struct slisten *l)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	mode_t old;
+	int fd, r;
+
+	if (strlen(cfg->socket_path) >= sizeof(sa.sun_path)) {
+		serve_log("socket path too long: %s", cfg->socket_path);
+		return -1;
+	}
+	strcpy(sa.sun_path, cfg->socket_path);
+	make_parent(cfg->socket_path);
+	if (clear_path(cfg->socket_path) < 0)
+		return -1;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	old = umask(0117); /* the file is born 0660: never a moment wider */
+	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (r < 0 || lstat(cfg->socket_path, &st) < 0 ||
+	    (cfg->have_group && lchown(cfg->socket_path, (uid_t)-1, cfg->group) < 0) ||
+	    listen(fd, BACKLOG) < 0) {
+		serve_log("cannot listen on %s: %s", cfg->socket_path, strerror(errno));
+		if (r == 0)
+			unlink(cfg->socket_path);
+		close(fd);
+		return -1;
+	}
+	*l = (struct slisten){ .fd = fd, .created = true, .dev = st.st_dev, .ino = st.st_ino };
+	return 0;
+}
+
+int sl_open(const struct serve_cfg *cfg, struct slisten *l)
+{
+#ifdef RTID_HAVE_SYSTEMD
+	int n;
+
+	load_systemd();
+	n = sd.listen_fds ? sd.listen_fds(1) : 0;
+
+	if (n > 1) {
+		serve_log("systemd passed %d sockets; rtid.socket has one", n);
+		return -1;
+	}
+	if (n == 1) {
+		int fd = SD_LISTEN_FDS_START;
+
+		if (sd.is_socket_unix(fd, SOCK_SEQPACKET, 1, NULL, 0) <= 0) {
+			serve_log("the socket systemd passed is not a listening unix seqpacket socket");
+			return -1;
+		}
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+		fcntl(fd, F_SETFD, FD_CLOEXEC); /* the worker gets fd 3 of its own */
+		*l = (struct slisten){ .fd = fd };
+		return 0;
+	}
+#endif
+	return create(cfg, l);
+}
+
+void sl_close(struct slisten *l, const struct serve_cfg *cfg)
+{
+	struct stat st;
+
+	if (l->fd < 0)
+		return;
+	close(l->fd);
+	l->fd = -1;
+	/* Only the file we made, and only if nobody has replaced it since. */
+	if (l->created && lstat(cfg->socket_path, &st) == 0 && st.st_dev == l->dev &&
+	    st.st_ino == l->ino)
+		unlink(cfg->socket_path);
+}
+
+void sl_ready(const struct serve_cfg *cfg)
+{
+#ifdef RTID_HAVE_SYSTEMD
+	if (sd.notify)
+		sd.notify(0, "READY=1");
+#endif
+	if (cfg->ready_fd >= 0) {
+		if (write(cfg->ready_fd, "ready\n", 6) < 0) {
+			/* whoever waits sees the fd close instead */
+		}
+		close(cfg->ready_fd);
+	}
+}
+
+void sl_stopping(void)
+{
+#ifdef RTID_HAVE_SYSTEMD
+	if (sd.notify)
+		sd.notify(0, "STOPPING=1");
+#endif
+}

@@ -1,0 +1,61 @@
+/* The protocol of rtid serve: one line of printable ASCII per SOCK_SEQPACKET
+ * message, at most RTID__SVC_MSG_MAX bytes. The client greets first with the
+ * version it speaks; every request names an operation and a pid, and every
+ * answer carries what the real cuda-checkpoint would have produced. The full
+ * grammar is in doc/serve.md. Shared by the daemon and its clients. */
+#ifndef RTID_SERVE_PROTO_H
+#define RTID_SERVE_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "worker-proto.h"
+
+#define RTID__SVC_VERSION 1
+#define RTID__SVC_MSG_MAX 256
+#define RTID__SVC_SOCKET_DEFAULT "/run/rtid/rtid.sock"
+#define RTID__SVC_TEXT_MAX 120
+
+struct rtid__svc_req {
+	int op;              /* enum rtid_worker_op */
+	int pid;
+	unsigned timeout_ms; /* lock only */
+};
+
+enum rtid__svc_kind {
+	RTID__SVC_TID,    /* value: the restore tid */
+	RTID__SVC_STATE,  /* value: CUprocessState (0 running .. 3 failed) */
+	RTID__SVC_DONE,   /* an action returned CUDA_SUCCESS */
+	RTID__SVC_CUERR,  /* value: the CUresult; name, text: its name and string */
+	RTID__SVC_ERROR,  /* the daemon could not answer (name: reason): ask the tool */
+	RTID__SVC_DENIED, /* the peer may not ask this (text: why) */
+};
+
+struct rtid__svc_ans {
+	enum rtid__svc_kind kind;
+	int op, pid, value;
+	char name[40];
+	char text[RTID__SVC_TEXT_MAX];
+};
+
+/* "get-restore-tid", ...; NULL for an op out of range. */
+const char *rtid__svc_op_name(int op);
+/* "running", ...; NULL for a state out of range. */
+const char *rtid__svc_state_name(int state);
+
+/* Format into buf (RTID__SVC_MSG_MAX bytes), without a newline. Return the
+ * length. Text that is not printable ASCII is replaced by '?'. */
+size_t rtid__svc_hello_format(char *buf);
+size_t rtid__svc_req_format(const struct rtid__svc_req *q, char *buf);
+size_t rtid__svc_ans_format(const struct rtid__svc_ans *a, char *buf);
+
+/* Parse a client greeting "hello V": 0 and *version, or -EINVAL. */
+int rtid__svc_hello_parse(const char *buf, size_t len, int *version);
+/* Parse the daemon's greeting: 0 and *actions (the daemon serves actions), or
+ * -EPROTO when it refused the version, -EINVAL for anything else. */
+int rtid__svc_welcome_parse(const char *buf, size_t len, bool *actions);
+/* Parse one request or answer. Return 0 and *out, or -EINVAL. */
+int rtid__svc_req_parse(const char *buf, size_t len, struct rtid__svc_req *out);
+int rtid__svc_ans_parse(const char *buf, size_t len, struct rtid__svc_ans *out);
+
+#endif

@@ -1,0 +1,182 @@
+/* The daemon's driver-API worker: started once, restarted after a death with
+ * a backoff, and replaced when the driver version file changes (a driver
+ * upgrade or reload: the old attach belongs to a driver that is gone). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "serve.h"
+
+extern char **environ;
+
+/* A first failure restarts at once; then 0.1 s, doubled after each failure in a
+ * row, at most 5 s. */
+#define BACKOFF_FIRST 0.1
+#define BACKOFF_MAX 5.0
+#define QUIT_WAIT_MS 1000
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void sw_init(struct sworker *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->sock = -1;
+	w->pid = -1;
+}
+
+/* The whole version file into buf; (size_t)-1 when it cannot be read. */
+static size_t read_version(const struct serve_cfg *cfg, char *buf, size_t cap)
+{
+	char path[4096];
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/driver/nvidia/version", cfg->proc_root);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return (size_t)-1;
+	while (len < cap && (n = read(fd, buf + len, cap - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	return len;
+}
+
+bool sw_version_changed(const struct sworker *w, const struct serve_cfg *cfg)
+{
+	char buf[sizeof(w->version)];
+	size_t len = read_version(cfg, buf, sizeof(buf));
+
+	return len != w->version_len || (len != (size_t)-1 && memcmp(buf, w->version, len) != 0);
+}
+
+/* Start the worker with sock as its fd 3 and nothing else of the daemon
+ * (everything else is O_CLOEXEC), stdin /dev/null, stdout on stderr (nothing
+ * of the worker's may look like an answer), signals as the worker expects. */
+static int spawn_worker(const struct serve_cfg *cfg, int sock, pid_t *pid)
+{
+	char parent[16], *argv[] = { (char *)cfg->worker, parent, (char *)cfg->libcuda, NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, def;
+	int r;
+
+	snprintf(parent, sizeof(parent), "%d", (int)getpid());
+	sigemptyset(&none);
+	sigemptyset(&def);
+	sigaddset(&def, SIGPIPE);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, 2, 1);
+	posix_spawn_file_actions_adddup2(&fa, sock, 3);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &def);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	r = posix_spawn(pid, cfg->worker, &fa, &at, argv, environ);
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	return -r;
+}
+
+int sw_start(struct sworker *w, const struct serve_cfg *cfg)
+{
+	int sv[2], r;
+
+	if (w->state != SW_DOWN || now() < w->retry_at)
+		return w->state == SW_DOWN ? -EAGAIN : 0;
+	/* Never fd 3 itself: dup2 onto the same fd would keep its O_CLOEXEC. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	w->version_len = read_version(cfg, w->version, sizeof(w->version));
+	r = sv[1] == 3 ? -EBADF : spawn_worker(cfg, sv[1], &w->pid);
+	close(sv[1]);
+	if (r < 0) {
+		close(sv[0]);
+		w->pid = -1;
+		snprintf(w->why, sizeof(w->why), "cannot start the worker %s: %s", cfg->worker,
+			 strerror(-r));
+		w->failures++;
+		w->retry_at = now() + BACKOFF_MAX;
+		return r;
+	}
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	w->sock = sv[0];
+	w->state = SW_STARTING;
+	w->until = now() + cfg->attach_timeout_s;
+	w->attaches++;
+	return 0;
+}
+
+/* A worker that is not at fault is let go: it exits when its socket closes,
+ * and detaches from the driver as a process does. Only one that does not
+ * exit within QUIT_WAIT_MS is killed. */
+static void let_go(pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (fd >= 0) {
+		poll(&p, 1, QUIT_WAIT_MS);
+		close(fd);
+	}
+}
+
+void sw_stop(struct sworker *w, bool failed)
+{
+	double delay = BACKOFF_FIRST;
+
+	if (w->sock >= 0)
+		close(w->sock);
+	w->sock = -1;
+	if (w->pid > 0) {
+		if (!failed)
+			let_go(w->pid);
+		kill(w->pid, SIGKILL);
+		waitpid(w->pid, NULL, 0); /* no EINTR: the daemon's signals are blocked */
+	}
+	w->pid = -1;
+	w->state = SW_DOWN;
+	if (!failed) {
+		w->failures = 0;
+		w->retry_at = 0;
+		return;
+	}
+	for (unsigned i = 1; i < w->failures && delay < BACKOFF_MAX; i++)
+		delay *= 2;
+	w->retry_at = w->failures ? now() + (delay < BACKOFF_MAX ? delay : BACKOFF_MAX) : 0;
+	w->failures++;
+}
+
+int sw_read_hello(struct sworker *w)
+{
+	struct rtid_hello h;
+	ssize_t n = recv(w->sock, &h, sizeof(h), MSG_DONTWAIT);
+
+	if (n < 0 && errno == EAGAIN)
+		return 0;
+	if (n == (ssize_t)sizeof(h) && h.ok) {
+		w->state = SW_READY;
+		return 1;
+	}
+	if (n == (ssize_t)sizeof(h))
+		snprintf(w->why, sizeof(w->why), "driver API worker: %.120s", h.why);
+	else
+		snprintf(w->why, sizeof(w->why), "driver API worker ended before it was ready");
+	return -1;
+}

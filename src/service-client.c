@@ -1,0 +1,109 @@
+/* The client side of rtid serve, used by the shim and by the library's
+ * service backend. Non-blocking throughout: a daemon that is absent, full,
+ * silent or slow costs at most the caller's deadline. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "service-client.h"
+
+double rtid__svc_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+const char *rtid__svc_path(const char *path)
+{
+	const char *env = getenv("RTID_SOCKET");
+
+	if (path && *path)
+		return path;
+	return env && *env ? env : RTID__SVC_SOCKET_DEFAULT;
+}
+
+int rtid__svc_open(const char *path, struct rtid__svc_conn *c)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char hello[RTID__SVC_MSG_MAX];
+	size_t n = rtid__svc_hello_format(hello);
+	int fd, e;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* A unix connect never blocks half-way: it succeeds, or EAGAIN when full. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    send(fd, hello, n, MSG_NOSIGNAL) != (ssize_t)n) {
+		e = errno;
+		close(fd);
+		return -e;
+	}
+	*c = (struct rtid__svc_conn){ .fd = fd };
+	return 0;
+}
+
+/* One message into buf (NUL-terminated). Returns its length or -errno. */
+static ssize_t await(int fd, char *buf, double until)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		double left = (until - rtid__svc_now()) * 1000.0;
+		ssize_t n;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, (int)left + 1) < 0 && errno != EINTR)
+			return -errno;
+		n = recv(fd, buf, RTID__SVC_MSG_MAX, MSG_DONTWAIT | MSG_TRUNC);
+		if (n > 0 && n < RTID__SVC_MSG_MAX) {
+			buf[n] = '\0';
+			return n;
+		}
+		if (n >= 0 || (errno != EAGAIN && errno != EINTR))
+			return -EIO; /* closed, overlong, or broken */
+	}
+}
+
+int rtid__svc_call(struct rtid__svc_conn *c, const struct rtid__svc_req *q, double until,
+		   struct rtid__svc_ans *out)
+{
+	char buf[RTID__SVC_MSG_MAX];
+	struct rtid__svc_ans a;
+	size_t len = rtid__svc_req_format(q, buf);
+	ssize_t n;
+	int r;
+
+	if (send(c->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)len)
+		return -EIO;
+	if (!c->greeted) {
+		if ((n = await(c->fd, buf, until)) < 0)
+			return (int)n;
+		if ((r = rtid__svc_welcome_parse(buf, (size_t)n, &c->actions)) < 0)
+			return r == -EPROTO ? r : -EIO;
+		c->greeted = true;
+	}
+	if ((n = await(c->fd, buf, until)) < 0)
+		return (int)n;
+	if (rtid__svc_ans_parse(buf, (size_t)n, &a) < 0 || a.op != q->op || a.pid != q->pid)
+		return -EIO;
+	*out = a;
+	return 0;
+}
+
+void rtid__svc_close(struct rtid__svc_conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}

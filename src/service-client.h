@@ -1,0 +1,36 @@
+/* A client of rtid serve: one connection, greeted once, any number of
+ * requests one after another, every wait bounded by a monotonic deadline. */
+#ifndef RTID_SERVICE_CLIENT_H
+#define RTID_SERVICE_CLIENT_H
+
+#include <stdbool.h>
+
+#include "serve-proto.h"
+
+struct rtid__svc_conn {
+	int fd;
+	bool greeted; /* the daemon's greeting has been read */
+	bool actions; /* the daemon serves actions (known once greeted) */
+};
+
+/* CLOCK_MONOTONIC seconds, the clock of every deadline here. */
+double rtid__svc_now(void);
+
+/* The socket clients use: path if given, else $RTID_SOCKET, else the default. */
+const char *rtid__svc_path(const char *path);
+
+/* Connect to the daemon at path and send the greeting (its answer is read by
+ * the first call, so a request costs one round trip). Returns 0, -ENOENT when
+ * there is no socket, -ECONNREFUSED when nobody listens, -EAGAIN when the
+ * daemon's backlog is full, or another negative errno. */
+int rtid__svc_open(const char *path, struct rtid__svc_conn *c);
+
+/* Send q and wait until `until` (monotonic seconds) for its answer. Returns 0
+ * and *out, -ETIMEDOUT, -EPROTO when the daemon refused our version, -EIO for
+ * a closed connection or a malformed or mismatched answer. */
+int rtid__svc_call(struct rtid__svc_conn *c, const struct rtid__svc_req *q, double until,
+		   struct rtid__svc_ans *out);
+
+void rtid__svc_close(struct rtid__svc_conn *c);
+
+#endif

@@ -1,0 +1,93 @@
+/* The service backend: the driver's answers from rtid serve, over one
+ * connection for the whole batch. The daemon holds the attach, so a batch
+ * pays none; an unreachable or failing daemon is a clear error per pid,
+ * never a tid. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "service-client.h"
+
+#define CU_INVALID_VALUE 1
+#define CU_NOT_INITIALIZED 3
+
+static void interpret(const struct rtid__svc_ans *a, struct rtid_result *r)
+{
+	r->source = RTID_SRC_SERVICE;
+	if (a->kind == RTID__SVC_TID) {
+		r->tid = a->value;
+	} else if (a->kind == RTID__SVC_CUERR) {
+		r->code = a->value;
+		if (a->value != CU_INVALID_VALUE && a->value != CU_NOT_INITIALIZED)
+			rtid__set_error(r, RTID_ERR_API_FAILED, "%s (CUresult %d)",
+					strcmp(a->name, "-") ? a->name : "CUDA error", a->value);
+	} else if (a->kind == RTID__SVC_ERROR) {
+		enum rtid_error e = !strcmp(a->name, "timeout") ? RTID_ERR_TIMEOUT
+				    : !strcmp(a->name, "worker-crashed") ? RTID_ERR_WORKER_CRASHED
+				    : RTID_ERR_WORKER_FAILED;
+
+		rtid__set_error(r, e, "rtid serve: %s: %s", a->name, a->text);
+	} else {
+		rtid__set_error(r, RTID_ERR_WORKER_FAILED, "rtid serve denied the query: %s",
+				a->text);
+	}
+}
+
+static void fail_from(const bool *need, size_t i, size_t n, struct rtid_result *out,
+		      enum rtid_error e, const char *msg)
+{
+	for (; i < n; i++)
+		if (need[i]) {
+			out[i].source = RTID_SRC_SERVICE;
+			rtid__set_error(&out[i], e, "%s", msg);
+		}
+}
+
+/* RTID_ERR_DEADLINE once the batch's deadline has passed, else e. */
+static enum rtid_error late(double deadline, enum rtid_error e)
+{
+	return deadline > 0 && rtid__now() >= deadline ? RTID_ERR_DEADLINE : e;
+}
+
+void rtid__service_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
+			 struct rtid_result *out, double deadline)
+{
+	const char *path = rtid__svc_path(ctx->service_socket);
+	struct rtid__svc_conn c = { .fd = -1 };
+	char msg[160];
+	int r = -ENOENT;
+	size_t i = 0;
+
+	while (i < n && !need[i])
+		i++;
+	if (i < n && (r = rtid__svc_open(path, &c)) < 0) {
+		snprintf(msg, sizeof(msg), "cannot reach rtid serve at %s: %s", path, strerror(-r));
+		fail_from(need, i, n, out, RTID_ERR_WORKER_FAILED, msg);
+		return;
+	}
+	for (; i < n; i++) {
+		struct rtid__svc_req q = { .op = RTID_OP_RESTORE_TID, .pid = pids[i] };
+		double t0 = rtid__now(), until = t0 + ctx->cfg.timeout_s;
+		struct rtid__svc_ans a;
+
+		if (!need[i])
+			continue;
+		if (deadline > 0 && deadline < until)
+			until = deadline;
+		r = rtid__svc_call(&c, &q, until, &a);
+		out[i].ms += (rtid__now() - t0) * 1000.0;
+		if (r == 0) {
+			interpret(&a, &out[i]);
+			continue;
+		}
+		/* The connection is out of step now: this pid and the rest fail. */
+		snprintf(msg, sizeof(msg), "rtid serve at %s: %s", path,
+			 r == -ETIMEDOUT ? "no answer in time" : "connection failed");
+		fail_from(need, i, i + 1, out, r == -ETIMEDOUT ? late(deadline, RTID_ERR_TIMEOUT)
+							       : RTID_ERR_WORKER_FAILED, msg);
+		fail_from(need, i + 1, n, out, late(deadline, RTID_ERR_WORKER_FAILED), msg);
+		break;
+	}
+	rtid__svc_close(&c);
+}

@@ -1,0 +1,115 @@
+/* The shim's first try: ask rtid serve, when its socket exists, and print
+ * exactly what the real cuda-checkpoint would have printed. Anything short
+ * of a driver answer (no daemon, refused, denied, an error, late) leaves the
+ * call to the shim's usual path, which ends in the real tool. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "service-client.h"
+
+#define WAIT_DEFAULT 2.0 /* seconds for connect and reply (RTID_SERVICE_TIMEOUT) */
+#define ACTION_WAIT_DEFAULT 660.0 /* the daemon's action deadline, and some */
+
+static bool is_op(const char *a, struct rtid__svc_req *q)
+{
+	if (!strcmp(a, "--get-restore-tid"))
+		q->op = RTID_OP_RESTORE_TID;
+	else if (!strcmp(a, "--get-state"))
+		q->op = RTID_OP_GET_STATE;
+	else
+		return false;
+	return true;
+}
+
+static bool action(const char *a, struct rtid__svc_req *q)
+{
+	for (int op = RTID_OP_LOCK; op < RTID_OP_COUNT; op++)
+		if (!strcmp(a, rtid__svc_op_name(op))) {
+			q->op = op;
+			return true;
+		}
+	return false;
+}
+
+/* The calls the daemon can answer, options in any order, each once. */
+static bool parse(int argc, char **argv, struct rtid__svc_req *q)
+{
+	bool op = false, pid = false, timeout = false;
+	int ms;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!op && is_op(a, q))
+			op = true;
+		else if (!op && !strcmp(a, "--action") && v && action(v, q))
+			op = true, i++;
+		else if (!pid && !strcmp(a, "--pid") && v && rtid_parse_pid(v, &q->pid) == 0)
+			pid = true, i++;
+		else if (!timeout && !strcmp(a, "--timeout") && v &&
+			 (rtid_parse_pid(v, &ms) == 0 || !strcmp(v, "0")))
+			timeout = true, q->timeout_ms = strcmp(v, "0") ? (unsigned)ms : 0, i++;
+		else
+			return false;
+	}
+	/* The real tool takes --timeout for lock only; anything else is its to judge. */
+	return op && pid && (!timeout || q->op == RTID_OP_LOCK);
+}
+
+static double env_seconds(const char *name, double def)
+{
+	const char *v = getenv(name);
+	double s;
+
+	return v && cli_parse_seconds(v, &s) == 0 ? s : def;
+}
+
+/* Print the driver's answer as the tool does; return its exit status. */
+static int print(const struct rtid__svc_ans *a)
+{
+	static const char *const what[RTID_OP_COUNT] = {
+		"get restore thread ID for", "get state of", "lock", "checkpoint", "restore",
+		"unlock",
+	};
+
+	if (a->kind == RTID__SVC_TID)
+		printf("%d\n", a->value);
+	else if (a->kind == RTID__SVC_STATE)
+		printf("%s\n", rtid__svc_state_name(a->value));
+	else if (a->kind == RTID__SVC_CUERR && strcmp(a->text, "-"))
+		fprintf(stderr, "Could not %s process ID %d: \"%s\"\n", what[a->op], a->pid, a->text);
+	else if (a->kind == RTID__SVC_CUERR) /* a code the driver has no string for */
+		fprintf(stderr, "Could not %s process ID %d: \"error %d\"\n", what[a->op], a->pid,
+			a->value);
+	fflush(NULL);
+	return a->kind == RTID__SVC_CUERR ? a->value & 0xff : 0;
+}
+
+bool shim_try_service(int argc, char **argv, int *rc)
+{
+	struct rtid__svc_req q = { 0 };
+	struct rtid__svc_conn c;
+	struct rtid__svc_ans a;
+	const char *path = rtid__svc_path(NULL);
+	struct stat st;
+	double wait = env_seconds("RTID_SERVICE_TIMEOUT", WAIT_DEFAULT);
+	int r;
+
+	if (!parse(argc, argv, &q) || stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+	    rtid__svc_open(path, &c) < 0)
+		return false;
+	/* An action may not be repeated by the tool while the daemon still runs it,
+	 * so its answer is awaited past the daemon's own deadline. */
+	if (q.op >= RTID_OP_LOCK)
+		wait = env_seconds("RTID_SERVICE_ACTION_TIMEOUT", ACTION_WAIT_DEFAULT) +
+		       q.timeout_ms / 1000.0;
+	r = rtid__svc_call(&c, &q, rtid__svc_now() + wait, &a);
+	rtid__svc_close(&c);
+	if (r < 0 || a.kind == RTID__SVC_ERROR || a.kind == RTID__SVC_DENIED)
+		return false;
+	*rc = print(&a);
+	return true;
+}

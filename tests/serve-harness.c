@@ -1,0 +1,274 @@
+/* The daemon under test (serve-harness.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "serve-harness.h"
+
+#define VERSION_LINE "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Tue\n"
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 1 << 20);
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, (1 << 20) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+void hd_prepare(struct daemon *d, const char *case_text, const int *pids)
+{
+	char *dir = tmp_dir(), rel[64];
+
+	memset(d, 0, sizeof(*d));
+	d->pid = -1;
+	snprintf(d->dir, sizeof(d->dir), "%s", dir);
+	free(dir);
+	snprintf(d->sock, sizeof(d->sock), "%s/s", d->dir);
+	snprintf(d->log, sizeof(d->log), "%s/mock.log", d->dir);
+	snprintf(d->casefile, sizeof(d->casefile), "%s/t.case", d->dir);
+	snprintf(d->proc, sizeof(d->proc), "%s/proc", d->dir);
+	snprintf(d->stderr_path, sizeof(d->stderr_path), "%s/serve.err", d->dir);
+	if (case_text[0] == '@') {
+		/* A case file of cases/, by name: the scenario's driver answers. */
+		char path[512], *text;
+
+		snprintf(path, sizeof(path), "%s/%s.case", env_path("SERVE_CASES"), case_text + 1);
+		text = slurp(path);
+		assert_true(text[0] != '\0');
+		write_file(d->dir, "t.case", text);
+		free(text);
+	} else {
+		write_file(d->dir, "t.case", case_text);
+	}
+	write_file(d->proc, "driver/nvidia/version", VERSION_LINE);
+	for (; pids && *pids; pids++) {
+		snprintf(rel, sizeof(rel), "%d/status", *pids);
+		write_file(d->proc, rel, "Name:\tpython3\n");
+	}
+	setenv("RTID_CASE", d->casefile, 1);
+	setenv("RTID_MOCK_LOG", d->log, 1);
+	setenv("RTID_REAL_TOOL", env_path("MOCK_TOOL"), 1);
+	unsetenv("RTID_SHIM_ACTIVE");
+}
+
+void hd_start(struct daemon *d, const char *const *extra)
+{
+	char fdnum[16], buf[16];
+	const char *argv[40] = { env_path("RTID_BIN"), "serve", "--socket", d->sock, "--proc",
+				 d->proc, "--libcuda", env_path("MOCK_LIBCUDA"), "--ready-fd" };
+	int n = 9, p[2];
+	struct pollfd pf;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	snprintf(fdnum, sizeof(fdnum), "%d", p[1]);
+	argv[n++] = fdnum;
+	for (; extra && *extra; extra++)
+		argv[n++] = *extra;
+	d->pid = fork();
+	assert_true(d->pid >= 0);
+	if (d->pid == 0) {
+		int err = open(d->stderr_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+
+		fcntl(p[1], F_SETFD, 0);
+		dup2(err, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	pf = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	assert_int_equal(poll(&pf, 1, (int)(20000 * time_factor())), 1);
+	assert_int_equal(read(p[0], buf, sizeof(buf)), 6); /* "ready\n" */
+	/* Then EOF at once: neither the daemon nor its worker holds the fd. */
+	assert_int_equal(poll(&pf, 1, (int)(20000 * time_factor())), 1);
+	assert_int_equal(read(p[0], buf, sizeof(buf)), 0);
+	close(p[0]);
+}
+
+int hd_stop(struct daemon *d)
+{
+	int st;
+
+	if (d->pid <= 0)
+		return -1;
+	kill(d->pid, SIGTERM);
+	while (waitpid(d->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	d->pid = -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+void hd_cleanup(struct daemon *d)
+{
+	/* Exit 0 after SIGTERM: a sanitizer's or valgrind's finding in the
+	 * daemon changes its status and fails the test. */
+	int st = d->pid > 0 ? hd_stop(d) : 0;
+
+	rm_tree(d->dir);
+	assert_int_equal(st, 0);
+}
+
+int hd_ask(const struct daemon *d, int op, int pid, unsigned ms, struct rtid__svc_ans *a)
+{
+	struct rtid__svc_req q = { .op = op, .pid = pid, .timeout_ms = ms };
+	struct rtid__svc_conn c;
+	int r = rtid__svc_open(d->sock, &c);
+
+	if (r < 0)
+		return r;
+	r = rtid__svc_call(&c, &q, rtid__svc_now() + 20 * time_factor(), a);
+	rtid__svc_close(&c);
+	return r;
+}
+
+struct shim_run hd_shim(const struct daemon *d, const char *sock, const char *const *args)
+{
+	struct shim_run s = { 0 };
+	char shim[400];
+	const char *argv[12] = { "cuda-checkpoint" };
+	int p[2], st, n = 1;
+	ssize_t got, total = 0;
+	pid_t pid;
+
+	snprintf(shim, sizeof(shim), "%s/cuda-checkpoint", d->dir);
+	if (access(shim, F_OK) < 0)
+		assert_int_equal(symlink(env_path("RTID_BIN"), shim), 0);
+	for (; *args; args++)
+		argv[n++] = *args;
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		close(p[0]);
+		close(p[1]);
+		setenv("RTID_SOCKET", sock ? sock : d->sock, 1);
+		execv(shim, (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while (total < (ssize_t)sizeof(s.out) - 1 &&
+	       (got = read(p[0], s.out + total, sizeof(s.out) - 1 - (size_t)total)) > 0)
+		total += got;
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	s.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return s;
+}
+
+int hd_log_count(const struct daemon *d, const char *needle)
+{
+	char *text = slurp(d->log), *p = text;
+	int n = 0;
+
+	while ((p = strstr(p, needle))) {
+		n++;
+		p += strlen(needle);
+	}
+	free(text);
+	return n;
+}
+
+int hd_log_self(const struct daemon *d, const char *needle)
+{
+	char *text = slurp(d->log), *line = text, *next;
+	int self = -1;
+
+	for (; line && *line; line = next) {
+		char *s;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (strstr(line, needle) && (s = strstr(line, "\"self\":")))
+			self = (int)strtol(s + 7, NULL, 10);
+	}
+	free(text);
+	return self;
+}
+
+bool hd_said(const struct daemon *d, const char *needle)
+{
+	char *text = slurp(d->stderr_path);
+	bool yes = strstr(text, needle) != NULL;
+
+	free(text);
+	return yes;
+}
+
+int hd_connect_raw(const char *sock)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int hd_recv(int fd, char *buf, size_t cap, double seconds)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&p, 1, (int)(seconds * 1000)) != 1)
+		return -1;
+	n = recv(fd, buf, cap - 1, 0);
+	if (n < 0)
+		return 0;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+long hd_rss_kb(pid_t pid)
+{
+	char path[64], *text, *p;
+	long kb = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	text = slurp(path);
+	if ((p = strstr(text, "VmRSS:")))
+		kb = strtol(p + 6, NULL, 10);
+	free(text);
+	return kb;
+}
+
+int hd_fd_count(pid_t pid)
+{
+	char path[64];
+	int n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	dir = opendir(path);
+	while (dir && readdir(dir))
+		n++;
+	if (dir)
+		closedir(dir);
+	return n - 2;
+}

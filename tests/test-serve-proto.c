@@ -1,0 +1,212 @@
+/* The rtid serve protocol: every message formats and parses back to itself,
+ * and anything not exactly in the grammar (doc/serve.md) is refused. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "serve-proto.h"
+#include "service-client.h"
+
+static int req(const char *s, struct rtid__svc_req *q)
+{
+	return rtid__svc_req_parse(s, strlen(s), q);
+}
+
+static int ans(const char *s, struct rtid__svc_ans *a)
+{
+	return rtid__svc_ans_parse(s, strlen(s), a);
+}
+
+static void test_requests(void **state)
+{
+	struct rtid__svc_req q, back;
+	char buf[RTID__SVC_MSG_MAX];
+
+	(void)state;
+	for (int op = 0; op < RTID_OP_COUNT; op++) {
+		q = (struct rtid__svc_req){ .op = op, .pid = 4242,
+					    .timeout_ms = op == RTID_OP_LOCK ? 10000 : 0 };
+		size_t n = rtid__svc_req_format(&q, buf);
+
+		assert_int_equal(rtid__svc_req_parse(buf, n, &back), 0);
+		assert_memory_equal(&q, &back, sizeof(q));
+	}
+	assert_int_equal(req("lock 1 0", &q), 0);
+	assert_int_equal(q.timeout_ms, 0);
+	const char *bad[] = {
+		"", "get-restore-tid", "get-restore-tid 0", "get-restore-tid -1", "get-restore-tid 01",
+		"get-restore-tid  1", " get-restore-tid 1", "get-restore-tid 1 ", "get-restore-tid 1 2",
+		"lock 1", "lock 1 x", "unlock 1 5", "toggle 1", "get-restore-tid 99999999999",
+		"get-restore-tid 1\n", "get-state 1\x7f", "GET-STATE 1", "lock 1 2147483648",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(req(bad[i], &q), -EINVAL);
+	memset(buf, 'a', sizeof(buf));
+	assert_int_equal(rtid__svc_req_parse(buf, sizeof(buf), &q), -EINVAL);
+}
+
+static void test_answers(void **state)
+{
+	const struct rtid__svc_ans cases[] = {
+		{ RTID__SVC_TID, RTID_OP_RESTORE_TID, 7, 9, "", "" },
+		{ RTID__SVC_STATE, RTID_OP_GET_STATE, 7, 2, "", "" },
+		{ RTID__SVC_DONE, RTID_OP_UNLOCK, 7, 0, "", "" },
+		{ RTID__SVC_CUERR, RTID_OP_LOCK, 7, 401, "CUDA_ERROR_ILLEGAL_STATE",
+		  "the operation cannot be performed in the present state" },
+		{ RTID__SVC_ERROR, RTID_OP_CHECKPOINT, 7, 0, "timeout", "no driver answer in time" },
+		{ RTID__SVC_DENIED, RTID_OP_RESTORE, 7, 0, "", "actions are for root" },
+	};
+	char buf[RTID__SVC_MSG_MAX];
+	struct rtid__svc_ans a;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = rtid__svc_ans_format(&cases[i], buf);
+
+		assert_int_equal(rtid__svc_ans_parse(buf, n, &a), 0);
+		assert_int_equal(a.kind, cases[i].kind);
+		assert_int_equal(a.op, cases[i].op);
+		assert_int_equal(a.pid, 7);
+		assert_int_equal(a.value, cases[i].value);
+		if (cases[i].text[0])
+			assert_string_equal(a.text, cases[i].text);
+	}
+	/* Unknown names and empty text travel as "-"; foreign bytes as '?'. */
+	a = (struct rtid__svc_ans){ RTID__SVC_CUERR, RTID_OP_LOCK, 7, 5, "", "caf\xc3\xa9\n" };
+	rtid__svc_ans_format(&a, buf);
+	assert_string_equal(buf, "cuerr lock 7 5 - caf???");
+	/* A name with a space cannot split the answer. */
+	a = (struct rtid__svc_ans){ RTID__SVC_ERROR, RTID_OP_LOCK, 7, 0, "two words", "" };
+	rtid__svc_ans_format(&a, buf);
+	assert_string_equal(buf, "error lock 7 two?words -");
+	assert_int_equal(rtid__svc_ans_parse(buf, strlen(buf), &a), 0);
+	assert_string_equal(a.name, "two?words");
+	/* A state the protocol has no name for is not sent as a state. */
+	a = (struct rtid__svc_ans){ RTID__SVC_STATE, RTID_OP_GET_STATE, 7, 9, "", "" };
+	rtid__svc_ans_format(&a, buf);
+	assert_int_equal(rtid__svc_ans_parse(buf, strlen(buf), &a), -EINVAL);
+	const char *bad[] = {
+		"tid get-restore-tid 7", "tid get-restore-tid 7 0", "tid get-restore-tid 7 9 9",
+		"state get-state 7 sleeping", "done unlock 7 x", "cuerr lock 7 0 N T",
+		"cuerr lock 7 5 N", "error lock 7 timeout", "denied lock 7", "hello lock 7 9",
+		"tid nothing 7 9", "tid get-restore-tid x 9", "tid", "tid get-restore-tid",
+		"tid get-restore-tid 7 2147483648", "tid get-restore-tid 7 -1", "state get-state 7",
+		"done unlock 0", "error lock 7 timeout ", "cuerr lock 7 401 N", "tid  get-state 7 1",
+		"denied", "done\x01 unlock 7",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(ans(bad[i], &a), -EINVAL);
+}
+
+static void test_greetings(void **state)
+{
+	char buf[RTID__SVC_MSG_MAX];
+	bool actions = false;
+	int v = 0;
+	size_t n = rtid__svc_hello_format(buf);
+
+	(void)state;
+	assert_int_equal(rtid__svc_hello_parse(buf, n, &v), 0);
+	assert_int_equal(v, RTID__SVC_VERSION);
+	assert_int_equal(rtid__svc_hello_parse("hello 0", 7, &v), -EINVAL);
+	assert_int_equal(rtid__svc_hello_parse("hello", 5, &v), -EINVAL);
+	assert_int_equal(rtid__svc_hello_parse("hi 1", 4, &v), -EINVAL);
+	assert_int_equal(rtid__svc_hello_parse("hello 1 2", 9, &v), -EINVAL);
+	assert_int_equal(rtid__svc_hello_parse("hello x", 7, &v), -EINVAL);
+	assert_int_equal(rtid__svc_hello_parse("hello  1", 8, &v), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("hello x actions", 15, &actions), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("howdy 1 actions", 15, &actions), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("hello 1 actions x", 17, &actions), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("", 0, &actions), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("hello 1 actions", 15, &actions), 0);
+	assert_true(actions);
+	assert_int_equal(rtid__svc_welcome_parse("hello 1 queries", 15, &actions), 0);
+	assert_false(actions);
+	assert_int_equal(rtid__svc_welcome_parse("refused 1 busy", 14, &actions), -EPROTO);
+	assert_int_equal(rtid__svc_welcome_parse("hello 2 actions", 15, &actions), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("hello 1 all", 11, &actions), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("hello 1", 7, &actions), -EINVAL);
+	assert_null(rtid__svc_op_name(RTID_OP_COUNT));
+	assert_null(rtid__svc_state_name(4));
+}
+
+static void test_paths(void **state)
+{
+	struct rtid__svc_conn c;
+	char longp[200];
+
+	(void)state;
+	unsetenv("RTID_SOCKET");
+	assert_string_equal(rtid__svc_path(NULL), RTID__SVC_SOCKET_DEFAULT);
+	setenv("RTID_SOCKET", "/x/y", 1);
+	assert_string_equal(rtid__svc_path(NULL), "/x/y");
+	assert_string_equal(rtid__svc_path("/a"), "/a");
+	memset(longp, 'x', sizeof(longp) - 1);
+	longp[sizeof(longp) - 1] = '\0';
+	assert_int_equal(rtid__svc_open(longp, &c), -ENAMETOOLONG);
+	assert_int_equal(rtid__svc_open("/nonexistent/rtid.sock", &c), -ENOENT);
+}
+
+/* The client against a daemon that misbehaves (the other end of a
+ * socketpair, written by the test): every departure is an error, never an
+ * answer. */
+static int call_against(const char *const *said, size_t n, double wait)
+{
+	struct rtid__svc_req q = { .op = RTID_OP_RESTORE_TID, .pid = 7 };
+	struct rtid__svc_conn c = { .fd = -1 };
+	struct rtid__svc_ans a;
+	int sv[2], r;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	c.fd = sv[0];
+	for (size_t i = 0; i < n; i++)
+		assert_true(send(sv[1], said[i], strlen(said[i]), 0) >= 0);
+	if (n && !said[n - 1][0])
+		close(sv[1]); /* "" last: the daemon hangs up */
+	r = rtid__svc_call(&c, &q, rtid__svc_now() + wait, &a);
+	rtid__svc_close(&c);
+	rtid__svc_close(&c); /* twice is harmless */
+	if (!n || said[n - 1][0])
+		close(sv[1]);
+	return r;
+}
+
+static void test_client_against_bad_daemons(void **state)
+{
+	char big[400];
+
+	(void)state;
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(call_against((const char *[]){ "hello 1 queries", "tid get-restore-tid 7 9" }, 2, 5), 0);
+	assert_int_equal(call_against((const char *[]){ "refused 1 version" }, 1, 5), -EPROTO);
+	assert_int_equal(call_against((const char *[]){ "hello 1 everything" }, 1, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "hello 1 queries", "tid get-restore-tid 8 9" }, 2, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "hello 1 queries", "tid get-state 7 9" }, 2, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "hello 1 queries", "garbage" }, 2, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "hello 1 queries", big }, 2, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "hello 1 queries", "" }, 2, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "" }, 1, 5), -EIO);
+	assert_int_equal(call_against(NULL, 0, 0.05), -ETIMEDOUT);
+	assert_int_equal(call_against((const char *[]){ "hello 1 queries" }, 1, 0.05), -ETIMEDOUT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_requests),
+		cmocka_unit_test(test_answers),
+		cmocka_unit_test(test_greetings),
+		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_client_against_bad_daemons),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,470 @@
+/* Who may ask rtid serve what, how its socket is made and handed over, and
+ * how it stops: the socket's mode and group, SO_PEERCRED per request (a
+ * non-root peer in a forked child), systemd's socket and readiness, a clean
+ * SIGTERM with a request in flight, and memory and fds flat over 100,000
+ * requests. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "rtid.h"
+#include "serve-harness.h"
+
+#define NOBODY 65534
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+static const int pids[] = { 100, 400, 500, 0 };
+static struct daemon d;
+
+static int setup(void **state)
+{
+	char p500[400];
+
+	(void)state;
+	hd_prepare(&d, "@serve-denied-peer", pids);
+	snprintf(p500, sizeof(p500), "%s/500", d.proc);
+	assert_int_equal(chown(p500, NOBODY, NOBODY), 0);
+	assert_int_equal(chmod(d.dir, 0711), 0); /* nobody may reach the socket, no more */
+	return 0;
+}
+
+static int setup_hang(void **state)
+{
+	(void)state;
+	hd_prepare(&d, "@serve-worker-hang", pids);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	hd_cleanup(&d);
+	return 0;
+}
+
+/* In a child as uid and gid nobody: the answer kind for each request, one
+ * byte each on the pipe (0xff: no answer). */
+static void as_nobody(const struct rtid__svc_req *q, size_t n, unsigned char *kinds)
+{
+	int p[2], st;
+	pid_t pid;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+			_exit(3);
+		for (size_t i = 0; i < n; i++) {
+			struct rtid__svc_ans a;
+			unsigned char k = hd_ask(&d, q[i].op, q[i].pid, q[i].timeout_ms, &a) == 0
+						  ? (unsigned char)a.kind : 0xff;
+
+			if (write(p[1], &k, 1) != 1)
+				_exit(4);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	for (size_t got = 0; got < n;) {
+		ssize_t r = read(p[0], kinds + got, n - got);
+
+		assert_true(r > 0);
+		got += (size_t)r;
+	}
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static void test_socket_mode_and_group(void **state)
+{
+	struct stat st;
+
+	(void)state;
+	hd_start(&d, ARGS("--group", "65534"));
+	assert_int_equal(lstat(d.sock, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0660);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(st.st_gid, NOBODY);
+}
+
+/* Queries for one's own processes only; actions for root only. */
+static void test_denied_peer(void **state)
+{
+	const struct rtid__svc_req q[] = {
+		{ RTID_OP_RESTORE_TID, 100, 0 }, /* root's process */
+		{ RTID_OP_RESTORE_TID, 500, 0 }, /* nobody's own */
+		{ RTID_OP_GET_STATE, 500, 0 },
+		{ RTID_OP_LOCK, 500, 1000 },     /* an action */
+		{ RTID_OP_RESTORE_TID, 777, 0 }, /* no such process */
+	};
+	unsigned char k[5];
+	struct rtid__svc_ans a;
+
+	(void)state;
+	hd_start(&d, ARGS("--group", "65534", "--actions"));
+	as_nobody(q, 5, k);
+	assert_int_equal(k[0], RTID__SVC_DENIED);
+	assert_int_equal(k[1], RTID__SVC_TID);
+	assert_int_equal(k[2], RTID__SVC_STATE);
+	assert_int_equal(k[3], RTID__SVC_DENIED);
+	assert_int_equal(k[4], RTID__SVC_DENIED);
+	assert_true(hd_said(&d, "denied uid 65534"));
+	assert_int_equal(hd_log_count(&d, "\"event\":\"lock\""), 0);
+	/* root may do all of it */
+	assert_int_equal(hd_ask(&d, RTID_OP_LOCK, 500, 1000, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_DONE);
+}
+
+/* A group named for actions lets its members act. */
+static void test_action_group(void **state)
+{
+	const struct rtid__svc_req q[] = { { RTID_OP_LOCK, 500, 1000 }, { RTID_OP_UNLOCK, 500, 0 } };
+	unsigned char k[2];
+
+	(void)state;
+	hd_start(&d, ARGS("--group", "65534", "--actions", "--action-group", "nogroup"));
+	as_nobody(q, 2, k);
+	assert_int_equal(k[0], RTID__SVC_DONE);
+	assert_int_equal(k[1], RTID__SVC_DONE);
+}
+
+/* Membership is the user's groups, not the peer's word: nobody is not in root's. */
+static void test_action_group_non_member(void **state)
+{
+	const struct rtid__svc_req q[] = { { RTID_OP_LOCK, 500, 1000 } };
+	unsigned char k[1];
+
+	(void)state;
+	hd_start(&d, ARGS("--group", "65534", "--actions", "--action-group", "0"));
+	as_nobody(q, 1, k);
+	assert_int_equal(k[0], RTID__SVC_DENIED);
+}
+
+/* Without --group only root reaches the socket at all. */
+static void test_default_root_only(void **state)
+{
+	const struct rtid__svc_req q[] = { { RTID_OP_RESTORE_TID, 500, 0 } };
+	unsigned char k[1];
+
+	(void)state;
+	hd_start(&d, NULL);
+	as_nobody(q, 1, k);
+	assert_int_equal(k[0], 0xff);
+}
+
+static int run_daemon(const struct daemon *dd, const char *const *extra)
+{
+	const char *argv[20] = { env_path("RTID_BIN"), "serve", "--socket", dd->sock, "--proc",
+				 dd->proc, "--libcuda", env_path("MOCK_LIBCUDA") };
+	int n = 8, st;
+	pid_t pid;
+
+	for (; extra && *extra; extra++)
+		argv[n++] = *extra;
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* What is at the socket path: a stale socket is replaced, a file is not,
+ * a live daemon's socket is not taken over. */
+static void test_socket_path_rules(void **state)
+{
+	struct rtid__svc_ans a;
+	struct stat st;
+
+	(void)state;
+	write_file(d.dir, "s", "not a socket\n");
+	assert_int_equal(run_daemon(&d, NULL), 1);
+	assert_int_equal(lstat(d.sock, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	unlink(d.sock);
+	hd_start(&d, NULL);
+	assert_int_equal(run_daemon(&d, NULL), 1); /* a second one on a live socket */
+	assert_int_equal(kill(d.pid, SIGKILL), 0);  /* leaves a stale socket */
+	waitpid(d.pid, NULL, 0);
+	d.pid = -1;
+	hd_start(&d, NULL);
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.value, 101);
+	assert_int_equal(run_daemon(&d, ARGS("--max-clients", "0")), 2);
+	assert_int_equal(run_daemon(&d, ARGS("--group", "no-such-group-here")), 2);
+	assert_int_equal(run_daemon(&d, ARGS("stray")), 2);
+	assert_int_equal(run_daemon(&d, ARGS("--timeout", "soon")), 2);
+	assert_int_equal(run_daemon(&d, ARGS("--ready-fd", "x")), 2);
+	assert_int_equal(run_daemon(&d, ARGS("--ready-fd", "999")), 2); /* not open */
+	assert_int_equal(run_daemon(&d, ARGS("--no-such-option")), 2);
+	assert_int_equal(run_daemon(&d, ARGS("--help")), 0);
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "%s help serve | grep -q -- --action-group",
+			 env_path("RTID_BIN"));
+		assert_int_equal(system(cmd), 0);
+	}
+}
+
+/* Paths the daemon cannot use: a clear failure, exit 1, nothing left behind. */
+static void test_unusable_paths(void **state)
+{
+	struct daemon bad = d;
+	char longp[200];
+
+	(void)state;
+	snprintf(bad.sock, sizeof(bad.sock), "%s/no/such/dir/s", d.dir);
+	assert_int_equal(run_daemon(&bad, NULL), 1);
+	write_file(d.dir, "plain", "a file\n");
+	snprintf(bad.sock, sizeof(bad.sock), "%s/plain/s", d.dir); /* ENOTDIR */
+	assert_int_equal(run_daemon(&bad, NULL), 1);
+	memset(longp, 'x', sizeof(longp) - 1);
+	longp[0] = '/';
+	longp[sizeof(longp) - 1] = '\0';
+	snprintf(bad.sock, sizeof(bad.sock), "%s", longp);
+	assert_int_equal(run_daemon(&bad, NULL), 1);
+}
+
+/* What systemd might pass that the daemon cannot serve: refused, exit 1. */
+static void test_socket_activation_refused(void **state)
+{
+	(void)state;
+	if (!getenv("RTID_HAVE_SYSTEMD"))
+		skip();
+	for (int variant = 0; variant < 2; variant++) {
+		int st;
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			char me[16];
+			int null = open("/dev/null", O_RDWR);
+
+			dup2(null, 3); /* not a socket */
+			dup2(null, 4);
+			dup2(null, 2);
+			snprintf(me, sizeof(me), "%d", (int)getpid());
+			setenv("LISTEN_FDS", variant ? "2" : "1", 1);
+			setenv("LISTEN_PID", me, 1);
+			execl(env_path("RTID_BIN"), "rtid", "serve", "--socket", d.sock, "--proc",
+			      d.proc, (char *)NULL);
+			_exit(127);
+		}
+		waitpid(pid, &st, 0);
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 1);
+	}
+	assert_int_equal(access(d.sock, F_OK), -1);
+}
+
+static int listener(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+	assert_true(strlen(path) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 16), 0);
+	return fd;
+}
+
+/* systemd's way: the socket passed as fd 3 (LISTEN_FDS), READY=1 on
+ * NOTIFY_SOCKET, and the socket file left alone at exit (it is systemd's). */
+static void test_socket_activation(void **state)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char act[300], note[300], buf[128], other[300];
+	struct rtid__svc_ans a;
+	struct pollfd p;
+	int lfd, nfd, st;
+	ssize_t n;
+
+	(void)state;
+	if (!getenv("RTID_HAVE_SYSTEMD"))
+		skip();
+	snprintf(act, sizeof(act), "%s/act.sock", d.dir);
+	snprintf(note, sizeof(note), "%s/notify", d.dir);
+	snprintf(other, sizeof(other), "%s/unused.sock", d.dir);
+	lfd = listener(act);
+	nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(strlen(note) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, note, strlen(note) + 1);
+	assert_int_equal(bind(nfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	d.pid = fork();
+	if (d.pid == 0) {
+		char pid[16];
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(lfd, 3);
+		dup2(null, 2);
+		snprintf(pid, sizeof(pid), "%d", (int)getpid());
+		setenv("LISTEN_FDS", "1", 1);
+		setenv("LISTEN_PID", pid, 1);
+		setenv("NOTIFY_SOCKET", note, 1);
+		execl(env_path("RTID_BIN"), "rtid", "serve", "--socket", other, "--proc", d.proc,
+		      "--libcuda", env_path("MOCK_LIBCUDA"), (char *)NULL);
+		_exit(127);
+	}
+	close(lfd);
+	p = (struct pollfd){ .fd = nfd, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, (int)(20000 * time_factor())), 1);
+	n = recv(nfd, buf, sizeof(buf) - 1, 0);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "READY=1"));
+	snprintf(d.sock, sizeof(d.sock), "%s", act);
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.value, 101);
+	assert_int_equal(access(other, F_OK), -1); /* it made no socket of its own */
+	kill(d.pid, SIGTERM);
+	waitpid(d.pid, &st, 0);
+	d.pid = -1;
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(access(act, F_OK), 0);
+	close(nfd);
+}
+
+/* SIGTERM with a request in flight: that request gets an error, never a tid;
+ * the worker is killed and reaped; the socket is removed; exit 0. */
+static void test_sigterm_in_flight(void **state)
+{
+	struct timespec tick = { 0, 5000000 };
+	struct rtid__svc_ans a;
+	int p[2], worker, st;
+	unsigned char k = 0;
+	pid_t client;
+
+	(void)state;
+	hd_start(&d, ARGS("--timeout", "1"));
+	worker = hd_log_self(&d, "cuInit");
+	assert_int_equal(pipe(p), 0);
+	client = fork();
+	if (client == 0) {
+		k = hd_ask(&d, RTID_OP_RESTORE_TID, 400, 0, &a) == 0 ? (unsigned char)a.kind : 0xff;
+		_exit(write(p[1], &k, 1) == 1 && a.kind == RTID__SVC_ERROR ? 0 : 1);
+	}
+	/* The mock logs the call as it enters the driver: then it is in flight. */
+	for (int i = 0; i < 2000 && hd_log_count(&d, "\"event\":\"start\",\"pid\":400") == 0; i++)
+		nanosleep(&tick, NULL);
+	assert_int_equal(hd_stop(&d), 0);
+	assert_int_equal(read(p[0], &k, 1), 1);
+	assert_int_equal(k, RTID__SVC_ERROR);
+	waitpid(client, &st, 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(kill(worker, 0), -1);
+	assert_int_equal(access(d.sock, F_OK), -1);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* RSS and fds of the daemon while one client has just been answered: by then
+ * the daemon has seen every earlier client's close. */
+static void measure(long *rss, int *fds)
+{
+	struct rtid__svc_req q = { .op = RTID_OP_RESTORE_TID, .pid = 100 };
+	struct rtid__svc_conn c;
+	struct rtid__svc_ans a;
+
+	assert_int_equal(rtid__svc_open(d.sock, &c), 0);
+	assert_int_equal(rtid__svc_call(&c, &q, rtid__svc_now() + 20, &a), 0);
+	*rss = hd_rss_kb(d.pid);
+	*fds = hd_fd_count(d.pid);
+	rtid__svc_close(&c);
+}
+
+/* SIGINT (a foreground daemon's ^C) stops it as SIGTERM does. */
+static void test_sigint(void **state)
+{
+	int worker, st;
+
+	(void)state;
+	hd_start(&d, NULL);
+	worker = hd_log_self(&d, "cuInit");
+	assert_int_equal(kill(d.pid, SIGINT), 0);
+	waitpid(d.pid, &st, 0);
+	d.pid = -1;
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(access(d.sock, F_OK), -1);
+	assert_int_equal(kill(worker, 0), -1);
+}
+
+/* 100,000 requests: the daemon's RSS and open fds the same before and after. */
+static void test_rss_flat(void **state)
+{
+	long total = getenv("RTID_UNDER_VALGRIND") ? 2000 : 100000, per = 100, rss0 = 0, rss1;
+	int fds0 = 0, fds1;
+
+	(void)state;
+	hd_start(&d, NULL);
+	for (int phase = 0; phase < 2; phase++) {
+		long n = phase ? total : 1000;
+
+		for (long i = 0; i < n; i += per) {
+			struct rtid__svc_conn c;
+
+			assert_int_equal(rtid__svc_open(d.sock, &c), 0);
+			for (long j = 0; j < per; j++) {
+				struct rtid__svc_req q = { .op = RTID_OP_RESTORE_TID, .pid = 100 };
+				struct rtid__svc_ans a;
+
+				assert_int_equal(rtid__svc_call(&c, &q, rtid__svc_now() + 20, &a), 0);
+				assert_int_equal(a.value, 101);
+			}
+			rtid__svc_close(&c);
+		}
+		if (phase == 0)
+			measure(&rss0, &fds0);
+	}
+	measure(&rss1, &fds1);
+	printf("rtid serve over %ld requests: VmRSS %ld kB before, %ld kB after; fds %d, %d\n",
+	       total, rss0, rss1, fds0, fds1);
+	assert_true(rss0 > 0);
+	assert_true(rss1 <= rss0 + 64);
+	assert_int_equal(fds1, fds0);
+	assert_int_equal(hd_log_count(&d, "cuInit"), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_socket_mode_and_group, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_denied_peer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_action_group, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_action_group_non_member, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_default_root_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unusable_paths, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_activation_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_path_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_activation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sigterm_in_flight, setup_hang, teardown),
+		cmocka_unit_test_setup_teardown(test_sigint, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rss_flat, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

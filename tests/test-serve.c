@@ -1,0 +1,622 @@
+/* rtid serve as its users meet it: the shim answered by the daemon exactly as
+ * the real tool answers, one attach for many shim processes, the worker kept
+ * right (crash, hang, driver change), clients that misbehave, who may ask
+ * what, and a clean stop. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "rtid.h"
+#include "serve-harness.h"
+
+#define CASE_HEAD "title serve\nproves serve\ndriver 580.159.03\nbackend api\n"
+#define TOOL_CALLS "\"mock\":\"cuda-checkpoint\",\"event\":\"start\""
+
+static const char basic_case[] = CASE_HEAD
+	"task 100 100 python3\n"
+	"answer 100 tid 101\nanswer 200 none\nanswer 300 crash 11\nanswer 400 hang\n"
+	"answer 500 tid 501\nanswer 600 exit 700\nanswer 700 exit 77\nanswer 800 not-initialized\n"
+	"answer 900 tid 0\n"
+	"expect driver 100 tid=101\n";
+static const int basic_pids[] = { 100, 200, 300, 400, 500, 600, 700, 800, 900, 0 };
+
+static struct daemon d;
+
+static int setup(void **state)
+{
+	(void)state;
+	hd_prepare(&d, basic_case, basic_pids);
+	return 0;
+}
+
+/* The scenarios that have their own case file in cases/. */
+#define CASE_SETUP(name, file)                               \
+	static int name(void **state)                        \
+	{                                                    \
+		(void)state;                                 \
+		hd_prepare(&d, "@" file, basic_pids);        \
+		return 0;                                    \
+	}
+CASE_SETUP(setup_crash, "serve-worker-crash")
+CASE_SETUP(setup_hang, "serve-worker-hang")
+CASE_SETUP(setup_change, "serve-driver-change")
+CASE_SETUP(setup_silent, "serve-silent-client")
+CASE_SETUP(setup_missing, "serve-socket-missing")
+CASE_SETUP(setup_one, "serve-one-attach")
+CASE_SETUP(setup_noattach, "serve-attach-fails")
+
+static int teardown(void **state)
+{
+	(void)state;
+	hd_cleanup(&d);
+	return 0;
+}
+
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+static void expect_shim(const char *const *args, int status, const char *out)
+{
+	struct shim_run r = hd_shim(&d, NULL, args);
+
+	assert_string_equal(r.out, out);
+	assert_int_equal(r.status, status);
+}
+
+/* The whole plugin sequence of one process, answered by the daemon alone. */
+static void test_shim_answers_as_the_tool(void **state)
+{
+	(void)state;
+	hd_start(&d, ARGS("--actions"));
+	expect_shim(ARGS("--get-restore-tid", "--pid", "100"), 0, "101\n");
+	expect_shim(ARGS("--pid", "100", "--get-restore-tid"), 0, "101\n");
+	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 1,
+		    "Could not get restore thread ID for process ID 200: \"invalid argument\"\n");
+	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "running\n");
+	expect_shim(ARGS("--action", "lock", "--pid", "100", "--timeout", "10000"), 0, "");
+	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "locked\n");
+	expect_shim(ARGS("--action", "checkpoint", "--pid", "100"), 0, "");
+	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "checkpointed\n");
+	/* The driver's own error, with its exit status truncated as the tool does. */
+	expect_shim(ARGS("--action", "checkpoint", "--pid", "100"), 401 & 0xff,
+		    "Could not checkpoint process ID 100: \"the operation cannot be performed "
+		    "in the present state\"\n");
+	expect_shim(ARGS("--action", "restore", "--pid", "100"), 0, "");
+	expect_shim(ARGS("--action", "unlock", "--pid", "100"), 0, "");
+	expect_shim(ARGS("--get-restore-tid", "--pid", "600"), 700 & 0xff,
+		    "Could not get restore thread ID for process ID 600: \"an illegal memory "
+		    "access was encountered\"\n");
+	/* "Success" with tid 0 is no answer: the daemon says so, the tool is asked. */
+	{
+		struct rtid__svc_ans a;
+
+		assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 900, 0, &a), 0);
+		assert_int_equal(a.kind, RTID__SVC_ERROR);
+		assert_string_equal(a.name, "bad-output");
+	}
+	/* A code the driver has no string for. */
+	expect_shim(ARGS("--get-restore-tid", "--pid", "700"), 77,
+		    "Could not get restore thread ID for process ID 700: \"error 77\"\n");
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+	assert_int_equal(hd_log_count(&d, "cuInit"), 1);
+	/* Lock's timeout reached the driver in its argument struct. */
+	assert_int_equal(hd_log_count(&d, "timeout 10000"), 1);
+	assert_int_equal(hd_stop(&d), 0);
+	assert_int_equal(access(d.sock, F_OK), -1); /* the socket it made is gone */
+}
+
+/* Many separate shim processes, as CRIU spawns them: one attach in all. */
+static void test_one_attach_for_many_shims(void **state)
+{
+	(void)state;
+	hd_start(&d, NULL);
+	for (int i = 0; i < 25; i++)
+		expect_shim(ARGS("--get-restore-tid", "--pid", i % 2 ? "100" : "500"), 0,
+			    i % 2 ? "101\n" : "501\n");
+	assert_int_equal(hd_log_count(&d, "cuInit"), 1);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+}
+
+/* Without the daemon's socket the shim is what it was: the real tool answers. */
+static void test_socket_missing_reaches_the_tool(void **state)
+{
+	char nowhere[400];
+	struct shim_run r;
+
+	(void)state;
+	snprintf(nowhere, sizeof(nowhere), "%s/none.sock", d.dir);
+	r = hd_shim(&d, nowhere, ARGS("--get-restore-tid", "--pid", "100"));
+	assert_string_equal(r.out, "101\n");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+	/* A socket nobody listens on: the same. */
+	hd_start(&d, NULL);
+	assert_int_equal(kill(d.pid, SIGKILL), 0);
+	waitpid(d.pid, NULL, 0);
+	d.pid = -1;
+	r = hd_shim(&d, NULL, ARGS("--get-restore-tid", "--pid", "100"));
+	assert_string_equal(r.out, "101\n");
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 2);
+}
+
+/* A crash in the middle of a request: an error for it, never a tid; the shim
+ * asks the real tool; the next request gets a new attach. */
+static void test_worker_crash_mid_request(void **state)
+{
+	struct rtid__svc_ans a;
+	struct shim_run r;
+	int first;
+
+	(void)state;
+	hd_start(&d, NULL);
+	first = hd_log_self(&d, "cuInit");
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 300, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "worker-crashed");
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+	assert_int_equal(a.value, 101);
+	assert_int_equal(hd_log_count(&d, "cuInit"), 2);
+	assert_int_not_equal(hd_log_self(&d, "cuInit"), first);
+	assert_int_equal(kill(first, 0), -1); /* the dead one was reaped */
+	/* Through the shim: the tool's own answer, here its crash. */
+	r = hd_shim(&d, NULL, ARGS("--get-restore-tid", "--pid", "300"));
+	assert_int_equal(r.status, 128 + SIGSEGV);
+	assert_true(hd_log_count(&d, TOOL_CALLS) >= 1); /* the shim's own query, then the tool */
+	assert_true(hd_said(&d, "driver API worker died"));
+}
+
+/* A worker that hangs is killed at the request's deadline. */
+static void test_worker_hang_past_deadline(void **state)
+{
+	struct rtid__svc_ans a;
+	int hung;
+
+	(void)state;
+	hd_start(&d, ARGS("--timeout", "0.3"));
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 400, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "timeout");
+	hung = hd_log_self(&d, "cuInit");
+	assert_int_equal(kill(hung, 0), -1);
+	assert_int_equal(errno, ESRCH);
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+	assert_true(hd_said(&d, "past its deadline; killing the worker"));
+}
+
+/* A driver that cannot be attached: errors at once, the tool answers. */
+static void test_attach_fails(void **state)
+{
+	struct rtid__svc_ans a;
+	struct shim_run r;
+
+	(void)state;
+	hd_start(&d, NULL);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+		assert_int_equal(a.kind, RTID__SVC_ERROR);
+		assert_string_equal(a.name, "worker-failed");
+	}
+	r = hd_shim(&d, NULL, ARGS("--get-restore-tid", "--pid", "100"));
+	assert_string_equal(r.out, "101\n");
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+	assert_true(hd_said(&d, "cuInit failed"));
+	assert_true(hd_said(&d, "a new attach after a backoff"));
+}
+
+/* A cuInit that never returns: cut at --attach-timeout, errors, no tid. */
+static void test_attach_hangs(void **state)
+{
+	struct rtid__svc_ans a;
+
+	(void)state;
+	write_file(d.dir, "t.case", CASE_HEAD "libcuda-init hang\ntask 100 100 python3\n"
+		   "answer 100 tid 101\nexpect driver 100 error=worker-failed\n");
+	hd_start(&d, ARGS("--attach-timeout", "0.3"));
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "worker-failed");
+	assert_true(hd_said(&d, "did not attach in time"));
+}
+
+/* A cuInit that crashes: the worker ends before it is ready; errors, no tid. */
+static void test_attach_crashes(void **state)
+{
+	struct rtid__svc_ans a;
+
+	(void)state;
+	write_file(d.dir, "t.case", CASE_HEAD "libcuda-init crash 11\ntask 100 100 python3\n"
+		   "answer 100 tid 101\nexpect driver 100 error=worker-failed\n");
+	hd_start(&d, NULL);
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "worker-failed");
+	assert_true(hd_said(&d, "ended before it was ready"));
+}
+
+/* A driver that has the restore-tid query but not the state calls and
+ * actions: those are "unsupported", and the shim asks the tool for them. */
+static void test_driver_lacks_actions(void **state)
+{
+	struct rtid__svc_ans a;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions", "--libcuda", env_path("MOCK_LIBCUDA_NOACT")));
+	assert_int_equal(hd_ask(&d, RTID_OP_GET_STATE, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "unsupported");
+	assert_int_equal(hd_ask(&d, RTID_OP_LOCK, 100, 10, &a), 0);
+	assert_string_equal(a.name, "unsupported");
+	assert_int_equal(hd_ask(&d, RTID_OP_UNLOCK, 100, 0, &a), 0);
+	assert_string_equal(a.name, "unsupported");
+	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "running\n");
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+	expect_shim(ARGS("--get-restore-tid", "--pid", "100"), 0, "101\n");
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+}
+
+/* No worker program: worker-failed, and the daemon still answers. */
+static void test_worker_missing(void **state)
+{
+	char *saved = strdup(env_path("RTID_WORKER"));
+	struct rtid__svc_ans a;
+
+	(void)state;
+	setenv("RTID_WORKER", "/nonexistent/rtid-cuda-worker", 1);
+	hd_start(&d, NULL);
+	setenv("RTID_WORKER", saved, 1);
+	free(saved);
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "worker-failed");
+	/* Under valgrind posix_spawn cannot report the failed exec: the worker
+	 * then ends before it is ready instead. */
+	assert_true(hd_said(&d, "cannot start the worker") ||
+		    (getenv("RTID_UNDER_VALGRIND") && hd_said(&d, "ended before it was ready")));
+}
+
+/* Two clients, the first one's call hangs: the second gets a tid after the
+ * new attach or an error at its own deadline, never the wrong answer. */
+static void test_queue_behind_a_hang(void **state)
+{
+	struct rtid__svc_req q1 = { .op = RTID_OP_RESTORE_TID, .pid = 400 };
+	struct rtid__svc_req q2 = { .op = RTID_OP_RESTORE_TID, .pid = 100 };
+	struct rtid__svc_conn c1, c2;
+	struct rtid__svc_ans a1, a2;
+	char buf[64];
+	size_t n;
+
+	(void)state;
+	hd_start(&d, ARGS("--timeout", "0.4"));
+	assert_int_equal(rtid__svc_open(d.sock, &c1), 0);
+	assert_int_equal(rtid__svc_open(d.sock, &c2), 0);
+	n = rtid__svc_req_format(&q1, buf);
+	assert_int_equal(send(c1.fd, buf, n, 0), (ssize_t)n);
+	assert_int_equal(rtid__svc_call(&c2, &q2, rtid__svc_now() + 20, &a2), 0);
+	c1.greeted = false;
+	assert_true(hd_recv(c1.fd, buf, sizeof(buf), 20) > 0); /* the greeting */
+	assert_true(hd_recv(c1.fd, buf, sizeof(buf), 20) > 0);
+	assert_int_equal(rtid__svc_ans_parse(buf, strlen(buf), &a1), 0);
+	assert_int_equal(a1.kind, RTID__SVC_ERROR);
+	assert_string_equal(a1.name, "timeout");
+	assert_true(a2.kind == RTID__SVC_ERROR || (a2.kind == RTID__SVC_TID && a2.value == 101));
+	rtid__svc_close(&c1);
+	rtid__svc_close(&c2);
+}
+
+/* A driver upgrade: the old attach is dropped before the next answer. */
+static void test_driver_version_change(void **state)
+{
+	struct rtid__svc_ans a;
+	int old;
+
+	(void)state;
+	hd_start(&d, NULL);
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	old = hd_log_self(&d, "cuInit");
+	write_file(d.proc, "driver/nvidia/version",
+		   "NVRM version: NVIDIA UNIX x86_64 Kernel Module  590.44.01  Wed\n");
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+	assert_int_equal(hd_log_count(&d, "cuInit"), 2);
+	assert_int_equal(kill(old, 0), -1);
+	/* Unchanged since: no third attach. */
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(hd_log_count(&d, "cuInit"), 2);
+	/* The driver unloaded (no version file) is a change too. */
+	{
+		char path[400];
+
+		snprintf(path, sizeof(path), "%s/driver/nvidia/version", d.proc);
+		assert_int_equal(unlink(path), 0);
+	}
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+	assert_int_equal(hd_log_count(&d, "cuInit"), 3);
+	assert_true(hd_said(&d, "driver version changed"));
+}
+
+/* A client that connects and sends nothing delays nobody, and is closed at
+ * its own deadline. */
+static void test_silent_client(void **state)
+{
+	struct rtid__svc_ans a;
+	char buf[300];
+	int silent, slow;
+
+	(void)state;
+	hd_start(&d, ARGS("--client-timeout", "1"));
+	silent = hd_connect_raw(d.sock);
+	slow = hd_connect_raw(d.sock);
+	assert_true(silent >= 0 && slow >= 0);
+	assert_int_equal(send(slow, "hello 1", 7, 0), 7); /* greets, then stalls */
+	assert_int_equal(hd_recv(slow, buf, sizeof(buf), 5), 15);
+	assert_string_equal(buf, "hello 1 queries");
+	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.value, 101);
+	/* Both still open while the other was served ... */
+	assert_int_equal(hd_recv(silent, buf, sizeof(buf), 0), -1);
+	/* ... and closed by the daemon at their deadline. */
+	assert_int_equal(hd_recv(silent, buf, sizeof(buf), 10 * time_factor()), 0);
+	assert_int_equal(hd_recv(slow, buf, sizeof(buf), 10 * time_factor()), 0);
+	close(silent);
+	close(slow);
+	assert_true(hd_said(&d, "sent nothing in time"));
+}
+
+/* Malformed, overlong and wrong-version messages: refused, the daemon serves on. */
+static void test_bad_messages(void **state)
+{
+	struct rtid__svc_ans a;
+	char buf[600];
+	int fd;
+
+	(void)state;
+	hd_start(&d, ARGS("--max-clients", "2"));
+	fd = hd_connect_raw(d.sock);
+	assert_int_equal(send(fd, "hi", 2, 0), 2);
+	assert_true(hd_recv(fd, buf, sizeof(buf), 5) > 0);
+	assert_string_equal(buf, "refused 1 version");
+	close(fd);
+	fd = hd_connect_raw(d.sock);
+	assert_int_equal(send(fd, "hello 2", 7, 0), 7);
+	assert_true(hd_recv(fd, buf, sizeof(buf), 5) > 0);
+	assert_string_equal(buf, "refused 1 version");
+	assert_int_equal(hd_recv(fd, buf, sizeof(buf), 5), 0);
+	close(fd);
+	fd = hd_connect_raw(d.sock);
+	send(fd, "hello 1", 7, 0);
+	hd_recv(fd, buf, sizeof(buf), 5);
+	send(fd, "get-restore-tid  100", 20, 0);
+	assert_int_equal(hd_recv(fd, buf, sizeof(buf), 5), 0);
+	close(fd);
+	fd = hd_connect_raw(d.sock);
+	memset(buf, 'a', 400);
+	send(fd, buf, 400, 0);
+	assert_int_equal(hd_recv(fd, buf, sizeof(buf), 5), 0);
+	close(fd);
+	/* Clients at the bound: the next one hears "busy" at once, and those
+	 * already in are still served. */
+	{
+		int a1 = hd_connect_raw(d.sock), a2 = hd_connect_raw(d.sock), a3;
+
+		assert_int_equal(send(a1, "hello 1", 7, 0), 7);
+		assert_true(hd_recv(a1, buf, sizeof(buf), 5) > 0);
+		a3 = hd_connect_raw(d.sock);
+		assert_true(hd_recv(a3, buf, sizeof(buf), 5) > 0);
+		assert_string_equal(buf, "refused 1 busy");
+		assert_true(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a) < 0);
+		assert_int_equal(send(a1, "get-restore-tid 100", 19, 0), 19);
+		assert_true(hd_recv(a1, buf, sizeof(buf), 5) > 0);
+		assert_string_equal(buf, "tid get-restore-tid 100 101");
+		close(a1);
+		close(a2);
+		close(a3);
+	}
+	(void)a;
+}
+
+/* Queries only by default: an action goes to the real tool; so does every
+ * call the daemon does not answer (other options, repeated ones). */
+static void test_actions_not_served(void **state)
+{
+	struct shim_run r;
+
+	(void)state;
+	hd_start(&d, NULL);
+	expect_shim(ARGS("--get-restore-tid", "--pid", "100", "--pid", "100"), 0, "101\n");
+	r = hd_shim(&d, NULL, ARGS("--get-state", "--pid", "100", "--timeout", "5"));
+	assert_int_equal(r.status, 0);
+	r = hd_shim(&d, NULL, ARGS("--action", "toggle", "--pid", "100"));
+	assert_int_equal(r.status, 0);
+	{
+		/* None of these is a call the daemon answers: each reaches the tool. */
+		const char *const *odd[] = {
+			ARGS("--pid", "x", "--get-state"), ARGS("--get-state", "--pid"),
+			ARGS("--action", "lock", "--timeout", "5"), ARGS("--action"),
+			ARGS("--get-state", "--get-state", "--pid", "100"),
+			ARGS("--action", "lock", "--pid", "100", "--timeout", "5", "--timeout", "5"),
+			ARGS("--action", "lock", "--pid", "100", "--timeout", "-5"),
+			ARGS("--get-state", "--action", "lock", "--pid", "100"),
+		};
+
+		for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++)
+			hd_shim(&d, NULL, odd[i]);
+	}
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 7);
+	r = hd_shim(&d, NULL, ARGS("--action", "lock", "--pid", "100", "--timeout", "500"));
+	assert_int_equal(r.status, 0);
+	assert_int_equal(hd_log_count(&d, "\"event\":\"lock\""), 0);
+	/* Nothing reached the driver through the daemon. */
+	assert_int_equal(hd_log_count(&d, "\"mock\":\"libcuda\",\"event\":\"start\""), 0);
+}
+
+/* The library's service backend: the daemon's answers per pid, read as the
+ * api backend reads the driver's; failures are errors, never tids. */
+static void test_service_backend(void **state)
+{
+	const int pids[] = { 100, 200, 600, 300, 500, 700, 800 };
+	struct rtid_config cfg = { .backend = RTID_BACKEND_SERVICE, .service_socket = d.sock,
+				   .proc_root = d.proc, .timeout_s = 10 };
+	struct rtid_result r[7];
+	struct rtid_ctx *ctx = NULL;
+	char nowhere[400];
+
+	(void)state;
+	hd_start(&d, NULL);
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(rtid_resolve_many(ctx, pids, 7, r), 0);
+	assert_int_equal(r[0].tid, 101);
+	assert_string_equal(rtid_source_name(r[0].source), "service");
+	assert_int_equal(r[1].tid, 0);
+	assert_int_equal(r[1].error, RTID_OK);
+	assert_int_equal(r[2].error, RTID_ERR_API_FAILED);
+	assert_int_equal(r[2].code, 700);
+	assert_int_equal(r[3].error, RTID_ERR_WORKER_CRASHED);
+	assert_int_equal(r[3].tid, 0);
+	assert_int_equal(r[4].tid, 501);
+	assert_int_equal(r[5].error, RTID_ERR_API_FAILED);
+	assert_string_equal(r[5].detail, "CUDA error (CUresult 77)");
+	assert_int_equal(r[6].error, RTID_OK); /* not initialized: none */
+	assert_int_equal(r[6].tid, 0);
+	rtid_ctx_free(ctx);
+	/* Pids the driver need not be asked about (gone before the scan) are
+	 * skipped; the others still get the daemon's answer. */
+	{
+		const int some[] = { 999, 100, 998 };
+		struct rtid_config xc = cfg;
+
+		xc.mode = RTID_MODE_CROSSCHECK;
+		write_file(d.proc, "100/task/100/comm", "python3\n");
+		assert_int_equal(rtid_ctx_new(&xc, &ctx), 0);
+		assert_int_equal(rtid_resolve_many(ctx, some, 3, r), 0);
+		assert_int_equal(r[0].error, RTID_ERR_NO_SUCH_PROCESS);
+		assert_int_equal(r[1].tid, 101);
+		assert_int_equal(r[2].error, RTID_ERR_NO_SUCH_PROCESS);
+		rtid_ctx_free(ctx);
+	}
+	/* No daemon there: worker-failed for each pid. */
+	snprintf(nowhere, sizeof(nowhere), "%s/none.sock", d.dir);
+	cfg.service_socket = nowhere;
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(rtid_resolve_many(ctx, pids, 2, r), 0);
+	assert_int_equal(r[0].error, RTID_ERR_WORKER_FAILED);
+	assert_int_equal(r[1].error, RTID_ERR_WORKER_FAILED);
+	assert_non_null(strstr(r[0].detail, "cannot reach rtid serve"));
+	rtid_ctx_free(ctx);
+}
+
+/* A daemon slower than the batch's timeout: that pid times out, the rest fail. */
+static void test_service_backend_timeout(void **state)
+{
+	const int pids[] = { 400, 100 };
+	struct rtid_config cfg = { .backend = RTID_BACKEND_SERVICE, .service_socket = d.sock,
+				   .proc_root = d.proc, .timeout_s = 0.3 };
+	struct rtid_result r[2];
+	struct rtid_ctx *ctx = NULL;
+
+	(void)state;
+	hd_start(&d, ARGS("--timeout", "1.5"));
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(rtid_resolve_many(ctx, pids, 2, r), 0);
+	assert_int_equal(r[0].error, RTID_ERR_TIMEOUT);
+	assert_int_equal(r[1].error, RTID_ERR_WORKER_FAILED);
+	assert_int_equal(r[1].tid, 0);
+	rtid_ctx_free(ctx);
+}
+
+/* The daemon's own deadline cuts the driver call: timeout, never a tid. */
+static void test_service_backend_daemon_timeout(void **state)
+{
+	const int pids[] = { 400, 100 };
+	struct rtid_config cfg = { .backend = RTID_BACKEND_SERVICE, .service_socket = d.sock,
+				   .proc_root = d.proc, .timeout_s = 20 };
+	struct rtid_result r[2];
+	struct rtid_ctx *ctx = NULL;
+
+	(void)state;
+	hd_start(&d, ARGS("--timeout", "0.3"));
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(rtid_resolve_many(ctx, pids, 2, r), 0);
+	assert_int_equal(r[0].error, RTID_ERR_TIMEOUT);
+	assert_non_null(strstr(r[0].detail, "rtid serve: timeout"));
+	assert_int_equal(r[1].tid, 101); /* a new attach for the next one */
+	rtid_ctx_free(ctx);
+}
+
+/* The batch's deadline passes while the daemon is still busy: deadline. */
+static void test_service_backend_deadline(void **state)
+{
+	const int pids[] = { 100, 400, 500 };
+	struct rtid_config cfg = { .backend = RTID_BACKEND_SERVICE, .service_socket = d.sock,
+				   .proc_root = d.proc, .timeout_s = 10, .deadline_s = 0.3 };
+	struct rtid_result r[3];
+	struct rtid_ctx *ctx = NULL;
+
+	(void)state;
+	hd_start(&d, ARGS("--timeout", "1.5"));
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(rtid_resolve_many(ctx, pids, 3, r), 0);
+	assert_int_equal(r[0].tid, 101);
+	assert_int_equal(r[1].error, RTID_ERR_DEADLINE);
+	assert_int_equal(r[2].error, RTID_ERR_DEADLINE);
+	assert_int_equal(r[2].tid, 0);
+	rtid_ctx_free(ctx);
+}
+
+/* rtid resolve --backend service, through RTID_SOCKET. */
+static void test_resolve_backend_service(void **state)
+{
+	char cmd[1200], out[512] = "";
+	FILE *f;
+
+	(void)state;
+	hd_start(&d, NULL);
+	snprintf(cmd, sizeof(cmd), "RTID_SOCKET=%s %s resolve --backend service --proc %s --json 100",
+		 d.sock, env_path("RTID_BIN"), d.proc);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_true(fread(out, 1, sizeof(out) - 1, f) > 0);
+	assert_int_equal(pclose(f), 0);
+	assert_non_null(strstr(out, "\"tid\":101,\"source\":\"service\""));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_shim_answers_as_the_tool, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_attach_for_many_shims, setup_one, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_missing_reaches_the_tool, setup_missing, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_crash_mid_request, setup_crash, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_hang_past_deadline, setup_hang, teardown),
+		cmocka_unit_test_setup_teardown(test_driver_version_change, setup_change, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_fails, setup_noattach, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_hangs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_crashes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_driver_lacks_actions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_queue_behind_a_hang, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_silent_client, setup_silent, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_messages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_actions_not_served, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_service_backend, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_service_backend_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_service_backend_deadline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_service_backend_daemon_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resolve_backend_service, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
