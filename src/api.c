@@ -58,6 +58,18 @@ static int start_worker(struct rtid_ctx *ctx, struct rtid__worker *w, char *why,
 	return 0;
 }
 
+/* One message from the worker's socket. A worker that died with queries
+ * still unread makes the kernel report ECONNRESET once, ahead of the replies
+ * it had already sent; those still count, so the next read gets them. */
+static ssize_t recv_msg(int fd, void *buf, size_t len)
+{
+	ssize_t n = recv(fd, buf, len, MSG_DONTWAIT);
+
+	if (n < 0 && errno == ECONNRESET)
+		n = recv(fd, buf, len, MSG_DONTWAIT);
+	return n;
+}
+
 /* Wait for one message. Returns its length, -ETIMEDOUT, or -EPIPE when the
  * worker closed the socket or died. */
 static ssize_t wait_msg(struct rtid__worker *w, void *buf, size_t len, double until)
@@ -75,7 +87,7 @@ static ssize_t wait_msg(struct rtid__worker *w, void *buf, size_t len, double un
 		if (poll(p, (nfds_t)np, (int)left + 1) < 0 && errno != EINTR)
 			return -errno;
 		if (p[0].revents) {
-			n = recv(w->sock, buf, len, MSG_DONTWAIT);
+			n = recv_msg(w->sock, buf, len);
 			if (n > 0)
 				return n;
 			if (n == 0 || (errno != EAGAIN && errno != EINTR))
@@ -84,7 +96,7 @@ static ssize_t wait_msg(struct rtid__worker *w, void *buf, size_t len, double un
 		rtid__child_handle(&w->child, p + 1, np - 1);
 		if (w->child.reaped) {
 			/* Replies sent before it died are still in the socket. */
-			n = recv(w->sock, buf, len, MSG_DONTWAIT);
+			n = recv_msg(w->sock, buf, len);
 			return n > 0 ? n : -EPIPE;
 		}
 	}
