@@ -2,7 +2,7 @@
  * target, chosen at build time by FUZZ_TARGET:
  *   1 tool output (rtid_parse_tid)    2 driver version file
  *   3 thread-name matcher             4 case files       5 attestation files
- *   6 /proc/PID/stat start time
+ *   6 /proc/PID/stat start time      7 rtid serve's protocol
  * Each checks what it can beyond "no crash": a parsed tid is positive and
  * prints back to the same digits; a version is valid; a match has the shape. */
 #include <stdint.h>
@@ -16,6 +16,7 @@
 #include "casefile.h"
 #include "internal.h"
 #include "rtid.h"
+#include "serve-proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -157,6 +158,26 @@ static void check_stat(const uint8_t *data, size_t size)
 			abort(); /* pid 0 never */
 }
 
+/* rtid serve's messages: whatever parses formats back to the same bytes. */
+static void check_serve(const uint8_t *data, size_t size)
+{
+	char buf[RTID__SVC_MSG_MAX];
+	struct rtid__svc_req q;
+	struct rtid__svc_ans a;
+	bool actions;
+	int v;
+
+	if (rtid__svc_req_parse((const char *)data, size, &q) == 0 &&
+	    (rtid__svc_req_format(&q, buf) != size || memcmp(buf, data, size)))
+		abort();
+	if (rtid__svc_ans_parse((const char *)data, size, &a) == 0 &&
+	    (rtid__svc_ans_format(&a, buf) != size || memcmp(buf, data, size)))
+		abort();
+	if (rtid__svc_hello_parse((const char *)data, size, &v) == 0 && v <= 0)
+		abort();
+	(void)rtid__svc_welcome_parse((const char *)data, size, &actions);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	switch (FUZZ_TARGET) {
@@ -166,6 +187,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 4: check_casefile(data, size); break;
 	case 5: check_attest(data, size); break;
 	case 6: check_stat(data, size); break;
+	case 7: check_serve(data, size); break;
 	}
 	return 0;
 }

@@ -4,7 +4,7 @@
 set -u
 build=${1:-build-fuzz}
 seconds=${2:-20}
-for t in tid version match casefile attest stat; do
+for t in tid version match casefile attest stat serve; do
 	mkdir -p "$build/corpus/$t"
 	if ! "$build/fuzz/fuzz-$t" -max_total_time="$seconds" -max_len=4096 \
 		"$build/corpus/$t" "fuzz/corpus/$t" > "$build/fuzz-$t.log" 2>&1; then

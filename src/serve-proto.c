@@ -101,12 +101,15 @@ static int positive(const struct words *w, size_t i, int *out)
 	return 0;
 }
 
-static void copy_word(const struct words *w, size_t i, char *dst, size_t cap)
+/* A word into its field; one longer than the field is refused, not cut, so
+ * that what parses is exactly what was sent. */
+static int copy_word(const struct words *w, size_t i, char *dst, size_t cap)
 {
-	size_t n = w->len[i] < cap - 1 ? w->len[i] : cap - 1;
-
-	memcpy(dst, w->w[i], n);
-	dst[n] = '\0';
+	if (w->len[i] >= cap)
+		return -EINVAL;
+	memcpy(dst, w->w[i], w->len[i]);
+	dst[w->len[i]] = '\0';
+	return 0;
 }
 
 /* Copy src into dst as printable ASCII; NULL or "" becomes "-". */
@@ -227,16 +230,13 @@ static int ans_tail(const struct words *w, struct rtid__svc_ans *a)
 	case RTID__SVC_CUERR:
 		if (positive(w, 3, &a->value) < 0)
 			return -EINVAL;
-		copy_word(w, 4, a->name, sizeof(a->name));
-		copy_word(w, 5, a->text, sizeof(a->text));
-		return 0;
+		return copy_word(w, 4, a->name, sizeof(a->name)) < 0 ? -EINVAL
+		       : copy_word(w, 5, a->text, sizeof(a->text));
 	case RTID__SVC_ERROR:
-		copy_word(w, 3, a->name, sizeof(a->name));
-		copy_word(w, 4, a->text, sizeof(a->text));
-		return 0;
+		return copy_word(w, 3, a->name, sizeof(a->name)) < 0 ? -EINVAL
+		       : copy_word(w, 4, a->text, sizeof(a->text));
 	case RTID__SVC_DENIED:
-		copy_word(w, 3, a->text, sizeof(a->text));
-		return 0;
+		return copy_word(w, 3, a->text, sizeof(a->text));
 	}
 	return -EINVAL;
 }

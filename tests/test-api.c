@@ -5,10 +5,11 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include <unistd.h>
 #include <cmocka.h>
 
 #include "config.h"
@@ -102,12 +103,34 @@ static void worker_refuses_to_run_by_hand(void **state)
 	assert_int_equal(WEXITSTATUS(st), 1);
 }
 
+/* Why the api backend reads again after ECONNRESET: a worker that dies with
+ * queries unread leaves that error pending ahead of the replies it sent, and
+ * those replies are still there to read (the kernel's order, shown with a
+ * socketpair; the case api-worker-crash lost one now and then before). */
+static void dead_peer_reset_comes_before_its_replies(void **state)
+{
+	char buf[16];
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	assert_int_equal(send(sv[1], "reply", 5, 0), 5); /* the worker answered one */
+	assert_int_equal(send(sv[0], "query", 5, 0), 5); /* and had the next one unread */
+	close(sv[1]);                                     /* when it died */
+	assert_int_equal(recv(sv[0], buf, sizeof(buf), MSG_DONTWAIT), -1);
+	assert_int_equal(errno, ECONNRESET);
+	assert_int_equal(recv(sv[0], buf, sizeof(buf), MSG_DONTWAIT), 5);
+	assert_int_equal(recv(sv[0], buf, sizeof(buf), MSG_DONTWAIT), 0);
+	close(sv[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(missing_library), cmocka_unit_test(library_without_driver_api),
 		cmocka_unit_test(missing_worker), cmocka_unit_test(worker_not_found_names_paths),
 		cmocka_unit_test(worker_refuses_to_run_by_hand),
+		cmocka_unit_test(dead_peer_reset_comes_before_its_replies),
 	};
 
 	env_path("RTID_WORKER");

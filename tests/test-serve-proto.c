@@ -88,6 +88,17 @@ static void test_answers(void **state)
 	assert_string_equal(buf, "error lock 7 two?words -");
 	assert_int_equal(rtid__svc_ans_parse(buf, strlen(buf), &a), 0);
 	assert_string_equal(a.name, "two?words");
+	/* A name or text longer than its field is refused, not cut. */
+	{
+		char longer[RTID__SVC_MSG_MAX];
+
+		snprintf(longer, sizeof(longer), "error lock 7 %0*d x", 40, 0);
+		assert_int_equal(ans(longer, &a), -EINVAL);
+		snprintf(longer, sizeof(longer), "denied lock 7 %0*d", RTID__SVC_TEXT_MAX, 0);
+		assert_int_equal(ans(longer, &a), -EINVAL);
+		snprintf(longer, sizeof(longer), "denied lock 7 %0*d", RTID__SVC_TEXT_MAX - 1, 0);
+		assert_int_equal(ans(longer, &a), 0);
+	}
 	/* A state the protocol has no name for is not sent as a state. */
 	a = (struct rtid__svc_ans){ RTID__SVC_STATE, RTID_OP_GET_STATE, 7, 9, "", "" };
 	rtid__svc_ans_format(&a, buf);
