@@ -3,7 +3,7 @@ BUILD ?= build
 MESON_ARGS ?=
 SUITES_TEST = --no-suite bench
 
-.PHONY: all deps check sim bench coverage check-valgrind check-sanitize check-fuzz deb clean
+.PHONY: all deps check check-stress sim bench coverage check-valgrind check-sanitize check-fuzz deb clean
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -19,6 +19,12 @@ $(BUILD)/build.ninja: $(wildcard cases/*.case)
 
 check: deps all
 	meson test -C $(BUILD) --print-errorlogs $(SUITES_TEST)
+
+# The scan on the real kernel while threads exit mid-walk, STRESS_TRIALS
+# trials (make check runs 20): the tally, and failure on any wrong answer.
+STRESS_TRIALS ?= 2000
+check-stress: all
+	$(BUILD)/tests/stress-walk $(STRESS_TRIALS)
 
 # The simulator's table of every workload x strategy, and its plot.
 sim: all

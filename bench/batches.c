@@ -36,7 +36,7 @@ static void put(const char *rel, const char *text)
 static struct casefile *lay_out(void)
 {
 	struct casefile *c = NULL;
-	char err[256], rel[64], text[32], path[128];
+	char err[256], rel[64], text[64], path[128];
 
 	if (!mkdtemp(root))
 		exit(1);
@@ -50,6 +50,16 @@ static struct casefile *lay_out(void)
 	for (size_t i = 0; i < c->ntasks; i++) {
 		snprintf(rel, sizeof(rel), "proc/%d/task/%d/comm", c->tasks[i].pid, c->tasks[i].tid);
 		snprintf(text, sizeof(text), "%s\n", c->tasks[i].comm);
+		put(rel, text);
+	}
+	/* The scan proves its walk by Threads: in status (src/walk.c). */
+	for (size_t i = 0; i < c->npids; i++) {
+		int n = 0;
+
+		for (size_t j = 0; j < c->ntasks; j++)
+			n += c->tasks[j].pid == c->pids[i];
+		snprintf(rel, sizeof(rel), "proc/%d/status", c->pids[i]);
+		snprintf(text, sizeof(text), "Tgid:\t%d\nThreads:\t%d\n", c->pids[i], n);
 		put(rel, text);
 	}
 	put("proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  " VERSION

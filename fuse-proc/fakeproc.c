@@ -93,7 +93,8 @@ static int serve(struct fuse *f, const struct opts *o)
 
 int main(int argc, char **argv)
 {
-	char *fargv[] = { argv[0], "-o", "fsname=fakeproc,subtype=fakeproc", NULL };
+	/* auto_unmount: fusermount3 unmounts when fakeproc dies, even by SIGKILL. */
+	char *fargv[] = { argv[0], "-o", "fsname=fakeproc,subtype=fakeproc,auto_unmount", NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
 	struct casefile *c = NULL;
 	struct fp_model *m = NULL;

@@ -25,15 +25,37 @@ static bool proc_alive(struct fp_model *m, int pid)
 	return p && !p->exited;
 }
 
-static bool task_visible(struct fp_model *m, int pid, int tid)
+bool fp__task_visible(struct fp_model *m, int pid, int tid)
 {
 	struct task *t = fp__task_of(m, pid, tid);
 
 	return proc_alive(m, pid) && t && !t->hidden && !has_fault(m, CF_F_VANISH, pid, tid);
 }
 
-static int exists_locked(struct fp_model *m, const struct fp_path *p)
+/* The kernel serves every thread as <proc>/<tid> too, hidden from the
+ * root's listing: such a path is its process's, seen from that thread (its
+ * comm, Pid: the tid). *shown is the number in the path. */
+struct fp_path fp__canon(struct fp_model *m, const struct fp_path *p, int *shown)
 {
+	struct fp_path q = *p;
+
+	*shown = p->pid;
+	if (p->node < FP_PID || fp__proc_of(m, p->pid))
+		return q;
+	for (size_t i = 0; i < m->ntasks; i++)
+		if (m->tasks[i].tid == p->pid && fp__task_visible(m, m->tasks[i].pid, p->pid)) {
+			q.pid = m->tasks[i].pid;
+			break;
+		}
+	return q;
+}
+
+int fp__exists_locked(struct fp_model *m, const struct fp_path *path)
+{
+	int shown;
+	struct fp_path c = fp__canon(m, path, &shown);
+	const struct fp_path *p = &c;
+
 	switch (p->node) {
 	case FP_ROOT:
 	case FP_CONTROL:
@@ -49,7 +71,7 @@ static int exists_locked(struct fp_model *m, const struct fp_path *p)
 		return proc_alive(m, p->pid) ? 0 : -ENOENT;
 	case FP_TASK:
 	case FP_TASK_COMM:
-		return task_visible(m, p->pid, p->tid) ? 0 : -ENOENT;
+		return fp__task_visible(m, p->pid, p->tid) ? 0 : -ENOENT;
 	}
 	return -ENOENT;
 }
@@ -59,13 +81,13 @@ int fp_exists(struct fp_model *m, const struct fp_path *p)
 	int r;
 
 	pthread_mutex_lock(&m->lock);
-	r = exists_locked(m, p);
+	r = fp__exists_locked(m, p);
 	pthread_mutex_unlock(&m->lock);
 	return r;
 }
 
 /* The walk of a task directory is over once the walker asks past its end. */
-static void fire_walk(struct fp_model *m, int pid, enum cf_trigger when)
+void fp__fire_walk(struct fp_model *m, int pid, enum cf_trigger when)
 {
 	for (size_t i = 0; i < m->nfaults; i++) {
 		struct fault *f = &m->faults[i];
@@ -77,70 +99,14 @@ static void fire_walk(struct fp_model *m, int pid, enum cf_trigger when)
 		if (f->f.kind == CF_F_EXIT) {
 			fp__proc_of(m, pid)->exited = true;
 			f->fired = true;
+		} else if (f->f.kind == CF_F_EXIT_THREAD && (t = fp__task_of(m, pid, f->f.tid))) {
+			t->hidden = f->fired = true;
 		} else if (f->f.kind == CF_F_RENAME && (t = fp__task_of(m, pid, f->f.tid))) {
 			memcpy(t->comm, f->f.name, f->f.name_len);
 			t->comm_len = f->f.name_len;
 			f->fired = true;
 		}
 	}
-}
-
-/* Directory entries in a fixed order; returns how many, writing names. */
-static size_t entries(struct fp_model *m, const struct fp_path *d, char (*names)[16], size_t max)
-{
-	static const char *const pidents[] = { "comm", "status", "task" };
-	size_t n = 0;
-
-	strcpy(names[n++], ".");
-	strcpy(names[n++], "..");
-	if (d->node == FP_ROOT) {
-		for (size_t i = 0; i < m->nprocs && n < max; i++)
-			if (!m->procs[i].exited)
-				snprintf(names[n++], 16, "%d", m->procs[i].pid);
-		if (m->c->version_file && n < max)
-			strcpy(names[n++], "driver");
-		if (n < max)
-			strcpy(names[n++], "rtid-control");
-	} else if (d->node == FP_PID) {
-		for (size_t i = 0; i < 3; i++)
-			strcpy(names[n++], pidents[i]);
-	} else if (d->node == FP_TASKDIR) {
-		/* Vanishing tasks are listed: they go between readdir and open. */
-		for (size_t i = 0; i < m->ntasks && n < max; i++)
-			if (m->tasks[i].pid == d->pid && !m->tasks[i].hidden)
-				snprintf(names[n++], 16, "%d", m->tasks[i].tid);
-	} else if (d->node == FP_DRIVER) {
-		strcpy(names[n++], "nvidia");
-	} else if (d->node == FP_DRIVER_NVIDIA) {
-		strcpy(names[n++], "version");
-	}
-	return n;
-}
-
-int fp_list(struct fp_model *m, const struct fp_path *dir, off_t offset,
-	    int (*fill)(void *ctx, const char *name, off_t next), void *ctx)
-{
-	size_t max = m->ntasks + m->nprocs + 8, n;
-	char (*names)[16] = calloc(max, sizeof(*names));
-	int r = 0;
-
-	if (!names)
-		return -ENOMEM;
-	pthread_mutex_lock(&m->lock);
-	r = exists_locked(m, dir);
-	n = r == 0 ? entries(m, dir, names, max) : 0;
-	for (size_t i = (size_t)offset; r == 0 && i < n; i++)
-		if (fill(ctx, names[i], (off_t)i + 1))
-			break;
-	if (r == 0 && dir->node == FP_TASKDIR) {
-		if (offset == 0)
-			fire_walk(m, dir->pid, CF_T_AFTER_READDIR);
-		else if ((size_t)offset >= n)
-			fire_walk(m, dir->pid, CF_T_AFTER_WALK);
-	}
-	pthread_mutex_unlock(&m->lock);
-	free(names);
-	return r;
 }
 
 static bool is_error_fault(enum cf_fault_kind k)
@@ -168,6 +134,11 @@ static int comm_open_faults(struct fp_model *m, struct proc *p, struct task *t)
 			p->exited = f->fired = true;
 			return -ENOENT;
 		}
+		if (f->f.kind == CF_F_EXIT_THREAD && due && p->reads >= f->f.n && !f->fired &&
+		    fp__task_of(m, p->pid, f->f.tid)) {
+			fp__task_of(m, p->pid, f->f.tid)->hidden = true;
+			f->fired = true;
+		}
 		if (f->f.kind == CF_F_APPEAR && p->reads >= f->f.n && !f->fired) {
 			fp__task_of(m, p->pid, f->f.tid)->hidden = false;
 			f->fired = true;
@@ -180,7 +151,7 @@ static int comm_open_faults(struct fp_model *m, struct proc *p, struct task *t)
 		if (is_error_fault(f->f.kind) && mine && f->f.op == CF_OP_OPEN)
 			return error_of(f->f.kind);
 	}
-	return 0;
+	return 0; /* a thread that exits at its own open: the open worked, reads get ESRCH */
 }
 
 static int text(char **buf, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -237,10 +208,13 @@ static int control_text(struct fp_model *m, char **buf, size_t *len)
 	return 0;
 }
 
-static int open_locked(struct fp_model *m, const struct fp_path *p, char **buf, size_t *len)
+static int open_locked(struct fp_model *m, const struct fp_path *path, char **buf, size_t *len)
 {
+	int shown;
+	struct fp_path c = fp__canon(m, path, &shown);
+	const struct fp_path *p = &c;
 	struct task *t;
-	int r = exists_locked(m, p);
+	int r = fp__exists_locked(m, p);
 
 	if (r < 0)
 		return r;
@@ -250,12 +224,12 @@ static int open_locked(struct fp_model *m, const struct fp_path *p, char **buf, 
 	case FP_VERSION:
 		return text(buf, len, "%s", m->c->version_file);
 	case FP_PID_COMM:
-		t = main_task(m, p->pid);
+		t = shown != p->pid ? fp__task_of(m, p->pid, shown) : main_task(m, p->pid);
 		return text(buf, len, "%.*s\n", (int)t->comm_len, t->comm);
 	case FP_PID_STATUS:
-		t = main_task(m, p->pid);
+		t = shown != p->pid ? fp__task_of(m, p->pid, shown) : main_task(m, p->pid);
 		return text(buf, len, "Name:\t%.*s\nTgid:\t%d\nPid:\t%d\nThreads:\t%d\n",
-			    (int)t->comm_len, t->comm, p->pid, p->pid, count_tasks(m, p->pid));
+			    (int)t->comm_len, t->comm, p->pid, shown, count_tasks(m, p->pid));
 	case FP_TASK_COMM:
 		t = fp__task_of(m, p->pid, p->tid);
 		r = comm_open_faults(m, fp__proc_of(m, p->pid), t);
@@ -267,12 +241,22 @@ static int open_locked(struct fp_model *m, const struct fp_path *p, char **buf, 
 	}
 }
 
+/* One more comm of the last listing opened (found or not). */
+static void walk_step(struct fp_model *m, const struct fp_path *p)
+{
+	struct proc *pr = fp__proc_of(m, p->pid);
+
+	if (p->node == FP_TASK_COMM && pr && pr->pending > 0 && --pr->pending == 0)
+		fp__fire_walk(m, p->pid, CF_T_AFTER_WALK);
+}
+
 int fp_open(struct fp_model *m, const struct fp_path *p, char **buf, size_t *len)
 {
 	int r;
 
 	pthread_mutex_lock(&m->lock);
 	r = open_locked(m, p, buf, len);
+	walk_step(m, p);
 	pthread_mutex_unlock(&m->lock);
 	return r;
 }
@@ -286,6 +270,13 @@ int fp_read_faults(struct fp_model *m, const struct fp_path *p, int *delay_ms, s
 	if (p->node != FP_TASK_COMM)
 		return 0;
 	pthread_mutex_lock(&m->lock);
+	/* A comm opened before its thread exited reads ESRCH, as on the kernel. */
+	{
+		struct task *t = fp__task_of(m, p->pid, p->tid);
+
+		if (!t || t->hidden || !proc_alive(m, p->pid))
+			r = -ESRCH;
+	}
 	for (size_t i = 0; i < m->nfaults; i++) {
 		const struct cf_fault *f = &m->faults[i].f;
 

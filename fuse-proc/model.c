@@ -97,9 +97,9 @@ int fp_model_new(const struct casefile *c, struct fp_model **out)
 	pthread_mutex_init(&m->lock, NULL);
 	m->c = c;
 	m->ntasks = c->ntasks;
-	m->nprocs = c->npids;
+	m->nprocs = c->nprocs;
 	m->tasks = calloc(c->ntasks + 1, sizeof(*m->tasks));
-	m->procs = calloc(c->npids + 1, sizeof(*m->procs));
+	m->procs = calloc(c->nprocs + 1, sizeof(*m->procs));
 	if (!m->tasks || !m->procs) {
 		fp_model_free(m);
 		return -ENOMEM;

@@ -8,7 +8,8 @@
 #include "rtid.h"
 
 static const char *const fault_names[] = { "rename", "vanish", "appear",     "eacces", "eio",
-					   "delay",  "short-read", "exit", "enoent" };
+					   "delay",  "short-read", "exit", "enoent", "exit-thread",
+					   "readdir-chunk" };
 #define NFAULTS (sizeof(fault_names) / sizeof(fault_names[0]))
 
 static int trigger(const struct toks *t, size_t i, struct cf_fault *f)
@@ -60,7 +61,8 @@ static int parse_fault(const struct toks *in, struct cf_fault *f, char *err, siz
 		"rename PID TID NAME at-read N|after-walk", "vanish PID TID",
 		"appear PID TID NAME at-read N", "eacces PID TID open|read", "eio PID TID open|read",
 		"delay PID TID MS", "short-read PID TID", "exit PID [after-readdir|at-read N]",
-		"enoent PID TID open|read",
+		"enoent PID TID open|read", "exit-thread PID TID at-read N|after-readdir|after-walk",
+		"readdir-chunk PID N",
 	};
 	int k, r = -EINVAL;
 
@@ -72,11 +74,13 @@ static int parse_fault(const struct toks *in, struct cf_fault *f, char *err, siz
 		;
 	if (t->n < 3 || k == (int)NFAULTS)
 		return cf__fail(err, len, "usage: fault rename|vanish|appear|eacces|eio|enoent|delay|"
-				"short-read|exit ...");
+				"short-read|exit|exit-thread|readdir-chunk ...");
 	f->kind = (enum cf_fault_kind)k;
 	if (cf__num(t->v[2].s, &f->pid) == 0) {
 		if (f->kind == CF_F_EXIT)
 			r = t->n == 3 ? 0 : trigger(t, 3, f); /* no trigger: gone from the start */
+		else if (f->kind == CF_F_CHUNK)
+			r = t->n == 4 ? cf__num(t->v[3].s, &f->n) : -EINVAL;
 		else if (t->n >= 4 && cf__num(t->v[3].s, &f->tid) == 0)
 			switch (f->kind) {
 			case CF_F_RENAME:
@@ -93,6 +97,9 @@ static int parse_fault(const struct toks *in, struct cf_fault *f, char *err, siz
 				break;
 			case CF_F_DELAY:
 				r = t->n == 5 ? cf__num0(t->v[4].s, &f->ms) : -EINVAL;
+				break;
+			case CF_F_EXIT_THREAD:
+				r = t->n >= 5 ? trigger(t, 4, f) : -EINVAL;
 				break;
 			default:
 				r = t->n == 4 ? 0 : -EINVAL;
@@ -170,6 +177,8 @@ static void format_fault(const struct cf_fault *f, char *out, size_t outlen)
 			 f->op == CF_OP_OPEN ? "open" : "read");
 	else if (f->kind == CF_F_DELAY)
 		snprintf(out, outlen, "fault delay %d %d %d", f->pid, f->tid, f->ms);
+	else if (f->kind == CF_F_CHUNK)
+		snprintf(out, outlen, "fault readdir-chunk %d %d", f->pid, f->n);
 	else
 		snprintf(out, outlen, "fault %s %d %d%s%s", fault_names[f->kind], f->pid, f->tid,
 			 name, when);
@@ -226,11 +235,11 @@ static int field(struct cf_expect *e, char *kv, char *err, size_t len)
 		e->tid = v;
 	else if (!strcmp(kv, "source") && known(v, src_name, RTID_SRC_API))
 		e->source = v;
-	else if (!strcmp(kv, "fallback") && known(v, fb_name, RTID_FB_CANARY_MISMATCH))
+	else if (!strcmp(kv, "fallback") && known(v, fb_name, RTID_FB_VERSION_MISMATCH))
 		e->fallback = v;
 	else if (!strcmp(kv, "crosscheck") && known(v, xc_name, RTID_XC_MISMATCH))
 		e->crosscheck = v;
-	else if (!strcmp(kv, "error") && known(v, err_name, RTID_ERR_WORKER_FAILED))
+	else if (!strcmp(kv, "error") && known(v, err_name, RTID_ERR_NOT_A_PROCESS))
 		e->error = v;
 	else if (!strcmp(kv, "calls") && !cf__num0(v, &n))
 		e->calls = n;

@@ -2,6 +2,7 @@
 #include "casefile.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -215,6 +216,11 @@ static int p_task(struct casefile *c, const struct toks *t, char *err, size_t le
 		return cf__fail(err, len, "usage: task PID TID COMM [no-newline]");
 	if (cf__comm_of(&t->v[3], comm, &clen))
 		return cf__fail(err, len, "comm longer than %d bytes or holding a NUL", CF_COMM_MAX);
+	/* A tid is one thread: the kernel never lists it twice. */
+	for (size_t i = 0; i < c->ntasks; i++)
+		if (c->tasks[i].tid == tid)
+			return cf__fail(err, len, "tid %d given twice (first as a thread of %d)", tid,
+					c->tasks[i].pid);
 	return add_task(c, pid, tid, comm, clen, nonl);
 }
 
@@ -229,6 +235,10 @@ static int p_workload(struct casefile *c, const struct toks *t, char *err, size_
 	if ((t->n != 3 && !cpu) || cf__num(t->v[1].s, &count) || cf__num(t->v[2].s, &first) ||
 	    count > 10000)
 		return cf__fail(err, len, "usage: workload COUNT FIRSTPID [cpu]");
+	/* Its last tid is first + 10 * (count - 1) + 2: no wrap into negative pids. */
+	if (first > INT_MAX - 10 * (count - 1) - 2)
+		return cf__fail(err, len, "workload %d %d: its pids would pass %d", count, first,
+				INT_MAX);
 	for (int i = 0; i < count && r == 0; i++) {
 		int p = first + 10 * i;
 		char name[16];
@@ -338,6 +348,11 @@ static int p_line(struct casefile *c, const struct toks *t, char *err, size_t le
 
 	if (!strcmp(k, "driver"))
 		return p_driver(c, t, err, len);
+	if (!strcmp(k, "given-version")) {
+		if (t->n != 2 || !rtid_version_valid(t->v[1].s))
+			return cf__fail(err, len, "usage: given-version N.N[.N]");
+		return set_str(&c->given_version, &t->v[1]);
+	}
 	if (!strcmp(k, "driver-file"))
 		return t->n == 2 ? set_str(&c->version_file, &t->v[1])
 				 : cf__fail(err, len, "usage: driver-file TEXT");
@@ -382,7 +397,9 @@ static int p_line(struct casefile *c, const struct toks *t, char *err, size_t le
 	return cf__fail(err, len, "unknown keyword '%s'", k);
 }
 
-static int check_whole(const struct casefile *c, char *err, size_t len)
+/* An expectation for a number that is no process of the case (a tid, a pid
+ * that is not there) adds it to the pids resolved: checked, never vacuous. */
+static int check_whole(struct casefile *c, char *err, size_t len)
 {
 	if (!c->title || !c->proves)
 		return cf__fail(err, len, "a case needs 'title' and 'proves'");
@@ -390,6 +407,10 @@ static int check_whole(const struct casefile *c, char *err, size_t len)
 		return cf__fail(err, len, "a case needs at least one 'task'");
 	if (c->nexpects == 0)
 		return cf__fail(err, len, "a case needs at least one 'expect'");
+	c->nprocs = c->npids;
+	for (size_t i = 0; i < c->nexpects; i++)
+		if (c->expects[i].pid && note_pid(c, c->expects[i].pid) < 0)
+			return -ENOMEM;
 	return 0;
 }
 
@@ -482,6 +503,7 @@ void cf_free(struct casefile *c)
 	free(c->title);
 	free(c->proves);
 	free(c->version_file);
+	free(c->given_version);
 	free(c->pattern);
 	free(c);
 }

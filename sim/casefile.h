@@ -36,6 +36,8 @@ struct cf_answer {
 enum cf_fault_kind {
 	CF_F_RENAME, CF_F_VANISH, CF_F_APPEAR, CF_F_EACCES, CF_F_EIO, CF_F_DELAY,
 	CF_F_SHORT_READ, CF_F_EXIT, CF_F_ENOENT,
+	CF_F_EXIT_THREAD, /* one thread exits: unlisted, ENOENT, ESRCH on an open comm */
+	CF_F_CHUNK,       /* readdir of the task directory returns n entries per call */
 };
 enum cf_trigger { CF_T_ALWAYS, CF_T_AT_READ, CF_T_AFTER_WALK, CF_T_AFTER_READDIR };
 enum cf_op { CF_OP_OPEN, CF_OP_READ };
@@ -69,6 +71,7 @@ struct casefile {
 	char *path;
 	char *title, *proves;
 	char *version_file; /* content of driver/nvidia/version, NULL: no file */
+	char *given_version; /* passed as --driver-version (and attested), NULL: none */
 	enum cf_attest attest;
 	double timeout_s, deadline_s, attach_delay_s;
 	double none_delay_s; /* tool delay for pids whose answer is none (< 0: attach) */
@@ -88,8 +91,9 @@ struct casefile {
 	size_t nfaults;
 	struct cf_expect *expects;
 	size_t nexpects;
-	int *pids; /* in order of first appearance */
+	int *pids; /* pids resolved: processes in order of first appearance, */
 	size_t npids;
+	size_t nprocs; /* the first nprocs of them; the rest only expected */
 };
 
 /* Parse a case file. Returns 0 and *out, or a negative errno with err holding

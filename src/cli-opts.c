@@ -70,6 +70,12 @@ int cli_opts_init(struct cli_opts *o, const char *prog)
 	o->cfg.libcuda = getenv("RTID_LIBCUDA");
 	o->cfg.proc_root = getenv("RTID_PROC");
 	o->cfg.driver_version = getenv("RTID_DRIVER_VERSION");
+	if (o->cfg.driver_version && !*o->cfg.driver_version)
+		o->cfg.driver_version = NULL;
+	if (o->cfg.driver_version && !rtid_version_valid(o->cfg.driver_version)) {
+		o->bad_env_version = o->cfg.driver_version;
+		o->cfg.driver_version = NULL; /* unknown: read from proc, never a wrong one */
+	}
 	o->attestation_path = getenv("RTID_ATTESTATION");
 	if (mode && *mode && rtid_mode_parse(mode, &o->cfg.mode) < 0)
 		return bad(prog, "RTID_MODE", mode);
@@ -103,6 +109,7 @@ int cli_opt_common(struct cli_opts *o, int c, const char *arg, const char *prog)
 	case OPT_PROC: cfg->proc_root = arg; return 1;
 	case OPT_PATTERN: cfg->pattern = arg; return 1;
 	case OPT_DRIVER_VERSION:
+		o->bad_env_version = NULL;
 		return rtid_version_valid(arg) ? (cfg->driver_version = arg, 1)
 					       : bad(prog, "--driver-version", arg);
 	case OPT_ATTESTATION: o->attestation_path = arg; return 1;
@@ -116,6 +123,15 @@ int cli_opt_common(struct cli_opts *o, int c, const char *arg, const char *prog)
 	case OPT_JSON: o->json = true; return 1;
 	}
 	return 0;
+}
+
+int cli_check_env(const struct cli_opts *o, const char *prog)
+{
+	if (!o->bad_env_version)
+		return 0;
+	fprintf(stderr, "%s: invalid RTID_DRIVER_VERSION: '%s' (a driver version is N.N[.N])\n",
+		prog, o->bad_env_version);
+	return -1;
 }
 
 int cli_load_attestation(struct cli_opts *o, const char *prog)

@@ -87,6 +87,7 @@ int cmd_resolve(int argc, char **argv)
 	size_t n = 0;
 
 	if (cli_opts_init(&o, "rtid resolve") < 0 || parse_args(argc, argv, &o, &pids, &n) < 0 ||
+	    cli_check_env(&o, "rtid resolve") < 0 ||
 	    (needs_attestation(&o.cfg) && cli_load_attestation(&o, "rtid resolve") < 0))
 		goto out;
 	r = rtid_ctx_new(&o.cfg, &ctx);
@@ -95,7 +96,10 @@ int cmd_resolve(int argc, char **argv)
 			r == -EINVAL ? "invalid --pattern (not a POSIX extended regex)" : strerror(-r));
 		goto out;
 	}
-	if (o.cfg.mode == RTID_MODE_SCAN && o.cfg.allow_unattested && !rtid_ctx_attested(ctx))
+	if (rtid_ctx_version_mismatch(ctx))
+		fprintf(stderr, "rtid resolve: warning: driver version %s was given, but %s is "
+			"running: not scanning\n", o.cfg.driver_version, rtid_ctx_driver_version(ctx));
+	else if (o.cfg.mode == RTID_MODE_SCAN && o.cfg.allow_unattested && !rtid_ctx_attested(ctx))
 		fprintf(stderr, "rtid resolve: warning: scanning for driver %s without a clean "
 			"attestation (--unattested)\n", rtid_ctx_driver_version(ctx) ?: "(unknown)");
 	res = calloc(n, sizeof(*res));

@@ -136,8 +136,8 @@ static int configure(struct cli_opts *o, const char *tool)
 	o->cfg.backend = backend && !strcmp(backend, "api") ? RTID_BACKEND_API : RTID_BACKEND_TOOL;
 	if (timeout && *timeout && cli_parse_seconds(timeout, &o->cfg.timeout_s) < 0)
 		return note("bad RTID_TIMEOUT '%s'", timeout), -1;
-	if (o->cfg.driver_version && !rtid_version_valid(o->cfg.driver_version))
-		return note("bad RTID_DRIVER_VERSION '%s'", o->cfg.driver_version), -1;
+	if (o->bad_env_version)
+		return note("bad RTID_DRIVER_VERSION '%s'", o->bad_env_version), -1;
 	if (pattern && *pattern)
 		o->cfg.pattern = pattern;
 	o->cfg.allow_unattested = unatt && !strcmp(unatt, "1");

@@ -12,6 +12,7 @@ struct cli_opts {
 	const char *attestation_path;
 	struct rtid_attestation *attestation;
 	bool json;
+	const char *bad_env_version; /* a malformed RTID_DRIVER_VERSION, until an option overrides it */
 };
 
 /* Options every resolving subcommand takes; the help text lists them. */
@@ -24,6 +25,11 @@ int cli_opts_init(struct cli_opts *o, const char *prog);
 /* Handle one common option (getopt_long's value c, its argument arg). Returns
  * 1 if handled, 0 if not a common option, -1 after printing a usage error. */
 int cli_opt_common(struct cli_opts *o, int c, const char *arg, const char *prog);
+
+/* After the options: a malformed RTID_DRIVER_VERSION that no
+ * --driver-version overrode is an error naming the variable. 0 or -1 after
+ * printing. (The shim does not call it: there the version is just unknown.) */
+int cli_check_env(const struct cli_opts *o, const char *prog);
 
 /* Load the attestation the options name. Returns 0 or -1 after printing. */
 int cli_load_attestation(struct cli_opts *o, const char *prog);

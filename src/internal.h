@@ -31,7 +31,8 @@ enum rtid__scan_status {
 	RTID__SCAN_FOUND,    /* exactly one candidate, stable on re-read */
 	RTID__SCAN_ZERO,
 	RTID__SCAN_MULTIPLE,
-	RTID__SCAN_UNSTABLE, /* the single candidate changed or vanished */
+	RTID__SCAN_UNSTABLE, /* the single candidate changed or vanished, or the walk
+			     * could not be proven complete */
 	RTID__SCAN_ERROR,    /* a task could not be read: uniqueness unproven */
 	RTID__SCAN_NOPROC,   /* the process is not there */
 };
@@ -47,6 +48,28 @@ void rtid__scan(const char *proc_root, int pid, const struct rtid__matcher *m,
 /* Read a comm file at dirfd/path into buf (no trailing newline). Returns the
  * length or a negative errno. */
 ssize_t rtid__read_comm(int dirfd, const char *path, char *buf, size_t buflen);
+
+/* --- walk.c: a listing of a process's threads, complete or refused --- */
+struct rtid__tasks {
+	char *buf; /* getdents64 records */
+	size_t len;
+};
+/* Read Tgid: and Threads: of <rootfd>/<pid>/status. 0, or a negative errno
+ * (-EINVAL: a status without them). */
+int rtid__status_read(int rootfd, int pid, int *tgid, int *threads);
+/* List <pid>'s tasks (taskfd: its task directory) so that no thread alive for
+ * the whole call is missing (the proof is in walk.c). 0 and *out (free with
+ * rtid__tasks_free), -EAGAIN when no listing could be proven complete, or
+ * another negative errno. */
+int rtid__tasks_list(int rootfd, int taskfd, int pid, struct rtid__tasks *out);
+/* The next tid of a listing from *off (start at 0); false at the end. */
+bool rtid__tasks_next(const struct rtid__tasks *l, size_t *off, int *tid);
+void rtid__tasks_free(struct rtid__tasks *l);
+
+/* --- parse.c (internal) --- */
+/* The value of the "Key:" line of a /proc status text, a decimal >= 0.
+ * 0, or -EINVAL when the line is missing or its value is not a number. */
+int rtid__status_field(const char *buf, size_t len, const char *key, int *out);
 
 /* --- spawn.c and children.c: a child with captured output, a timeout, its
  * own group, killed if we die --- */
@@ -120,6 +143,7 @@ struct rtid_ctx {
 	char *proc_root, *tool_name, *tool_path, *libcuda, *service_socket;
 	char driver_version[32];
 	bool have_version, attested, revoked;
+	bool version_mismatch; /* the given version is not the running one */
 	struct rtid__matcher matcher;
 	struct rtid__worker *worker; /* api backend, during one rtid_resolve_many */
 };

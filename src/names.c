@@ -10,13 +10,13 @@ static const char *const modes[] = { "driver", "scan", "crosscheck", "canary" };
 static const char *const sources[] = { NULL, "scan", "tool", "api", "service" };
 static const char *const fallbacks[] = {
 	NULL, "zero-matches", "multiple-matches", "unstable",
-	"scan-error", "unattested", "canary-mismatch",
+	"scan-error", "unattested", "canary-mismatch", "version-mismatch",
 };
 static const char *const xchecks[] = { NULL, "agree", "agree-none", "mismatch" };
 static const char *const errors[] = {
 	NULL, "timeout", "tool-crashed", "tool-failed", "tool-not-found",
 	"bad-output", "no-such-process", "deadline", "spawn-failed",
-	"api-failed", "worker-crashed", "worker-failed",
+	"api-failed", "worker-crashed", "worker-failed", "not-a-process",
 };
 
 const char *rtid_mode_name(enum rtid_mode m) { return NAME_AT(modes, m); }

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "rtid.h"
+#include "internal.h"
 
 static bool is_space(char c)
 {
@@ -109,6 +109,41 @@ int rtid_parse_driver_version(const char *buf, size_t len, char *out, size_t out
 			return -ENOSPC;
 		memcpy(out, tok, i - b + 1);
 		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Lines of /proc/<pid>/status are "Key:\tvalue". Only the Name: line holds
+ * text of the process's choosing, and the kernel escapes newlines in it, so
+ * a line that starts with key is the kernel's own. */
+int rtid__status_field(const char *buf, size_t len, const char *key, int *out)
+{
+	size_t klen = strlen(key), line = 0;
+
+	while (line < len) {
+		size_t end = line, b;
+
+		while (end < len && buf[end] != '\n')
+			end++;
+		b = line + klen + 1;
+		if (b <= end && !memcmp(buf + line, key, klen) && buf[line + klen] == ':') {
+			size_t e = end;
+			int v = 0;
+
+			while (b < e && is_space(buf[b]))
+				b++;
+			while (e > b && is_space(buf[e - 1]))
+				e--;
+			if (e - b == 1 && buf[b] == '0') {
+				*out = 0;
+				return 0;
+			}
+			if (parse_decimal(buf + b, e - b, &v) < 0)
+				return -EINVAL;
+			*out = v;
+			return 0;
+		}
+		line = end + 1;
 	}
 	return -EINVAL;
 }

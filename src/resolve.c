@@ -2,6 +2,8 @@
  * and how the two answers combine. Driver queries of a batch run together
  * (driver.c); scans are quick and run in order. */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,10 +22,21 @@ static int ctx_version(struct rtid_ctx *ctx, const char *v)
 	const struct rtid_attest_entry *e;
 
 	if (v) {
+		char running[sizeof(ctx->driver_version)];
+
 		if (!rtid_version_valid(v))
 			return -EINVAL;
 		strcpy(ctx->driver_version, v); /* valid means at most 31 bytes */
 		ctx->have_version = true;
+		/* A stale version (a variable baked into an image, a driver upgraded
+		 * since) must not scan under another version's attestation: the
+		 * running one is reported, and nothing is trusted. */
+		if (rtid__driver_version_read(ctx->proc_root, running, sizeof(running)) == 0 &&
+		    strcmp(running, v) != 0) {
+			strcpy(ctx->driver_version, running);
+			ctx->version_mismatch = true;
+			return 0;
+		}
 	} else {
 		ctx->have_version = rtid__driver_version_read(ctx->proc_root, ctx->driver_version,
 							      sizeof(ctx->driver_version)) == 0;
@@ -107,6 +120,11 @@ void rtid_ctx_free(struct rtid_ctx *ctx)
 	free(ctx);
 }
 
+bool rtid_ctx_version_mismatch(const struct rtid_ctx *ctx)
+{
+	return ctx && ctx->version_mismatch;
+}
+
 const char *rtid_ctx_driver_version(const struct rtid_ctx *ctx)
 {
 	return ctx && ctx->have_version ? ctx->driver_version : NULL;
@@ -144,7 +162,7 @@ static bool plan_scan(struct rtid_ctx *ctx, int pid, bool trusted, struct rtid_r
 		      struct rtid__scan *s)
 {
 	if (!trusted) {
-		r->fallback = RTID_FB_UNATTESTED;
+		r->fallback = ctx->version_mismatch ? RTID_FB_VERSION_MISMATCH : RTID_FB_UNATTESTED;
 		return true;
 	}
 	if (!scan_into(ctx, pid, r, s))
@@ -157,6 +175,32 @@ static bool plan_scan(struct rtid_ctx *ctx, int pid, bool trusted, struct rtid_r
 	return false;
 }
 
+/* The number must name a process before anything acts on it: the kernel
+ * also serves a thread as <proc>/<tid> (not listed), and cuda-checkpoint
+ * acting on a tid can harm the real process. Tgid: settles it. Returns false
+ * after setting the error; a status that cannot be read for another reason
+ * (EACCES under hidepid) leaves the question to the driver, as before. */
+static bool is_process(struct rtid_ctx *ctx, int pid, struct rtid_result *r)
+{
+	int fd = open(ctx->proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), tgid, n, e;
+
+	if (fd < 0)
+		return true;
+	e = rtid__status_read(fd, pid, &tgid, &n);
+	close(fd);
+	if (e == -ENOENT || e == -ESRCH) {
+		rtid__set_error(r, RTID_ERR_NO_SUCH_PROCESS, "no process %d under %s", pid,
+				ctx->proc_root);
+		return false;
+	}
+	if (e == 0 && tgid != pid) {
+		rtid__set_error(r, RTID_ERR_NOT_A_PROCESS, "%d is a thread of process %d, not a process",
+				pid, tgid);
+		return false;
+	}
+	return true;
+}
+
 /* Fill what needs no driver; returns whether the driver must be asked. */
 static bool plan(struct rtid_ctx *ctx, enum rtid_mode mode, bool trusted, int pid,
 		 struct rtid_result *r, struct rtid__scan *s)
@@ -167,7 +211,9 @@ static bool plan(struct rtid_ctx *ctx, enum rtid_mode mode, bool trusted, int pi
 	memset(r, 0, sizeof(*r));
 	r->pid = pid;
 	r->scan_candidates = -1;
-	if (mode == RTID_MODE_SCAN)
+	if (!is_process(ctx, pid, r))
+		need = false;
+	else if (mode == RTID_MODE_SCAN)
 		need = plan_scan(ctx, pid, trusted, r, s);
 	else if (mode == RTID_MODE_CROSSCHECK)
 		need = scan_into(ctx, pid, r, s);
@@ -214,8 +260,9 @@ static void run_canary(struct batch *b, size_t n)
 {
 	size_t i = 0;
 
-	if (b->ctx->revoked) {
-		run_group(b, 0, n, RTID_MODE_DRIVER, false, RTID_FB_UNATTESTED);
+	if (b->ctx->version_mismatch || b->ctx->revoked) {
+		run_group(b, 0, n, RTID_MODE_DRIVER, false,
+			  b->ctx->version_mismatch ? RTID_FB_VERSION_MISMATCH : RTID_FB_UNATTESTED);
 		return;
 	}
 	for (; i < n; i++) {
@@ -253,7 +300,8 @@ int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n, struct rt
 	}
 	if (ctx->cfg.deadline_s > 0)
 		b.deadline = rtid__now() + ctx->cfg.deadline_s;
-	trusted = ctx->attested || (ctx->cfg.allow_unattested && !ctx->revoked);
+	trusted = !ctx->version_mismatch &&
+		  (ctx->attested || (ctx->cfg.allow_unattested && !ctx->revoked));
 	if (ctx->cfg.mode == RTID_MODE_CANARY)
 		run_canary(&b, n);
 	else

@@ -46,6 +46,7 @@ enum rtid_fallback {
 	RTID_FB_SCAN_ERROR,
 	RTID_FB_UNATTESTED,
 	RTID_FB_CANARY_MISMATCH,
+	RTID_FB_VERSION_MISMATCH, /* the given driver version is not the running one */
 };
 
 enum rtid_xcheck { RTID_XC_NONE, RTID_XC_AGREE, RTID_XC_AGREE_NONE, RTID_XC_MISMATCH };
@@ -63,6 +64,7 @@ enum rtid_error {
 	RTID_ERR_API_FAILED,      /* the driver API returned an error */
 	RTID_ERR_WORKER_CRASHED,  /* the driver-API worker died */
 	RTID_ERR_WORKER_FAILED,   /* the driver-API worker could not start */
+	RTID_ERR_NOT_A_PROCESS,   /* the number is a thread of another process (Tgid != it) */
 };
 
 struct rtid_result {
@@ -108,6 +110,10 @@ RTID_EXPORT int rtid_ctx_new(const struct rtid_config *cfg, struct rtid_ctx **ou
 /* Free a context; NULL is allowed. */
 RTID_EXPORT void rtid_ctx_free(struct rtid_ctx *ctx);
 
+/* Whether the configured driver version differs from the running one (read
+ * from <proc>/driver/nvidia/version); rtid_ctx_driver_version then gives the
+ * running one, and nothing is scanned. */
+RTID_EXPORT bool rtid_ctx_version_mismatch(const struct rtid_ctx *ctx);
 /* The driver version the context uses (given, or read from proc), or NULL if
  * unknown. Owned by ctx. */
 RTID_EXPORT const char *rtid_ctx_driver_version(const struct rtid_ctx *ctx);

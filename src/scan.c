@@ -1,9 +1,10 @@
 /* The scan: find the threads of a process whose comm matches the pattern.
  *
- * The rules it serves: exactly one candidate, stable when read again after the
- * walk, is an answer; anything else (none, several, a changed name, a task that
- * could not be read) is a reason to ask the driver instead. */
-#include <dirent.h>
+ * The rules it serves: exactly one candidate, among tasks listed by a walk
+ * proven complete (walk.c), stable when read again after the walk, is an
+ * answer; anything else (none, several, a changed name, a task that could not
+ * be read, a listing that may have missed a thread) is a reason to ask the
+ * driver instead. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -56,6 +57,7 @@ static bool vanished(ssize_t err)
 
 struct walk {
 	int candidates, first, err;
+	bool incomplete; /* no listing of the tasks was provably complete */
 };
 
 /* ENOENT or ESRCH on a task's comm means it exited only if its directory is
@@ -74,15 +76,11 @@ static int confirm_gone(int taskfd, int tid, ssize_t err)
 }
 
 /* Read one task's comm and count it. Returns false when the walk must stop. */
-static bool visit_task(int taskfd, const char *name, const struct rtid__matcher *m,
-		       struct walk *w)
+static bool visit_task(int taskfd, int tid, const struct rtid__matcher *m, struct walk *w)
 {
 	char path[64], comm[64];
 	ssize_t n;
-	int tid;
 
-	if (rtid_parse_pid(name, &tid) < 0)
-		return true; /* ".", "..", or nothing a task could be */
 	snprintf(path, sizeof(path), "%d/comm", tid);
 	n = rtid__read_comm(taskfd, path, comm, sizeof(comm));
 	if (vanished(n) && (w->err = confirm_gone(taskfd, tid, n)) == 0)
@@ -96,35 +94,26 @@ static bool visit_task(int taskfd, const char *name, const struct rtid__matcher 
 	return true;
 }
 
-static void walk_tasks(int taskfd, const struct rtid__matcher *m, struct walk *w)
+/* A listing that cannot be proven complete (walk.c) is no walk at all. */
+static void walk_tasks(int rootfd, int taskfd, int pid, const struct rtid__matcher *m,
+		       struct walk *w)
 {
-	int fd = rtid__dup(taskfd);
-	DIR *d;
+	struct rtid__tasks l;
+	size_t off = 0;
+	int tid, r = rtid__tasks_list(rootfd, taskfd, pid, &l);
 
-	if (fd < 0) {
-		w->err = errno;
+	if (r == -EAGAIN) {
+		w->incomplete = true;
 		return;
 	}
-	d = fdopendir(fd);
-	if (!d) {
-		w->err = errno;
-		close(fd);
+	if (r < 0) {
+		w->err = -r;
 		return;
 	}
-	for (;;) {
-		struct dirent *de;
-
-		errno = 0;
-		de = readdir(d);
-		if (!de) {
-			if (errno && !vanished(-errno))
-				w->err = errno;
+	while (rtid__tasks_next(&l, &off, &tid))
+		if (!visit_task(taskfd, tid, m, w))
 			break;
-		}
-		if (!visit_task(taskfd, de->d_name, m, w))
-			break;
-	}
-	closedir(d);
+	rtid__tasks_free(&l);
 }
 
 static bool process_gone(int rootfd, int pid)
@@ -164,7 +153,9 @@ static void classify(int rootfd, int taskfd, int pid, const struct rtid__matcher
 	else if (w->err) {
 		out->status = RTID__SCAN_ERROR;
 		out->err = w->err;
-	} else if (w->candidates == 0)
+	} else if (w->incomplete)
+		out->status = RTID__SCAN_UNSTABLE;
+	else if (w->candidates == 0)
 		out->status = RTID__SCAN_ZERO;
 	else if (w->candidates > 1)
 		out->status = RTID__SCAN_MULTIPLE;
@@ -178,7 +169,7 @@ static void classify(int rootfd, int taskfd, int pid, const struct rtid__matcher
 void rtid__scan(const char *proc_root, int pid, const struct rtid__matcher *m,
 		struct rtid__scan *out)
 {
-	struct walk w = { 0, 0, 0 };
+	struct walk w = { 0, 0, 0, false };
 	char path[32];
 	int rootfd, taskfd;
 
@@ -197,7 +188,7 @@ void rtid__scan(const char *proc_root, int pid, const struct rtid__matcher *m,
 		close(rootfd);
 		return;
 	}
-	walk_tasks(taskfd, m, &w);
+	walk_tasks(rootfd, taskfd, pid, m, &w);
 	classify(rootfd, taskfd, pid, m, &w, out);
 	close(taskfd);
 	close(rootfd);

@@ -5,6 +5,7 @@
 #ifndef RTID_SYS_H
 #define RTID_SYS_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -97,6 +98,17 @@ static inline int rtid__pidfd_open(pid_t pid)
 		return -1;
 	}
 	return pidfd_open(pid, 0);
+}
+
+static inline ssize_t rtid__getdents64(int fd, void *buf, size_t len)
+{
+	int e = rtid__fail("rtid/getdents64");
+
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return getdents64(fd, buf, len);
 }
 
 /* close_range, failable so that the loop for kernels before 5.9 runs too. */

@@ -176,10 +176,13 @@ static int without_pidfds(void)
 		problems += run(&ops[i], 0, &done);
 	setenv("FAKE_HANG", "1", 1);
 	{
-		struct rtid_config cfg = { .tool = getenv("FAKE_TOOL"), .timeout_s = 0.3 };
+		char proc[512];
+		struct rtid_config cfg = { .tool = getenv("FAKE_TOOL"), .timeout_s = 0.3,
+					   .proc_root = proc };
 		struct rtid_ctx *ctx = NULL;
 		struct rtid_result r;
 
+		snprintf(proc, sizeof(proc), "%s/proc", root); /* pid 100 is a process there */
 		if (rtid_ctx_new(&cfg, &ctx) < 0 || rtid_resolve(ctx, 100, &r) < 0 ||
 		    r.error != RTID_ERR_TIMEOUT) {
 			printf("NO PIDFD: a hanging tool did not time out\n");

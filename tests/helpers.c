@@ -60,18 +60,52 @@ static void mkdirs(char *path)
 	}
 }
 
-void write_file(const char *root, const char *rel, const char *text)
+static void put(const char *path, const char *text)
 {
-	char path[4096];
-	FILE *f;
+	FILE *f = fopen(path, "w");
 
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	mkdirs(path);
-	f = fopen(path, "w");
 	if (!f)
 		abort();
 	fputs(text, f);
 	fclose(f);
+}
+
+/* path is ".../<pid>/task/<tid>/comm": write <pid>/status with Threads: the
+ * task directories there now, as the kernel keeps the two in step. */
+static void refresh_status(const char *path)
+{
+	char dir[4096], text[128];
+	const char *e = strstr(path, "/task/"), *b = e;
+	size_t nt = 0;
+	DIR *d;
+	struct dirent *de;
+
+	if (!e || strcmp(strrchr(path, '/'), "/comm") || strchr(e + 6, '/') != strrchr(path, '/'))
+		return;
+	while (b > path && b[-1] >= '0' && b[-1] <= '9')
+		b--;
+	if (b == e || b == path || b[-1] != '/')
+		return;
+	snprintf(dir, sizeof(dir), "%.*s/task", (int)(e - path), path);
+	d = opendir(dir);
+	while (d && (de = readdir(d)))
+		nt += de->d_name[0] >= '1' && de->d_name[0] <= '9';
+	if (d)
+		closedir(d);
+	snprintf(text, sizeof(text), "Name:\tfake\nTgid:\t%.*s\nThreads:\t%zu\n", (int)(e - b), b,
+		 nt);
+	snprintf(dir, sizeof(dir), "%.*s/status", (int)(e - path), path);
+	put(dir, text);
+}
+
+void write_file(const char *root, const char *rel, const char *text)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	mkdirs(path);
+	put(path, text);
+	refresh_status(path);
 }
 
 void fake_process(const char *root, int pid, const struct fake_thread *t, size_t n)

@@ -15,7 +15,9 @@ extern char *test_dir;
 int test_dir_setup(void **state);
 int test_dir_teardown(void **state);
 
-/* Write text to root/rel, creating parent directories. */
+/* Write text to root/rel, creating parent directories. A comm written at
+ * <pid>/task/<tid>/comm also (re)writes <pid>/status, with Tgid: and Threads:
+ * counting the task directories, as the scan proves its walk by them. */
 void write_file(const char *root, const char *rel, const char *text);
 
 /* Lay out root/<pid>/task/<tid>/comm for each thread, comm + "\n". */

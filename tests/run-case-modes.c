@@ -37,9 +37,13 @@ void rc_prepare(const struct casefile *c, struct runner *rn, const char *dir, co
 	setenv("RTID_CASE", rn->casefile, 1);
 	setenv("RTID_MOCK_LOG", rn->log, 1);
 	rtid_attest_new(&rn->att);
-	if (c->version_file && c->attest != CF_ATTEST_NONE &&
-	    rtid_parse_driver_version(c->version_file, strlen(c->version_file), version,
-				      sizeof(version)) == 0)
+	/* The attestation is for the version the resolver is told of, if any. */
+	if (c->given_version && c->attest != CF_ATTEST_NONE)
+		snprintf(version, sizeof(version), "%s", c->given_version);
+	if (c->attest != CF_ATTEST_NONE &&
+	    (c->given_version || (c->version_file &&
+				  rtid_parse_driver_version(c->version_file, strlen(c->version_file),
+							    version, sizeof(version)) == 0)))
 		rtid_attest_add(rn->att, version, c->attest == CF_ATTEST_CLEAN ? 10 : 50, 0,
 				c->attest == CF_ATTEST_REVOKED, false);
 	if (rtid_attest_save(rn->att, rn->attest) < 0) {
@@ -71,6 +75,7 @@ void rc_run_lib(const struct casefile *c, struct runner *rn, enum rtid_mode mode
 		.attestation = rn->att, .pattern = c->pattern, .jobs = c->jobs,
 		.timeout_s = c->timeout_s > 0 ? c->timeout_s : CASE_TIMEOUT,
 		.deadline_s = c->deadline_s, .backend = rn->backend, .libcuda = libcuda_of(c),
+		.driver_version = c->given_version,
 	};
 	struct rtid_result *r = calloc(c->npids, sizeof(*r));
 	struct rtid_ctx *ctx = NULL;
@@ -136,6 +141,10 @@ static int cli_argv(const struct casefile *c, const struct runner *rn, enum rtid
 	argv[n++] = "--timeout";
 	snprintf(num[0], 24, "%g", c->timeout_s > 0 ? c->timeout_s : CASE_TIMEOUT);
 	argv[n++] = num[0];
+	if (c->given_version) {
+		argv[n++] = "--driver-version";
+		argv[n++] = c->given_version;
+	}
 	if (c->deadline_s > 0) {
 		argv[n++] = "--deadline";
 		snprintf(num[1], 24, "%g", c->deadline_s);

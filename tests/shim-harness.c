@@ -13,6 +13,7 @@
 #include "shim-harness.h"
 
 char log_path[512], path_env[2048];
+static char proc_dir[512];
 
 /* CRIU's way: pipe + fork + execvp, both streams in the pipe, 128 bytes. */
 struct criu_call criu(char *const argv[])
@@ -60,6 +61,7 @@ int shim_setup(void **state)
 	snprintf(log_path, sizeof(log_path), "%s/log", test_dir);
 	setenv("FAKE_LOG", log_path, 1);
 	/* A proc tree with one restore thread, an attestation for its driver. */
+	snprintf(proc_dir, sizeof(proc_dir), "%s/proc", test_dir);
 	write_file(test_dir, "proc/4242/task/4242/comm", "python3\n");
 	write_file(test_dir, "proc/4242/task/4244/comm", "cuda00001400006\n");
 	write_file(test_dir, "proc/driver/nvidia/version",
@@ -81,6 +83,8 @@ int shim_reset(void **state)
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 	unlink(log_path);
+	/* pid 4242 is a process of the test tree, not of the real /proc. */
+	setenv("RTID_PROC", proc_dir, 1);
 	return 0;
 }
 

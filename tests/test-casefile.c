@@ -79,6 +79,9 @@ static void errors_name_file_and_line(void **state)
 		{ GOOD_HEAD "jobs 99\n", 4, "1..64" },
 		{ GOOD_HEAD "fault eio 10 11 read probability 1.5\n", 4, "probability" },
 		{ GOOD_HEAD "seed 0\n", 4, "usage: seed" },
+		{ GOOD_HEAD "task 10 11 a\ntask 10 11 b\n", 5, "tid 11 given twice" },
+		{ GOOD_HEAD "task 12 10 a\n", 4, "tid 10 given twice" },
+		{ GOOD_HEAD "workload 1000 2147483000\n", 4, "would pass 2147483647" },
 	};
 
 	(void)state;

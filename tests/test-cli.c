@@ -65,6 +65,14 @@ static int teardown(void **state)
 	return 0;
 }
 
+static int remove_version(void)
+{
+	char p[600];
+
+	snprintf(p, sizeof(p), "%s/driver/nvidia/version", root);
+	return unlink(p);
+}
+
 /* Run "rtid ARGS" through the shell; returns the exit status. */
 static int rtid(const char *args)
 {
@@ -277,6 +285,29 @@ static void table_and_environment(void **state)
 	unsetenv("FAKE_EXIT_200");
 }
 
+static void driver_version_from_the_environment(void **state)
+{
+	(void)state;
+	setenv("FAKE_TID_100", "102", 1);
+	/* Malformed: an error that names the variable, not the pattern. */
+	setenv("RTID_DRIVER_VERSION", "580.x", 1);
+	assert_int_equal(rtid("resolve 100"), 2);
+	assert_non_null(strstr(slurp(err_path), "invalid RTID_DRIVER_VERSION: '580.x'"));
+	assert_null(strstr(slurp(err_path), "pattern"));
+	/* --driver-version overrides it. */
+	assert_int_equal(rtid("resolve --driver-version 580.159.03 100"), 0);
+	/* Differing from the running driver: reported, and nothing scanned. */
+	write_file(root, "driver/nvidia/version",
+		   "NVRM version: NVIDIA UNIX x86_64 Kernel Module  590.48.01  Thu\n");
+	setenv("RTID_DRIVER_VERSION", "580.159.03", 1);
+	assert_int_equal(rtid("resolve --mode scan --unattested --json 100"), 0);
+	assert_non_null(strstr(slurp(out_path), "\"fallback\":\"version-mismatch\""));
+	assert_non_null(strstr(slurp(err_path), "580.159.03 was given, but 590.48.01 is running"));
+	unsetenv("RTID_DRIVER_VERSION");
+	unsetenv("FAKE_TID_100");
+	assert_int_equal(remove_version(), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +319,7 @@ int main(void)
 		cmocka_unit_test(hanging_tool_reported_as_timeout),
 		cmocka_unit_test(unattested_flag_warns),
 		cmocka_unit_test(table_and_environment),
+		cmocka_unit_test(driver_version_from_the_environment),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

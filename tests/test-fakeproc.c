@@ -1,6 +1,8 @@
 /* The fake /proc looks like the kernel's where the resolver reads, keeps one
  * snapshot per open handle, takes faults at run time, and unmounts cleanly. */
+#include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -13,6 +15,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -90,6 +93,23 @@ static void control(const char *line)
 	close(fd);
 }
 
+/* Whether dir (under the mount) lists name. */
+static bool listed(const char *sub, const char *name)
+{
+	char path[1024];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%s", mnt, sub);
+	d = opendir(path);
+	while (d && (de = readdir(d)))
+		found = found || strcmp(de->d_name, name) == 0;
+	if (d)
+		closedir(d);
+	return found;
+}
+
 static void looks_like_proc(void **state)
 {
 	char buf[256], path[1024];
@@ -109,8 +129,18 @@ static void looks_like_proc(void **state)
 	assert_non_null(strstr(buf, "580.65.06"));
 	assert_true(slurp("42/status", buf, sizeof(buf)) > 0);
 	assert_non_null(strstr(buf, "Threads:\t3"));
-	assert_int_equal(slurp("43/task", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(slurp("99/task", buf, sizeof(buf)), -ENOENT);
 	assert_int_equal(slurp("42/task/99/comm", buf, sizeof(buf)), -ENOENT);
+	/* A thread is reachable as /proc/TID, as on the kernel, but not listed;
+	 * its status names its process. */
+	assert_true(slurp("43/status", buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(buf, "Tgid:\t42\n"));
+	assert_non_null(strstr(buf, "Pid:\t43\n"));
+	assert_int_equal(slurp("43/comm", buf, sizeof(buf)), 15);
+	assert_memory_equal(buf, "cuda-EvtHandlr\n", 15);
+	assert_false(listed("", "43"));
+	assert_true(listed("", "42"));
+	assert_true(listed("43/task", "44")); /* the whole group, as the kernel lists */
 }
 
 static void one_snapshot_per_handle(void **state)
@@ -159,6 +189,88 @@ static void control_reads_back_and_faults_fire(void **state)
 	assert_int_equal(errno, EINVAL);
 	close(fd);
 	control("clear\n");
+}
+
+/* A comm opened before its thread exited reads ESRCH (the kernel's
+ * get_proc_task fails), not the old name; the thread leaves the listing and
+ * Threads:. */
+static void exited_thread_reads_esrch(void **state)
+{
+	char path[1024], buf[64];
+	int fd;
+
+	(void)state;
+	control("reset\nclear\nfault exit-thread 42 43 after-readdir\n");
+	snprintf(path, sizeof(path), "%s/42/task/43/comm", mnt);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_true(listed("42/task", "43")); /* this listing makes it exit */
+	assert_int_equal(read(fd, buf, sizeof(buf)), -1);
+	assert_int_equal(errno, ESRCH);
+	close(fd);
+	assert_false(listed("42/task", "43"));
+	assert_int_equal(slurp("42/task/43/comm", buf, sizeof(buf)), -ENOENT);
+	assert_true(slurp("42/status", buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(buf, "Threads:\t2\n"));
+	control("reset\nclear\n");
+}
+
+/* Task names of one getdents64 call on fd, appended to out (a space before each). */
+static int getdents_names(int fd, char *out, size_t len)
+{
+	char buf[4096];
+	ssize_t n = getdents64(fd, buf, sizeof(buf));
+	int count = 0;
+
+	for (ssize_t o = 0; o < n;) {
+		struct dirent64 *d = (struct dirent64 *)(buf + o);
+
+		if (d->d_name[0] != '.') {
+			snprintf(out + strlen(out), len - strlen(out), " %s", d->d_name);
+			count++;
+		}
+		o += d->d_reclen;
+	}
+	return n < 0 ? -1 : count;
+}
+
+/* Chunks resume as proc_task_readdir does: from the saved tid while it is
+ * there, else by position, so threads that never exited can be skipped. */
+static void chunked_walk_resumes_like_the_kernel(void **state)
+{
+	char cf[700], mp[600], got[256] = "", quiet[256];
+	int st, fd;
+	pid_t d;
+
+	(void)state;
+	snprintf(cf, sizeof(cf), "%s/chunk.case", dir);
+	snprintf(mp, sizeof(mp), "%s/chunk", dir);
+	write_file(dir, "chunk.case", "title t\nproves p\n"
+		   "task 70 70 a\ntask 70 71 b\ntask 70 72 c\ntask 70 73 d\ntask 70 74 e\n"
+		   "task 70 75 f\nfault readdir-chunk 70 2\nexpect all * error=-\n");
+	mkdir(mp, 0755);
+	d = spawn_fakeproc(cf, mp, &st);
+	assert_true(d > 0);
+	snprintf(cf, sizeof(cf), "%s/70/task", mp);
+	/* Quiet: chunks of 2, resumed from the saved tid, all six. */
+	fd = open(cf, O_RDONLY | O_DIRECTORY);
+	while (getdents_names(fd, got, sizeof(got)) > 0)
+		;
+	close(fd);
+	snprintf(quiet, sizeof(quiet), "%s", got);
+	/* 71 and 72 (the saved tid) exit after the first chunk: the walk resumes
+	 * at the third thread of [70 73 74 75], skipping 73, which never exited. */
+	write_file(dir, "chunk/rtid-control",
+		   "fault exit-thread 70 71 after-readdir\nfault exit-thread 70 72 after-readdir\n");
+	got[0] = '\0';
+	fd = open(cf, O_RDONLY | O_DIRECTORY);
+	while (getdents_names(fd, got, sizeof(got)) > 0)
+		;
+	close(fd);
+	kill(d, SIGTERM);
+	waitpid(d, &st, 0);
+	assert_string_equal(quiet, " 70 71 72 73 74 75");
+	assert_string_equal(got, " 70 71 74 75");
 }
 
 /* A fault with a probability fails about that share of accesses, and the
@@ -212,6 +324,42 @@ static void sigterm_unmounts(void **state)
 	assert_false(mounted(mnt)); /* unmounted by fakeproc itself */
 }
 
+/* Wait until path is no longer a mount point: mountinfo signals every change
+ * of the mount table with POLLPRI. False when it stays mounted for 10 s. */
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static bool wait_unmounted(const char *path)
+{
+	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	struct pollfd p = { fd, POLLPRI, 0 };
+	double end = now_s() + 10 * time_factor();
+
+	while (mounted(path) && now_s() < end)
+		poll(&p, 1, 100);
+	close(fd);
+	return !mounted(path);
+}
+
+static void sigkill_leaves_no_mount(void **state)
+{
+	int st;
+
+	(void)state;
+	daemon_pid = spawn_fakeproc(casefile, mnt, &st);
+	assert_true(daemon_pid > 0);
+	assert_true(mounted(mnt));
+	assert_int_equal(kill(daemon_pid, SIGKILL), 0);
+	assert_int_equal(waitpid(daemon_pid, &st, 0), daemon_pid);
+	daemon_pid = -1;
+	assert_true(wait_unmounted(mnt)); /* fusermount3's auto_unmount */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -220,7 +368,10 @@ int main(void)
 		cmocka_unit_test(control_reads_back_and_faults_fire),
 		cmocka_unit_test(seeded_probability),
 		cmocka_unit_test(bad_case_and_bad_mountpoint),
+		cmocka_unit_test(exited_thread_reads_esrch),
+		cmocka_unit_test(chunked_walk_resumes_like_the_kernel),
 		cmocka_unit_test(sigterm_unmounts),
+		cmocka_unit_test(sigkill_leaves_no_mount),
 	};
 	const char *why = fuse_unusable();
 

@@ -25,7 +25,7 @@
 #include "helpers.h"
 #include "internal.h"
 
-static char fifo[512], out_path[512], pidfile[512];
+static char fifo[512], out_path[512], pidfile[512], proc_dir[512];
 static int fifo_fd = -1;
 
 static double now(void)
@@ -48,6 +48,16 @@ static int setup(void **state)
 	/* Read and write: no EOF between writers, and opening never blocks. */
 	fifo_fd = open(fifo, O_RDWR | O_CLOEXEC);
 	setenv("RTID_CUDA_CHECKPOINT", env_path("FAKE_TOOL"), 1);
+	/* The pids asked about are processes of a test tree: a number that is
+	 * no process is not asked of the tool at all. */
+	for (int pid = 1001; pid <= 2100; pid += pid == 1004 ? 996 : 1) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "proc/%d/task/%d/comm", pid, pid);
+		write_file(test_dir, rel, "python3\n");
+	}
+	snprintf(proc_dir, sizeof(proc_dir), "%s/proc", test_dir);
+	setenv("RTID_PROC", proc_dir, 1);
 	setenv("FAKE_READY", fifo, 1);
 	setenv("FAKE_PIDFILE", pidfile, 1);
 	return fifo_fd < 0 ? -1 : 0;

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "rtid.h"
+#include "internal.h"
 
 static void tid_table(void **state)
 {
@@ -117,12 +117,37 @@ static void version_valid(void **state)
 	assert_false(rtid_version_valid(NULL));
 }
 
+/* /proc/<pid>/status lines: the value of exactly the named key. */
+static void status_fields(void **state)
+{
+	static const char st[] = "Name:\tThreads: 9\nTgid:\t4242\nPid:\t4243\n"
+				 "ThreadsX:\t7\nThreads:\t12  \nZero:\t0\nBad:\t1x\nEmpty:\t\nLast:  5";
+	int v = -1;
+
+	(void)state;
+	assert_int_equal(rtid__status_field(st, strlen(st), "Tgid", &v), 0);
+	assert_int_equal(v, 4242);
+	assert_int_equal(rtid__status_field(st, strlen(st), "Threads", &v), 0);
+	assert_int_equal(v, 12); /* not the Name: text, not ThreadsX: */
+	assert_int_equal(rtid__status_field(st, strlen(st), "Zero", &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(rtid__status_field(st, strlen(st), "Last", &v), 0);
+	assert_int_equal(v, 5); /* no newline at the end */
+	v = -1;
+	assert_int_equal(rtid__status_field(st, strlen(st), "Bad", &v), -EINVAL);
+	assert_int_equal(rtid__status_field(st, strlen(st), "Empty", &v), -EINVAL);
+	assert_int_equal(rtid__status_field(st, strlen(st), "Missing", &v), -EINVAL);
+	assert_int_equal(rtid__status_field(st, 3, "Tgid", &v), -EINVAL);
+	assert_int_equal(v, -1); /* written only on success */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tid_table),       cmocka_unit_test(tid_embedded_nul),
 		cmocka_unit_test(pid_table),       cmocka_unit_test(version_table),
 		cmocka_unit_test(version_small_buffer), cmocka_unit_test(version_valid),
+		cmocka_unit_test(status_fields),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

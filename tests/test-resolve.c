@@ -153,10 +153,23 @@ static void unattested_asks_driver(void **state)
 	assert_int_equal(r.fallback, RTID_FB_UNATTESTED);
 	assert_int_equal(r.source, RTID_SRC_TOOL);
 	assert_int_equal(count_lines(log_path), 1);
-	/* Another version's attestation does not count. */
+	/* A given version that is not the running one is never scanned, and the
+	 * running one is reported. */
 	cfg = config(RTID_MODE_SCAN, clean);
 	cfg.driver_version = "580.159.04";
-	assert_int_equal(run(&cfg, P_ONE).fallback, RTID_FB_UNATTESTED);
+	cfg.allow_unattested = true;
+	assert_int_equal(run(&cfg, P_ONE).fallback, RTID_FB_VERSION_MISMATCH);
+	cfg.mode = RTID_MODE_CANARY;
+	assert_int_equal(run(&cfg, P_ONE).fallback, RTID_FB_VERSION_MISMATCH);
+	{
+		struct rtid_ctx *ctx = NULL;
+
+		assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
+		assert_true(rtid_ctx_version_mismatch(ctx));
+		assert_string_equal(rtid_ctx_driver_version(ctx), VERSION);
+		rtid_ctx_free(ctx);
+	}
+	assert_false(rtid_ctx_version_mismatch(NULL));
 	/* A revoked version stays unscanned even with --unattested. */
 	cfg = config(RTID_MODE_SCAN, revoked);
 	cfg.allow_unattested = true;

@@ -225,6 +225,57 @@ static void real_threads(void **state)
 	assert_int_equal(s.status, RTID__SCAN_ZERO);
 }
 
+/* The walk is proven against Threads: in status (src/walk.c). */
+static void walk_needs_its_proof(void **state)
+{
+	char rel[256];
+	struct rtid__scan s;
+
+	(void)state;
+	/* Fewer tasks listed than Threads: counts: not provably complete. */
+	write_file(root, "900/task/900/comm", "python3\n");
+	write_file(root, "900/task/901/comm", "cuda00001400006\n");
+	write_file(root, "900/status", "Name:\tx\nTgid:\t900\nThreads:\t3\n");
+	assert_int_equal(scan(900).status, RTID__SCAN_UNSTABLE);
+	write_file(root, "900/status", "Name:\tx\nTgid:\t900\nThreads:\t0\n");
+	assert_int_equal(scan(900).status, RTID__SCAN_UNSTABLE);
+	/* A status without Threads: (or Tgid:) proves nothing: scan-error. */
+	write_file(root, "900/status", "Name:\tx\nTgid:\t900\n");
+	s = scan(900);
+	assert_int_equal(s.status, RTID__SCAN_ERROR);
+	assert_int_equal(s.err, EINVAL);
+	write_file(root, "900/status", "Name:\tx\nThreads:\t2\n");
+	assert_int_equal(scan(900).status, RTID__SCAN_ERROR);
+	/* Entries that fill the buffer sized for Threads: it grows and retries. */
+	write_file(root, "910/task/911/comm", "cuda00001400006\n");
+	for (int i = 0; i < 60; i++) {
+		snprintf(rel, sizeof(rel), "910/task/%0200d", i); /* not tids: leading zeros */
+		write_file(root, rel, "");
+	}
+	write_file(root, "910/task/910/comm", "python3\n");
+	write_file(root, "910/status", "Tgid:\t910\nThreads:\t2\n");
+	s = scan(910);
+	assert_int_equal(s.status, RTID__SCAN_FOUND);
+	assert_int_equal(s.tid, 911);
+}
+
+/* Records the kernel would never give end the listing, never overrun it. */
+static void malformed_records(void **state)
+{
+	char buf[64] = { 0 };
+	struct rtid__tasks l = { buf, sizeof(buf) };
+	size_t off = 0;
+	int tid = 0;
+
+	(void)state;
+	assert_false(rtid__tasks_next(&l, &off, &tid)); /* d_reclen 0 */
+	buf[16] = 64; /* d_reclen past the end of the 40 bytes given */
+	l.len = 40;
+	off = 0;
+	assert_false(rtid__tasks_next(&l, &off, &tid));
+	assert_int_equal(tid, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -235,6 +286,8 @@ int main(void)
 		cmocka_unit_test(comm_shapes),       cmocka_unit_test(no_fd_leak),
 		cmocka_unit_test(odd_comm_files),
 		cmocka_unit_test(real_threads),
+		cmocka_unit_test(walk_needs_its_proof),
+		cmocka_unit_test(malformed_records),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -30,6 +30,23 @@ static void driver_mode_gives_the_tools_tid(void **state)
 	assert_int_equal(count_lines(log_path), 1);
 }
 
+/* A malformed RTID_DRIVER_VERSION makes the version unknown, never a failed
+ * query: driver mode still answers as the tool does, and nothing is added. */
+static void bad_version_variable_keeps_driver_mode(void **state)
+{
+	char *argv[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+	struct criu_call c;
+
+	(void)state;
+	setenv("FAKE_STDOUT", "4244\n", 1);
+	setenv("FAKE_STDERR", "", 1);
+	setenv("RTID_DRIVER_VERSION", "not-a-version", 1);
+	c = criu(argv);
+	unsetenv("RTID_DRIVER_VERSION");
+	assert_int_equal(c.status, 0);
+	assert_string_equal(c.out, "4244\n");
+}
+
 static void attested_scan_spawns_no_tool(void **state)
 {
 	char *argv[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
@@ -160,6 +177,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(driver_mode_gives_the_tools_tid, shim_reset),
+		cmocka_unit_test_setup(bad_version_variable_keeps_driver_mode, shim_reset),
 		cmocka_unit_test_setup(attested_scan_spawns_no_tool, shim_reset),
 		cmocka_unit_test_setup(none_exits_like_the_tool, shim_reset),
 		cmocka_unit_test_setup(other_calls_reach_the_real_tool, shim_reset),

@@ -28,6 +28,7 @@ static int setup(void **state)
 	snprintf(pid_path, sizeof(pid_path), "%s/pids", test_dir);
 	setenv("FAKE_LOG", log_path, 1);
 	setenv("FAKE_PIDFILE", pid_path, 1);
+	write_file(test_dir, "4242/task/4242/comm", "python3\n"); /* the process asked about */
 	/* Orphans of the tool come to us, so we can prove they were killed. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	return 0;
