@@ -145,6 +145,25 @@ cp "$att" "$work/before"
 "$doc/merge.sh" > /dev/null && cmp "$work/before" "$att" || fail "the CronJob's merge again changed it"
 rtid attest show "$att" | grep -q "missing: 7 more" || fail "show does not say what is missing"
 
+echo "== the doc's first commands, on one node, with its paths in the temp dir"
+export FLEET_NODES="n2"
+mkdir -p "$work/var/lib/rtid" "$work/top/rtid/reports"
+SLURM_JOB_ID=400 srun --ntasks-per-node=1 "$here/gpu-app.sh" 2 &
+workload=$!
+# The block after the first paragraph; /shared and /var/lib/rtid moved.
+awk '/^    rtid validate --all/ { on = 1 } on && !/^    / { exit } on { sub(/^    /, ""); print }' \
+	"$src/doc/fleet.md" | sed -e "s|/var/lib/rtid|$work/var/lib/rtid|g" -e "s|/shared|$work/top|g" \
+	> "$work/top.sh"
+[ "$(wc -l < "$work/top.sh")" = 3 ] || fail "the doc's first block: $(cat "$work/top.sh")"
+RTID_ATTESTATION="$work/var/lib/rtid/attestation.json" srun --jobid=400 --overlap \
+	--ntasks-per-node=1 sh -e "$work/top.sh" > "$work/out" 2>&1 ||
+	fail "the doc's first commands: $(cat "$work/out")"
+wait "$workload" || fail "the node's workload"
+awk -v v="$V" '$1 == v && NF == 8 && $2 == 2 && $5 == 1 && $6 == 1 && $7 == "no" { ok = 1 }
+	END { exit !ok }' "$work/out" ||
+	{ cat "$work/out"; fail "the doc's first commands: 2 agreements of 1 report expected"; }
+[ -s "$work/var/lib/rtid/attestation.json" ] || fail "validate did not record in the attestation"
+
 echo "== the doc quotes these files verbatim, and its YAML is what it says"
 python3 "$here/doc-check.py" "$src/doc/fleet.md" "$doc" || fail "doc/fleet.md and doc/fleet/ differ"
 echo "fleet: ok"
