@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "engine.h"
@@ -22,6 +23,7 @@ static const char *const strategies[] = { "upstream", "scan", "parallel:8", "api
 
 static const char usage[] =
 	"Usage: rtid-sim [--workload NAME|FILE] [--strategy S] [--seed N] [--json]\n"
+	"       rtid-sim --workload W       every strategy for one workload\n"
 	"       rtid-sim [--plot FILE]      table of every workload x strategy, and the plot\n"
 	"       rtid-sim --params           the parameters and their sources\n"
 	"       rtid-sim --check --workload W --strategy S [--scale X]\n"
@@ -35,6 +37,11 @@ static int load_workload(const char *w, struct sim_workload *out)
 
 	if (sim_workload_builtin(w, out) == 0)
 		return 0;
+	if (!strchr(w, '/') && !strchr(w, '.') && access(w, F_OK) < 0) {
+		fprintf(stderr, "rtid-sim: no workload '%s': built in are vllm-small, vllm-8b, "
+			"embedding, tp2, nim-24, sglang-103; or give a file\n", w);
+		return -1;
+	}
 	if (sim_workload_load(w, out, err, sizeof(err)) == 0)
 		return 0;
 	fprintf(stderr, "rtid-sim: %s\n", err);
@@ -78,11 +85,15 @@ static void print_row(const struct sim_workload *w, const struct sim_strategy *s
 {
 	printf("| %-10s | %-17s | %4zu | %7.1f%s | %5.0f%% | %8.1f | %7.1f%s | %5.0f%% | %6lu "
 	       "| %8lu | %9.2f |\n", w->name, s->name, sim_workload_gpus(w), r->restore_s,
-	       r->restore_timed_out ? " TIMEOUT" : "        ",
+	       r->restore_timed_out ? " >limit " : "        ",
 	       100.0 * r->restore_plugin_s / r->restore_s, r->restore_tid_s, r->dump_s,
-	       r->dump_timed_out ? " TIMEOUT" : "        ", 100.0 * r->dump_plugin_s / r->dump_s,
+	       r->dump_timed_out ? " >limit " : "        ", 100.0 * r->dump_plugin_s / r->dump_s,
 	       r->spawns, r->attaches, r->wrong_tid_per_million);
 }
+
+/* The parameters in force: the defaults, changed by --set. */
+static struct sim_params params_now;
+static const struct sim_params *cur = &params_now;
 
 /* The table's figures: means over RUNS seeds from seed on, so that a row is
  * what the strategy costs on average, not one draw of the attach. */
@@ -94,7 +105,7 @@ static void mean_run(const struct sim_workload *w, const struct sim_strategy *s,
 	struct sim_result m = { 0 }, r;
 
 	for (unsigned long i = 0; i < RUNS; i++) {
-		sim_run(&sim_defaults, w, s, seed + i, &r);
+		sim_run(cur, w, s, seed + i, &r);
 		m.dump_s += r.dump_s / RUNS;
 		m.restore_s += r.restore_s / RUNS;
 		m.restore_tid_s += r.restore_tid_s / RUNS;
@@ -104,8 +115,8 @@ static void mean_run(const struct sim_workload *w, const struct sim_strategy *s,
 	m.spawns = r.spawns; /* the same in every run */
 	m.attaches = r.attaches;
 	m.wrong_tid_per_million = r.wrong_tid_per_million;
-	m.dump_timed_out = m.dump_s > sim_defaults.dump_timeout_s;
-	m.restore_timed_out = m.restore_s > sim_defaults.restore_timeout_s;
+	m.dump_timed_out = m.dump_s > cur->dump_timeout_s;
+	m.restore_timed_out = m.restore_s > cur->restore_timeout_s;
 	*out = m;
 }
 
@@ -134,6 +145,38 @@ static int plot(const char *path, unsigned long seed)
 	return sim_plot_svg(path, xs, sizeof(xs) / sizeof(xs[0]), series, NSTRAT);
 }
 
+static void rows(const struct sim_workload *w, unsigned long seed)
+{
+	for (size_t j = 0; j < NSTRAT; j++) {
+		struct sim_strategy s;
+		struct sim_result r;
+
+		sim_strategy_parse(strategies[j], &s);
+		mean_run(w, &s, seed, &r);
+		print_row(w, &s, &r);
+	}
+}
+
+static void footer(unsigned long first, unsigned long last)
+{
+	if (first == last)
+		printf("\nOne run, seed %lu.", first);
+	else
+		printf("\nMeans over seeds %lu..%lu.", first, last);
+	printf(" '>limit': past the restore timeout (%.0f s, restore_timeout_s) in the restore\n"
+	       "column, past the dump timeout (%.0f s, dump_timeout_s) in the dump column.\n",
+	       cur->restore_timeout_s, cur->dump_timeout_s);
+}
+
+/* Every strategy for one workload (a built-in or a file). */
+static int one_workload(const struct sim_workload *w, unsigned long seed)
+{
+	fputs(header, stdout);
+	rows(w, seed);
+	footer(seed, seed + RUNS - 1);
+	return 0;
+}
+
 static int table(unsigned long seed, const char *plot_path)
 {
 	fputs(header, stdout);
@@ -142,20 +185,10 @@ static int table(unsigned long seed, const char *plot_path)
 
 		if (sim_workload_builtin(sim_workload_names[i], &w) < 0)
 			return 1;
-		for (size_t j = 0; j < NSTRAT; j++) {
-			struct sim_strategy s;
-			struct sim_result r;
-
-			sim_strategy_parse(strategies[j], &s);
-			mean_run(&w, &s, seed, &r);
-			print_row(&w, &s, &r);
-		}
+		rows(&w, seed);
 		sim_workload_free(&w);
 	}
-	printf("\nMeans over seeds %lu..%lu. Timeouts %.0f s (dump), %.0f s (restore). plugin: the "
-	       "share of the time\nspent in the CUDA plugin's hooks. serve's attach is paid before "
-	       "the operation (not counted).\nParameters and sources: rtid-sim --params.\n", seed,
-	       seed + RUNS - 1, sim_defaults.dump_timeout_s, sim_defaults.restore_timeout_s);
+	footer(seed, seed + RUNS - 1);
 	if (plot(plot_path, seed) < 0) {
 		fprintf(stderr, "rtid-sim: cannot write %s\n", plot_path);
 		return 1;
@@ -189,8 +222,10 @@ int main(int argc, char **argv)
 	struct sim_workload w;
 	struct sim_strategy s;
 	struct sim_result r;
+	char why[256];
 	int c, n;
 
+	params_now = sim_defaults;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case O_WORKLOAD: wname = optarg; break;
@@ -211,27 +246,39 @@ int main(int argc, char **argv)
 		default: fputs(usage, stderr); return 2;
 		}
 	}
-	if (optind != argc || (!wname != !sname)) {
-		fputs(usage, stderr);
+	if (optind != argc) {
+		fprintf(stderr, "rtid-sim: unexpected argument '%s'\n%s", argv[optind], usage);
+		return 2;
+	}
+	if (!wname && sname) {
+		fputs("rtid-sim: --strategy needs --workload (without both: every workload)\n",
+		      stderr);
 		return 2;
 	}
 	if (!wname)
 		return table(seed, plot_path);
-	if (sim_strategy_parse(sname, &s) < 0) {
-		fprintf(stderr, "rtid-sim: unknown strategy '%s'\n", sname);
+	if (sname && sim_strategy_parse_why(sname, &s, why, sizeof(why)) < 0) {
+		fprintf(stderr, "rtid-sim: strategy '%s': %s\n", sname, why);
+		return 2;
+	}
+	if (check && !sname) {
+		fputs("rtid-sim: --check needs --strategy\n", stderr);
 		return 2;
 	}
 	if (load_workload(wname, &w) < 0)
 		return 2;
-	if (check) {
-		n = sim_check(&sim_defaults, &w, &s, scale);
+	if (!sname) {
+		n = one_workload(&w, seed);
+	} else if (check) {
+		n = sim_check(cur, &w, &s, scale);
 	} else {
-		sim_run(&sim_defaults, &w, &s, seed, &r);
+		sim_run(cur, &w, &s, seed, &r);
 		if (json)
 			print_json(&w, &s, seed, &r);
 		else {
 			fputs(header, stdout);
 			print_row(&w, &s, &r);
+			footer(seed, seed);
 		}
 		n = 0;
 	}

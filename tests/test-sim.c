@@ -253,7 +253,7 @@ static void strategies_parse(void **state)
 	assert_true(s.tid == SIM_TID_CANARY && s.backend == SIM_BACKEND_SPAWN);
 	static const char *const bad[] = { "scan+canary", "api+serve", "serve+serve", "upstream+scan",
 					   "serve+", "+serve", "parallel:8+parallel:4", "",
-					   "toggle++scan", "parallel:1025", "api+parallel:8" };
+					   "toggle++scan", "parallel:65", "api+parallel:8" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(sim_strategy_parse(bad[i], &s), -EINVAL);
 }
@@ -287,13 +287,66 @@ static void workload_files(void **state)
 	write_file(dir, "v0.wl", "gpu 2 10 2\nvisible-gpus 0\n");
 	snprintf(path, sizeof(path), "%s/v0.wl", dir);
 	assert_int_equal(sim_workload_load(path, &w, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "v0.wl:2: usage: visible-gpus"));
+	assert_non_null(strstr(err, "v0.wl:2: visible-gpus: N must be at least 1, got 0"));
 	write_file(dir, "v2.wl", "visible-gpus 2 3\ngpu 1 1 1\n");
 	snprintf(path, sizeof(path), "%s/v2.wl", dir);
 	assert_int_equal(sim_workload_load(path, &w, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "v2.wl:1: "));
 	rm_tree(dir);
 	free(dir);
+}
+
+/* Each bad line says which field is wrong and how, not one message for all. */
+static void workload_errors_are_specific(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "gpu four 70 20", "w.wl:2: gpu: count 'four' is not a number" },
+		{ "gpu 4 70", "w.wl:2: gpu: needs COUNT MEM_GB HOST_GB, got 2 fields" },
+		{ "gpu -4 70 20", "w.wl:2: gpu: count '-4' is negative" },
+		{ "gpu 0 1 1", "w.wl:2: gpu: count must be at least 1, got 0" },
+		{ "gpu 1 x 1", "w.wl:2: gpu: MEM_GB 'x' is not a number" },
+		{ "gpu 1 1 -1", "w.wl:2: gpu: HOST_GB '-1' is negative" },
+		{ "cpu 1", "w.wl:2: cpu: needs COUNT HOST_GB, got 1 field" },
+		{ "visible-gpus 2000", "w.wl:2: visible-gpus: N must be at most 1024, got 2000" },
+		{ "gpus 1 1 1", "w.wl:2: unknown directive 'gpus'" },
+	};
+	char *dir = tmp_dir(), path[512], body[128], err[512];
+	struct sim_workload w;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/w.wl", dir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(body, sizeof(body), "name x\n%s\n", cases[i][0]);
+		write_file(dir, "w.wl", body);
+		err[0] = '\0';
+		assert_int_equal(sim_workload_load(path, &w, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, cases[i][1]));
+	}
+	rm_tree(dir);
+	free(dir);
+}
+
+static void strategy_errors_are_specific(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "parallel:0", "parallel:K needs K from 1 to 64, got '0'" },
+		{ "parallel:65", "parallel:K needs K from 1 to 64" },
+		{ "fast", "unknown part 'fast'; parts: upstream, scan, canary, api, serve, toggle" },
+		{ "scan+canary", "pick one" },
+		{ "api+parallel:8", "takes no parallel:K" },
+		{ "serve+serve", "'serve' given twice" },
+		{ "serve+", "empty part" },
+	};
+	struct sim_strategy s;
+	char why[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		why[0] = '\0';
+		assert_int_equal(sim_strategy_parse_why(cases[i][0], &s, why, sizeof(why)), -EINVAL);
+		assert_non_null(strstr(why, cases[i][1]));
+	}
+	assert_int_equal(sim_strategy_parse_why("parallel:64", &s, why, sizeof(why)), 0);
 }
 
 int main(void)
@@ -313,6 +366,8 @@ int main(void)
 		cmocka_unit_test(api_attaches_once),
 		cmocka_unit_test(strategies_parse),
 		cmocka_unit_test(workload_files),
+		cmocka_unit_test(workload_errors_are_specific),
+		cmocka_unit_test(strategy_errors_are_specific),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""rtid-sim's command line as a reader meets it: a header on every table, a
+footer that names the timeout a row passed, specific errors."""
+import subprocess
+import sys
+
+SIM = sys.argv[1]
+HEADER = "| workload   | strategy          | GPUs | restore s"
+
+
+def sim(*args, rc=0):
+    p = subprocess.run([SIM, *args], capture_output=True, text=True)
+    assert p.returncode == rc, (args, p.returncode, p.stdout, p.stderr)
+    return p.stdout, p.stderr
+
+
+def tables():
+    out, _ = sim("--workload", "sglang-103")
+    assert out.startswith(HEADER), out
+    rows = [l for l in out.splitlines() if l.startswith("| sglang-103 ")]
+    assert len(rows) == 9, rows
+    # upstream's restore passes the restore timeout: the row and the footer say which
+    assert ">limit" in rows[0].split("|")[4], rows[0]
+    assert "past the restore timeout (600 s" in out and "past the dump timeout (600 s" in out
+    assert "TIMEOUT" not in out
+    out, _ = sim("--workload", "vllm-8b", "--strategy", "upstream", "--seed", "7")
+    assert out.startswith(HEADER) and "One run, seed 7." in out, out
+
+
+def errors():
+    _, err = sim("--workload", "vllm-8b", "--strategy", "parallel:0", rc=2)
+    assert "parallel:K needs K from 1 to 64" in err, err
+    _, err = sim("--workload", "vllm-8b", "--strategy", "fast", rc=2)
+    assert "unknown part 'fast'; parts: upstream, scan" in err, err
+    _, err = sim("--workload", "no-such-workload", "--strategy", "api", rc=2)
+    assert "built in are vllm-small" in err, err
+    _, err = sim("--strategy", "api", rc=2)
+    assert "--strategy needs --workload" in err, err
+
+
+tables()
+errors()
