@@ -157,6 +157,39 @@ static void rows(const struct sim_workload *w, unsigned long seed)
 	}
 }
 
+/* What each column means and what the risk assumes, under every table. */
+static void legend(void)
+{
+	fputs("Columns:\n"
+	      "  workload:  the workload (rtid-sim --workload NAME, or a file's 'name')\n"
+	      "  strategy:  how the CUDA plugin's calls are made (sim/README.md, 'The model')\n"
+	      "  GPUs:      processes holding GPU memory (CPU-only ones are not counted)\n"
+	      "  restore s: wall time of the CRIU restore, in seconds\n"
+	      "  plugin:    the share of the column before it spent in the CUDA plugin's hooks\n"
+	      "  tid s:     the restore's restore-tid lookups alone, as one resolver batch, in s\n"
+	      "  dump s:    wall time of the CRIU dump, in seconds\n"
+	      "  spawns:    processes started in dump and restore (cuda-checkpoint; the shim "
+	      "under serve)\n"
+	      "  attaches:  driver attaches paid in dump and restore (serve's daemon attaches "
+	      "once,\n"
+	      "             before the operation, and is counted in neither)\n"
+	      "  wrong/1M:  restores in a million that resume a wrong thread\n"
+	      "Risk assumes: upstream, parallel:K, api, serve and toggle ask the driver and never "
+	      "trust a\n"
+	      "thread name: 0. scan trusts the name with no attestation: a driver release that "
+	      "changes\n"
+	      "the naming (p_drift) leaves one wrong match (p_wrong_given_drift), plus lookalike "
+	      "threads\n"
+	      "in CPU-only processes (p_nvml_lookalike) and single wrong matches (p_independent). "
+	      "rtid\n"
+	      "scans only on a driver version attested by a cross-check, which this row does not "
+	      "model:\n"
+	      "it is the bound for a scan without that gate. canary cross-checks once per hook, "
+	      "which\n"
+	      "catches drift, not lookalikes or single wrong matches.\n"
+	      "Parameters and sources: rtid-sim --params.\n", stdout);
+}
+
 static void footer(unsigned long first, unsigned long last)
 {
 	if (first == last)
@@ -166,6 +199,7 @@ static void footer(unsigned long first, unsigned long last)
 	printf(" '>limit': past the restore timeout (%.0f s, restore_timeout_s) in the restore\n"
 	       "column, past the dump timeout (%.0f s, dump_timeout_s) in the dump column.\n",
 	       cur->restore_timeout_s, cur->dump_timeout_s);
+	legend();
 }
 
 /* Every strategy for one workload (a built-in or a file). */

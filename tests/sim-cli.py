@@ -27,6 +27,22 @@ def tables():
     assert out.startswith(HEADER) and "One run, seed 7." in out, out
 
 
+def legend():
+    """Every column of the header is explained under the table, and the risk
+    says what it assumes."""
+    for args in (["--workload", "vllm-8b"],
+                 ["--workload", "vllm-8b", "--strategy", "scan", "--seed", "3"]):
+        out, _ = sim(*args)
+        head = out.splitlines()[0]
+        names = [c.strip() for c in head.strip("|").split("|")]
+        assert len(names) == 11, names
+        for i, name in enumerate(names):
+            if i in (5, 8):  # the two "plugin" columns share one entry
+                name = "plugin"
+            assert "\n  %s:" % name in out, (name, out)
+        assert "Risk assumes:" in out and "no attestation" in out, out
+
+
 def errors():
     _, err = sim("--workload", "vllm-8b", "--strategy", "parallel:0", rc=2)
     assert "parallel:K needs K from 1 to 64" in err, err
@@ -39,4 +55,5 @@ def errors():
 
 
 tables()
+legend()
 errors()
