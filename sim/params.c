@@ -1,6 +1,12 @@
 /* The simulator's parameters and where each number comes from. */
 #include "params.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 const struct sim_params sim_defaults = {
 	.attach_s = 2.525,
 	.attach_sigma = 0.58,
@@ -76,3 +82,50 @@ const struct sim_param_doc sim_param_docs[] = {
 };
 
 const size_t sim_param_count = sizeof(sim_param_docs) / sizeof(sim_param_docs[0]);
+
+double *sim_param_ref(struct sim_params *p, const char *name)
+{
+	for (size_t i = 0; i < sim_param_count; i++)
+		if (!strcmp(sim_param_docs[i].name, name))
+			return (double *)((char *)p + sim_param_docs[i].offset);
+	return NULL;
+}
+
+/* The lowest value name takes, and whether it must lie above it; the highest. */
+static void range(const char *name, double *lo, int *open_lo, double *hi)
+{
+	*lo = 0;
+	*open_lo = strstr(name, "gbps") || strstr(name, "timeout");
+	*hi = !strncmp(name, "p_", 2) || strstr(name, "_rate") ? 1 : HUGE_VAL;
+}
+
+int sim_param_set(struct sim_params *p, const char *assign, char *why, size_t len)
+{
+	const char *eq = strchr(assign, '=');
+	char name[64], *end;
+	double v, lo, hi, *ref;
+	int open_lo;
+
+	if (!eq || eq == assign || (size_t)(eq - assign) >= sizeof(name))
+		return snprintf(why, len, "'%s': expected NAME=VALUE", assign), -EINVAL;
+	memcpy(name, assign, (size_t)(eq - assign));
+	name[eq - assign] = '\0';
+	ref = sim_param_ref(p, name);
+	if (!ref)
+		return snprintf(why, len, "unknown parameter '%s' (rtid-sim --params lists them)",
+				name), -EINVAL;
+	v = strtod(eq + 1, &end);
+	if (end == eq + 1 || *end || !isfinite(v))
+		return snprintf(why, len, "%s: '%s' is not a number", name, eq + 1), -EINVAL;
+	range(name, &lo, &open_lo, &hi);
+	if (v < lo || (open_lo && v == lo) || v > hi) {
+		if (hi == 1)
+			snprintf(why, len, "%s: %s is out of range: from 0 to 1", name, eq + 1);
+		else
+			snprintf(why, len, "%s: %s is out of range: %s 0", name, eq + 1,
+				 open_lo ? "above" : "at least");
+		return -EINVAL;
+	}
+	*ref = v;
+	return 0;
+}

@@ -25,7 +25,8 @@ static const char usage[] =
 	"Usage: rtid-sim [--workload NAME|FILE] [--strategy S] [--seed N] [--json]\n"
 	"       rtid-sim --workload W       every strategy for one workload\n"
 	"       rtid-sim [--plot FILE]      table of every workload x strategy, and the plot\n"
-	"       rtid-sim --params           the parameters and their sources\n"
+	"       rtid-sim --params           the parameters in force and their sources\n"
+	"Any of them: --set NAME=VALUE (repeatable), e.g. --set host_gbps=1.\n"
 	"       rtid-sim --check --workload W --strategy S [--scale X]\n"
 	"Strategies: upstream, scan, parallel:K, api, canary, serve, toggle, and parts\n"
 	"joined by '+' (serve+parallel:8, toggle+parallel:8, scan+toggle).\n"
@@ -231,27 +232,34 @@ static int table(unsigned long seed, const char *plot_path)
 	return 0;
 }
 
+/* The parameters in force, each with its source; one changed by --set says
+ * so beside its default. */
 static void params(void)
 {
 	printf("| parameter | value | unit | source |\n|---|---:|---|---|\n");
 	for (size_t i = 0; i < sim_param_count; i++) {
 		const struct sim_param_doc *d = &sim_param_docs[i];
+		double now = *(const double *)((const char *)cur + d->offset),
+		       def = *(const double *)((const char *)&sim_defaults + d->offset);
 
-		printf("| %s | %g | %s | %s |\n", d->name,
-		       *(const double *)((const char *)&sim_defaults + d->offset), d->unit, d->source);
+		printf("| %s | %g", d->name, now);
+		if (now != def)
+			printf(" (--set; default %g)", def);
+		printf(" | %s | %s |\n", d->unit, d->source);
 	}
 }
 
 int main(int argc, char **argv)
 {
-	enum { O_WORKLOAD = 0x100, O_STRATEGY, O_SEED, O_JSON, O_PLOT, O_PARAMS, O_CHECK, O_SCALE };
+	enum { O_WORKLOAD = 0x100, O_STRATEGY, O_SEED, O_JSON, O_PLOT, O_PARAMS, O_CHECK, O_SCALE,
+	       O_SET };
 	static const struct option opts[] = {
 		{ "workload", 1, NULL, O_WORKLOAD }, { "strategy", 1, NULL, O_STRATEGY },
 		{ "seed", 1, NULL, O_SEED }, { "json", 0, NULL, O_JSON }, { "plot", 1, NULL, O_PLOT },
 		{ "params", 0, NULL, O_PARAMS }, { "check", 0, NULL, O_CHECK },
-		{ "scale", 1, NULL, O_SCALE }, { "help", 0, NULL, 'h' }, { 0 } };
+		{ "scale", 1, NULL, O_SCALE }, { "set", 1, NULL, O_SET }, { "help", 0, NULL, 'h' }, { 0 } };
 	const char *wname = NULL, *sname = NULL, *plot_path = "restore-vs-gpus.svg", *scale = "0.05";
-	bool json = false, check = false;
+	bool json = false, check = false, show_params = false;
 	unsigned long seed = 1;
 	struct sim_workload w;
 	struct sim_strategy s;
@@ -273,7 +281,13 @@ int main(int argc, char **argv)
 			break;
 		case O_JSON: json = true; break;
 		case O_PLOT: plot_path = optarg; break;
-		case O_PARAMS: params(); return 0;
+		case O_PARAMS: show_params = true; break;
+		case O_SET:
+			if (sim_param_set(&params_now, optarg, why, sizeof(why)) < 0) {
+				fprintf(stderr, "rtid-sim: --set %s\n", why);
+				return 2;
+			}
+			break;
 		case O_CHECK: check = true; break;
 		case O_SCALE: scale = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
@@ -283,6 +297,10 @@ int main(int argc, char **argv)
 	if (optind != argc) {
 		fprintf(stderr, "rtid-sim: unexpected argument '%s'\n%s", argv[optind], usage);
 		return 2;
+	}
+	if (show_params) {
+		params();
+		return 0;
 	}
 	if (!wname && sname) {
 		fputs("rtid-sim: --strategy needs --workload (without both: every workload)\n",

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """rtid-sim's command line as a reader meets it: a header on every table, a
 footer that names the timeout a row passed, specific errors."""
+import json
 import subprocess
 import sys
 
@@ -43,6 +44,22 @@ def legend():
         assert "Risk assumes:" in out and "no attestation" in out, out
 
 
+def params_set():
+    """--set changes a parameter for every output; --params shows it in force."""
+    out, _ = sim("--set", "host_gbps=4", "--set", "p_drift=0.2", "--params")
+    assert "| host_gbps | 4 (--set; default 2) | GB/s |" in out, out
+    assert "| p_drift | 0.2 (--set; default 0.1) |" in out, out
+    assert "| attach_s | 2.525 | s |" in out, out
+    base, _ = sim("--workload", "vllm-8b", "--strategy", "upstream", "--json")
+    fast, _ = sim("--set", "host_gbps=4", "--workload", "vllm-8b", "--strategy", "upstream",
+                  "--json")
+    assert json.loads(fast)["restore_s"] < json.loads(base)["restore_s"], (base, fast)
+    _, err = sim("--set", "hostgbps=4", "--params", rc=2)
+    assert "unknown parameter 'hostgbps'" in err, err
+    _, err = sim("--set", "host_gbps=0", "--params", rc=2)
+    assert "host_gbps: 0 is out of range" in err, err
+
+
 def errors():
     _, err = sim("--workload", "vllm-8b", "--strategy", "parallel:0", rc=2)
     assert "parallel:K needs K from 1 to 64" in err, err
@@ -56,4 +73,5 @@ def errors():
 
 tables()
 legend()
+params_set()
 errors()

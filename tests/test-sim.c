@@ -349,6 +349,42 @@ static void strategy_errors_are_specific(void **state)
 	assert_int_equal(sim_strategy_parse_why("parallel:64", &s, why, sizeof(why)), 0);
 }
 
+/* Any parameter can be changed by name, and a bad name or value says which. */
+static void params_set(void **state)
+{
+	struct sim_params p = sim_defaults;
+	struct sim_workload w;
+	struct sim_strategy s;
+	struct sim_result slow, fast;
+	char why[256] = "";
+
+	(void)state;
+	assert_int_equal(sim_param_set(&p, "host_gbps=4", why, sizeof(why)), 0);
+	assert_true(p.host_gbps == 4 && p.attach_s == sim_defaults.attach_s);
+	assert_int_equal(sim_workload_builtin("vllm-8b", &w), 0);
+	assert_int_equal(sim_strategy_parse("upstream", &s), 0);
+	sim_run(&sim_defaults, &w, &s, 7, &slow);
+	sim_run(&p, &w, &s, 7, &fast);
+	assert_true(fast.restore_s < slow.restore_s); /* the value is the one used */
+	sim_workload_free(&w);
+	static const char *const bad[][2] = {
+		{ "hostgbps=4", "unknown parameter 'hostgbps'" },
+		{ "host_gbps=fast", "host_gbps: 'fast' is not a number" },
+		{ "host_gbps=0", "host_gbps: 0 is out of range: above 0" },
+		{ "attach_s=-1", "attach_s: -1 is out of range: at least 0" },
+		{ "p_drift=2", "p_drift: 2 is out of range: from 0 to 1" },
+		{ "p_drift", "expected NAME=VALUE" },
+		{ "=1", "expected NAME=VALUE" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(sim_param_set(&p, bad[i][0], why, sizeof(why)), -EINVAL);
+		assert_non_null(strstr(why, bad[i][1]));
+	}
+	assert_true(p.host_gbps == 4 && p.p_drift == sim_defaults.p_drift);
+	assert_non_null(sim_param_ref(&p, "p_independent"));
+	assert_null(sim_param_ref(&p, "nope"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +404,7 @@ int main(void)
 		cmocka_unit_test(workload_files),
 		cmocka_unit_test(workload_errors_are_specific),
 		cmocka_unit_test(strategy_errors_are_specific),
+		cmocka_unit_test(params_set),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
