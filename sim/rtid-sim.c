@@ -121,10 +121,13 @@ static void mean_run(const struct sim_workload *w, const struct sim_strategy *s,
 	*out = m;
 }
 
+enum { GPU_GIB = 2 }; /* the synthetic workload's GPU memory per process */
+
 static int plot(const char *path, unsigned long seed)
 {
 	static const double xs[] = { 1, 2, 4, 8, 16, 24, 32, 48, 64, 103 };
 	struct sim_series series[NSTRAT];
+	char sub[200];
 
 	for (size_t i = 0; i < NSTRAT; i++) {
 		struct sim_strategy s;
@@ -135,7 +138,7 @@ static int plot(const char *path, unsigned long seed)
 			struct sim_workload w;
 			struct sim_result r;
 
-			if (sim_workload_synthetic((size_t)xs[j], 2.0, &w) < 0)
+			if (sim_workload_synthetic((size_t)xs[j], GPU_GIB, &w) < 0)
 				return -1;
 			mean_run(&w, &s, seed, &r);
 			series[i].y[j] = r.restore_s;
@@ -143,7 +146,13 @@ static int plot(const char *path, unsigned long seed)
 			sim_workload_free(&w);
 		}
 	}
-	return sim_plot_svg(path, xs, sizeof(xs) / sizeof(xs[0]), series, NSTRAT);
+	snprintf(sub, sizeof(sub), "workload: synthetic, N GPU processes of %.0f GiB GPU and %.0f "
+		 "GiB host memory each, 1 GPU visible; means over seeds %lu..%lu", (double)GPU_GIB, 1.0,
+		 seed, seed + RUNS - 1);
+	struct sim_plot p = { "rtid-sim: CRIU restore time by the number of GPU processes, per "
+			      "strategy", sub, xs, sizeof(xs) / sizeof(xs[0]), series, NSTRAT,
+			      cur->restore_timeout_s };
+	return sim_plot_svg(path, &p);
 }
 
 static void rows(const struct sim_workload *w, unsigned long seed)

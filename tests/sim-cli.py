@@ -60,6 +60,35 @@ def params_set():
     assert "host_gbps: 0 is out of range" in err, err
 
 
+def plot():
+    """The plot reads at a glance: a style per strategy, round ticks, the
+    workload named, the timeout drawn and labelled, a legend."""
+    import os
+    import tempfile
+    import xml.etree.ElementTree as ET
+    ns = "{http://www.w3.org/2000/svg}"
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "p.svg")
+        out, _ = sim("--plot", path)
+        root = ET.parse(path).getroot()
+    texts = [t.text for t in root.iter(ns + "text")]
+    assert any(t.startswith("workload: synthetic, N GPU processes") for t in texts), texts
+    assert "timeout 600 s" in texts, texts
+    styles = {(p.get("stroke"), p.get("stroke-dasharray")) for p in root.iter(ns + "polyline")}
+    strokes = {p.get("stroke") for p in root.iter(ns + "polyline")}
+    assert len(styles) >= 9 and len(strokes) >= 9, styles
+    names = ["upstream", "scan", "parallel:8", "api", "canary", "serve", "toggle",
+             "serve+parallel:8", "toggle+parallel:8"]
+    for n in names:  # in the legend, and at each panel's line end
+        assert texts.count(n) == 3, (n, texts.count(n))
+    markers = sum(1 for _ in root.iter(ns + "circle")) + sum(1 for _ in root.iter(ns + "rect"))
+    assert markers >= 4 * 2 * 10, markers  # circles and squares: 4 strategies, 2 panels
+    ticks = {int(t) for t in texts if t.isdigit()}
+    assert {0, 20, 40, 60, 80, 100, 120} <= ticks, ticks
+    assert {200, 400, 600, 800, 1000} <= ticks, ticks
+    assert all(t % 20 == 0 for t in ticks), ticks
+
+
 def errors():
     _, err = sim("--workload", "vllm-8b", "--strategy", "parallel:0", rc=2)
     assert "parallel:K needs K from 1 to 64" in err, err
@@ -74,4 +103,5 @@ def errors():
 tables()
 legend()
 params_set()
+plot()
 errors()

@@ -12,6 +12,7 @@
 
 #include "engine.h"
 #include "helpers.h"
+#include "plot.h"
 
 static struct sim_result run(const char *workload, const char *strategy, uint64_t seed)
 {
@@ -385,6 +386,18 @@ static void params_set(void **state)
 	assert_null(sim_param_ref(&p, "nope"));
 }
 
+/* The plot's ticks are round numbers, whatever the data's largest value. */
+static void plot_ticks_are_round(void **state)
+{
+	(void)state;
+	assert_true(sim_plot_step(103, 6) == 20);
+	assert_true(sim_plot_step(927, 6) == 200);
+	assert_true(sim_plot_step(580, 5) == 200);
+	assert_true(sim_plot_step(50, 5) == 10);
+	assert_true(fabs(sim_plot_step(0.7, 5) - 0.2) < 1e-12);
+	assert_true(sim_plot_step(0, 5) == 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -405,6 +418,7 @@ int main(void)
 		cmocka_unit_test(workload_errors_are_specific),
 		cmocka_unit_test(strategy_errors_are_specific),
 		cmocka_unit_test(params_set),
+		cmocka_unit_test(plot_ticks_are_round),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
