@@ -35,6 +35,7 @@ const struct sim_params sim_defaults = {
 
 #define MODAL "https://github.com/modal-labs/modal-client/pull/3603"
 #define CUDF "https://github.com/NVIDIA/cudf/issues/627"
+#define WRITEUP "the write-up, https://github.com/NVIDIA/nvcf/issues/437"
 #define NOGPU "no public figure was found (CRIU, cuda-checkpoint, Modal, Dynamo, nvsnap threads)"
 
 const struct sim_param_doc sim_param_docs[] = {
@@ -54,31 +55,37 @@ const struct sim_param_doc sim_param_docs[] = {
 			       "https://github.com/kaito-project/grit/issues/9); the failing query "
 			       "itself: " NOGPU),
 	P(spawn_overhead_s, "s", "measured: make bench, bare posix_spawn+waitpid (2.4 ms) plus "
-				 "rtid's overhead (0.2 ms)"),
-	P(scan_s, "s", "measured: make bench, 9.1 ms for 1000 threads, taken for ~50 threads"),
+				 "rtid's overhead (0.2 ms), bench/bench.c"),
+	P(scan_s, "s", "measured: make bench, 9.1 ms for 1000 threads, taken for ~50 "
+			 "threads, bench/bench.c"),
 	P(api_query_s, "s", "mean of two unlocks through a helper that had called cuInit once, "
 			    "0.001 s and 0.004 s (by a spawn each: 2.313 s and 2.412 s), "
 			    "https://github.com/ai-dynamo/dynamo/pull/7773"),
 	P(gpu_copy_gbps, "GB/s", "assumption (PCIe gen4 x16 with staging): no public timing of a "
-				 "checkpoint or restore action gives the GPU memory it moved"),
+				 "checkpoint or restore action gives the GPU memory it moved; "
+				 "the copies: sim/engine.c"),
 	P(host_gbps, "GB/s", "fitted: keeps vllm-8b's restore at the write-up's ~26 s; restores "
 			     "from network storage are slower (20.3 GiB in 38.7 s, "
 			     "https://github.com/ai-dynamo/dynamo/pull/13400)"),
 	P(criu_base_dump_s, "s", "assumption: no public figure separates CRIU's fixed cost from its "
-				 "page transfer"),
-	P(criu_base_restore_s, "s", "assumption: as criu_base_dump_s"),
-	P(criu_per_process_s, "s", "assumption: as criu_base_dump_s"),
-	P(dump_timeout_s, "s", "the write-up's fork of CRIU (upstream has none)"),
-	P(restore_timeout_s, "s", "assumption: the dump's bound; upstream bounds neither"),
+				 "page transfer; used in sim/engine.c"),
+	P(criu_base_restore_s, "s", "assumption: as criu_base_dump_s (sim/engine.c)"),
+	P(criu_per_process_s, "s", "assumption: as criu_base_dump_s (sim/engine.c)"),
+	P(dump_timeout_s, "s", "the fork of CRIU in " WRITEUP " (upstream has none)"),
+	P(restore_timeout_s, "s", "assumption: the dump's bound (" WRITEUP "); upstream "
+				  "bounds neither"),
 	P(scan_fallback_rate, "fraction", "measured: 0 of 9 cross-checked lookups fell back "
-					  "(the write-up); a parameter"),
+					  "(" WRITEUP "); a parameter"),
 	P(p_drift, "per release", "assumption: the name was the same in every public sighting; "
-				  "no release is known to have changed it, so no rate exists"),
-	P(p_wrong_given_drift, "probability", "assumption: no drift has been observed to count"),
+				  "no release is known to have changed it, so no rate exists; the "
+				  "naming: " WRITEUP),
+	P(p_wrong_given_drift, "probability", "assumption: no drift has been observed to count; "
+				      "the risk: sim/engine.c"),
 	P(p_nvml_lookalike, "per CPU process", "assumption: NVML-only processes were seen with "
-					       "a matching thread (domain facts), at no "
-					       "published rate"),
-	P(p_independent, "per process", "assumption: no single wrong match has been observed"),
+					       "a matching thread (cases/nvml-only.case), at "
+					       "no published rate"),
+	P(p_independent, "per process", "assumption: no single wrong match has been "
+				"observed; the exactly-one rule: src/scan.c"),
 };
 
 const size_t sim_param_count = sizeof(sim_param_docs) / sizeof(sim_param_docs[0]);

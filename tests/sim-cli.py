@@ -89,6 +89,23 @@ def plot():
     assert all(t % 20 == 0 for t in ticks), ticks
 
 
+def sources():
+    """Every parameter's source is one a reader can look up: an address, or a
+    file in the repository that exists."""
+    import os
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    out, _ = sim("--params")
+    rows = [l for l in out.splitlines()[2:] if l.startswith("| ")]
+    assert len(rows) >= 20, rows
+    for row in rows:
+        name, source = row.split(" | ")[0][2:], row.split(" | ")[3]
+        words = [w.strip(",;()'") for w in source.split()]
+        urls = [w for w in words if w.startswith("https://")]
+        files = [w for w in words if "/" in w and not w.startswith("http")
+                 and os.path.exists(os.path.join(root, w))]
+        assert urls or files, (name, source)
+
+
 def errors():
     _, err = sim("--workload", "vllm-8b", "--strategy", "parallel:0", rc=2)
     assert "parallel:K needs K from 1 to 64" in err, err
@@ -104,4 +121,5 @@ tables()
 legend()
 params_set()
 plot()
+sources()
 errors()
