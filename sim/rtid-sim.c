@@ -322,6 +322,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rtid-sim: strategy '%s': %s\n", sname, why);
 		return 2;
 	}
+	if (json && !sname) {
+		fputs("rtid-sim: --json gives one run: it needs --strategy\n", stderr);
+		return 2;
+	}
 	if (check && !sname) {
 		fputs("rtid-sim: --check needs --strategy\n", stderr);
 		return 2;

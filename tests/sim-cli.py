@@ -113,6 +113,8 @@ def errors():
     assert "unknown part 'fast'; parts: upstream, scan" in err, err
     _, err = sim("--workload", "no-such-workload", "--strategy", "api", rc=2)
     assert "built in are vllm-small" in err, err
+    _, err = sim("--workload", "vllm-8b", "--json", rc=2)
+    assert "--json gives one run: it needs --strategy" in err, err
     _, err = sim("--strategy", "api", rc=2)
     assert "--strategy needs --workload" in err, err
 
