@@ -45,10 +45,13 @@ struct sim_result {
 };
 
 /* Parts joined by '+': "upstream" (nothing changed), "scan", "canary", "api",
- * "serve", "toggle", "parallel:K" (1..1024); e.g. "serve+parallel:8". At most
+ * "serve", "toggle", "parallel:K" (1..64); e.g. "serve+parallel:8". At most
  * one of scan/canary, one of api/serve, each part once, api not with
  * parallel. 0 or -EINVAL. */
 int sim_strategy_parse(const char *s, struct sim_strategy *out);
+/* The same, with why it was refused written to why (the part, and what is
+ * allowed) when it returns -EINVAL. */
+int sim_strategy_parse_why(const char *s, struct sim_strategy *out, char *why, size_t len);
 
 /* One driver attach for a tool that sees `visible` GPUs: a draw from the
  * fitted distribution (params.h) plus the per-GPU growth. *rng: the state of

@@ -1,6 +1,12 @@
 /* The simulator's parameters and where each number comes from. */
 #include "params.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 const struct sim_params sim_defaults = {
 	.attach_s = 2.525,
 	.attach_sigma = 0.58,
@@ -29,6 +35,7 @@ const struct sim_params sim_defaults = {
 
 #define MODAL "https://github.com/modal-labs/modal-client/pull/3603"
 #define CUDF "https://github.com/NVIDIA/cudf/issues/627"
+#define WRITEUP "the write-up, https://github.com/NVIDIA/nvcf/issues/437"
 #define NOGPU "no public figure was found (CRIU, cuda-checkpoint, Modal, Dynamo, nvsnap threads)"
 
 const struct sim_param_doc sim_param_docs[] = {
@@ -48,31 +55,84 @@ const struct sim_param_doc sim_param_docs[] = {
 			       "https://github.com/kaito-project/grit/issues/9); the failing query "
 			       "itself: " NOGPU),
 	P(spawn_overhead_s, "s", "measured: make bench, bare posix_spawn+waitpid (2.4 ms) plus "
-				 "rtid's overhead (0.2 ms)"),
-	P(scan_s, "s", "measured: make bench, 9.1 ms for 1000 threads, taken for ~50 threads"),
+				 "rtid's overhead (0.2 ms), bench/bench.c"),
+	P(scan_s, "s", "measured: make bench, 9.1 ms for 1000 threads, taken for ~50 "
+			 "threads, bench/bench.c"),
 	P(api_query_s, "s", "mean of two unlocks through a helper that had called cuInit once, "
 			    "0.001 s and 0.004 s (by a spawn each: 2.313 s and 2.412 s), "
 			    "https://github.com/ai-dynamo/dynamo/pull/7773"),
 	P(gpu_copy_gbps, "GB/s", "assumption (PCIe gen4 x16 with staging): no public timing of a "
-				 "checkpoint or restore action gives the GPU memory it moved"),
+				 "checkpoint or restore action gives the GPU memory it moved; "
+				 "the copies: sim/engine.c"),
 	P(host_gbps, "GB/s", "fitted: keeps vllm-8b's restore at the write-up's ~26 s; restores "
 			     "from network storage are slower (20.3 GiB in 38.7 s, "
 			     "https://github.com/ai-dynamo/dynamo/pull/13400)"),
 	P(criu_base_dump_s, "s", "assumption: no public figure separates CRIU's fixed cost from its "
-				 "page transfer"),
-	P(criu_base_restore_s, "s", "assumption: as criu_base_dump_s"),
-	P(criu_per_process_s, "s", "assumption: as criu_base_dump_s"),
-	P(dump_timeout_s, "s", "the write-up's fork of CRIU (upstream has none)"),
-	P(restore_timeout_s, "s", "assumption: the dump's bound; upstream bounds neither"),
+				 "page transfer; used in sim/engine.c"),
+	P(criu_base_restore_s, "s", "assumption: as criu_base_dump_s (sim/engine.c)"),
+	P(criu_per_process_s, "s", "assumption: as criu_base_dump_s (sim/engine.c)"),
+	P(dump_timeout_s, "s", "the fork of CRIU in " WRITEUP " (upstream has none)"),
+	P(restore_timeout_s, "s", "assumption: the dump's bound (" WRITEUP "); upstream "
+				  "bounds neither"),
 	P(scan_fallback_rate, "fraction", "measured: 0 of 9 cross-checked lookups fell back "
-					  "(the write-up); a parameter"),
+					  "(" WRITEUP "); a parameter"),
 	P(p_drift, "per release", "assumption: the name was the same in every public sighting; "
-				  "no release is known to have changed it, so no rate exists"),
-	P(p_wrong_given_drift, "probability", "assumption: no drift has been observed to count"),
+				  "no release is known to have changed it, so no rate exists; the "
+				  "naming: " WRITEUP),
+	P(p_wrong_given_drift, "probability", "assumption: no drift has been observed to count; "
+				      "the risk: sim/engine.c"),
 	P(p_nvml_lookalike, "per CPU process", "assumption: NVML-only processes were seen with "
-					       "a matching thread (domain facts), at no "
-					       "published rate"),
-	P(p_independent, "per process", "assumption: no single wrong match has been observed"),
+					       "a matching thread (cases/nvml-only.case), at "
+					       "no published rate"),
+	P(p_independent, "per process", "assumption: no single wrong match has been "
+				"observed; the exactly-one rule: src/scan.c"),
 };
 
 const size_t sim_param_count = sizeof(sim_param_docs) / sizeof(sim_param_docs[0]);
+
+double *sim_param_ref(struct sim_params *p, const char *name)
+{
+	for (size_t i = 0; i < sim_param_count; i++)
+		if (!strcmp(sim_param_docs[i].name, name))
+			return (double *)((char *)p + sim_param_docs[i].offset);
+	return NULL;
+}
+
+/* The lowest value name takes, and whether it must lie above it; the highest. */
+static void range(const char *name, double *lo, int *open_lo, double *hi)
+{
+	*lo = 0;
+	*open_lo = strstr(name, "gbps") || strstr(name, "timeout");
+	*hi = !strncmp(name, "p_", 2) || strstr(name, "_rate") ? 1 : HUGE_VAL;
+}
+
+int sim_param_set(struct sim_params *p, const char *assign, char *why, size_t len)
+{
+	const char *eq = strchr(assign, '=');
+	char name[64], *end;
+	double v, lo, hi, *ref;
+	int open_lo;
+
+	if (!eq || eq == assign || (size_t)(eq - assign) >= sizeof(name))
+		return snprintf(why, len, "'%s': expected NAME=VALUE", assign), -EINVAL;
+	memcpy(name, assign, (size_t)(eq - assign));
+	name[eq - assign] = '\0';
+	ref = sim_param_ref(p, name);
+	if (!ref)
+		return snprintf(why, len, "unknown parameter '%s' (rtid-sim --params lists them)",
+				name), -EINVAL;
+	v = strtod(eq + 1, &end);
+	if (end == eq + 1 || *end || !isfinite(v))
+		return snprintf(why, len, "%s: '%s' is not a number", name, eq + 1), -EINVAL;
+	range(name, &lo, &open_lo, &hi);
+	if (v < lo || (open_lo && v == lo) || v > hi) {
+		if (hi == 1)
+			snprintf(why, len, "%s: %s is out of range: from 0 to 1", name, eq + 1);
+		else
+			snprintf(why, len, "%s: %s is out of range: %s 0", name, eq + 1,
+				 open_lo ? "above" : "at least");
+		return -EINVAL;
+	}
+	*ref = v;
+	return 0;
+}

@@ -36,4 +36,12 @@ extern const struct sim_params sim_defaults;
 extern const struct sim_param_doc sim_param_docs[];
 extern const size_t sim_param_count;
 
+/* Apply "NAME=VALUE" to p: NAME one of sim_param_docs, VALUE a finite
+ * number in the parameter's range (probabilities and rates 0..1, rates of
+ * transfer and timeouts above 0, the rest at least 0). 0, or -EINVAL with why
+ * (the name, or the value and its range); p is unchanged on error. */
+int sim_param_set(struct sim_params *p, const char *assign, char *why, size_t len);
+/* The parameter called name's value in p; NULL when there is none. */
+double *sim_param_ref(struct sim_params *p, const char *name);
+
 #endif

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "engine.h"
@@ -22,8 +23,10 @@ static const char *const strategies[] = { "upstream", "scan", "parallel:8", "api
 
 static const char usage[] =
 	"Usage: rtid-sim [--workload NAME|FILE] [--strategy S] [--seed N] [--json]\n"
+	"       rtid-sim --workload W       every strategy for one workload\n"
 	"       rtid-sim [--plot FILE]      table of every workload x strategy, and the plot\n"
-	"       rtid-sim --params           the parameters and their sources\n"
+	"       rtid-sim --params           the parameters in force and their sources\n"
+	"Any of them: --set NAME=VALUE (repeatable), e.g. --set host_gbps=1.\n"
 	"       rtid-sim --check --workload W --strategy S [--scale X]\n"
 	"Strategies: upstream, scan, parallel:K, api, canary, serve, toggle, and parts\n"
 	"joined by '+' (serve+parallel:8, toggle+parallel:8, scan+toggle).\n"
@@ -35,6 +38,11 @@ static int load_workload(const char *w, struct sim_workload *out)
 
 	if (sim_workload_builtin(w, out) == 0)
 		return 0;
+	if (!strchr(w, '/') && !strchr(w, '.') && access(w, F_OK) < 0) {
+		fprintf(stderr, "rtid-sim: no workload '%s': built in are vllm-small, vllm-8b, "
+			"embedding, tp2, nim-24, sglang-103; or give a file\n", w);
+		return -1;
+	}
 	if (sim_workload_load(w, out, err, sizeof(err)) == 0)
 		return 0;
 	fprintf(stderr, "rtid-sim: %s\n", err);
@@ -78,11 +86,15 @@ static void print_row(const struct sim_workload *w, const struct sim_strategy *s
 {
 	printf("| %-10s | %-17s | %4zu | %7.1f%s | %5.0f%% | %8.1f | %7.1f%s | %5.0f%% | %6lu "
 	       "| %8lu | %9.2f |\n", w->name, s->name, sim_workload_gpus(w), r->restore_s,
-	       r->restore_timed_out ? " TIMEOUT" : "        ",
+	       r->restore_timed_out ? " >limit " : "        ",
 	       100.0 * r->restore_plugin_s / r->restore_s, r->restore_tid_s, r->dump_s,
-	       r->dump_timed_out ? " TIMEOUT" : "        ", 100.0 * r->dump_plugin_s / r->dump_s,
+	       r->dump_timed_out ? " >limit " : "        ", 100.0 * r->dump_plugin_s / r->dump_s,
 	       r->spawns, r->attaches, r->wrong_tid_per_million);
 }
+
+/* The parameters in force: the defaults, changed by --set. */
+static struct sim_params params_now;
+static const struct sim_params *cur = &params_now;
 
 /* The table's figures: means over RUNS seeds from seed on, so that a row is
  * what the strategy costs on average, not one draw of the attach. */
@@ -94,7 +106,7 @@ static void mean_run(const struct sim_workload *w, const struct sim_strategy *s,
 	struct sim_result m = { 0 }, r;
 
 	for (unsigned long i = 0; i < RUNS; i++) {
-		sim_run(&sim_defaults, w, s, seed + i, &r);
+		sim_run(cur, w, s, seed + i, &r);
 		m.dump_s += r.dump_s / RUNS;
 		m.restore_s += r.restore_s / RUNS;
 		m.restore_tid_s += r.restore_tid_s / RUNS;
@@ -104,15 +116,18 @@ static void mean_run(const struct sim_workload *w, const struct sim_strategy *s,
 	m.spawns = r.spawns; /* the same in every run */
 	m.attaches = r.attaches;
 	m.wrong_tid_per_million = r.wrong_tid_per_million;
-	m.dump_timed_out = m.dump_s > sim_defaults.dump_timeout_s;
-	m.restore_timed_out = m.restore_s > sim_defaults.restore_timeout_s;
+	m.dump_timed_out = m.dump_s > cur->dump_timeout_s;
+	m.restore_timed_out = m.restore_s > cur->restore_timeout_s;
 	*out = m;
 }
+
+enum { GPU_GIB = 2 }; /* the synthetic workload's GPU memory per process */
 
 static int plot(const char *path, unsigned long seed)
 {
 	static const double xs[] = { 1, 2, 4, 8, 16, 24, 32, 48, 64, 103 };
 	struct sim_series series[NSTRAT];
+	char sub[200];
 
 	for (size_t i = 0; i < NSTRAT; i++) {
 		struct sim_strategy s;
@@ -123,7 +138,7 @@ static int plot(const char *path, unsigned long seed)
 			struct sim_workload w;
 			struct sim_result r;
 
-			if (sim_workload_synthetic((size_t)xs[j], 2.0, &w) < 0)
+			if (sim_workload_synthetic((size_t)xs[j], GPU_GIB, &w) < 0)
 				return -1;
 			mean_run(&w, &s, seed, &r);
 			series[i].y[j] = r.restore_s;
@@ -131,7 +146,79 @@ static int plot(const char *path, unsigned long seed)
 			sim_workload_free(&w);
 		}
 	}
-	return sim_plot_svg(path, xs, sizeof(xs) / sizeof(xs[0]), series, NSTRAT);
+	snprintf(sub, sizeof(sub), "workload: synthetic, N GPU processes of %.0f GiB GPU and %.0f "
+		 "GiB host memory each, 1 GPU visible; means over seeds %lu..%lu", (double)GPU_GIB, 1.0,
+		 seed, seed + RUNS - 1);
+	struct sim_plot p = { "rtid-sim: CRIU restore time by the number of GPU processes, per "
+			      "strategy", sub, xs, sizeof(xs) / sizeof(xs[0]), series, NSTRAT,
+			      cur->restore_timeout_s };
+	return sim_plot_svg(path, &p);
+}
+
+static void rows(const struct sim_workload *w, unsigned long seed)
+{
+	for (size_t j = 0; j < NSTRAT; j++) {
+		struct sim_strategy s;
+		struct sim_result r;
+
+		sim_strategy_parse(strategies[j], &s);
+		mean_run(w, &s, seed, &r);
+		print_row(w, &s, &r);
+	}
+}
+
+/* What each column means and what the risk assumes, under every table. */
+static void legend(void)
+{
+	fputs("Columns:\n"
+	      "  workload:  the workload (rtid-sim --workload NAME, or a file's 'name')\n"
+	      "  strategy:  how the CUDA plugin's calls are made (sim/README.md, 'The model')\n"
+	      "  GPUs:      processes holding GPU memory (CPU-only ones are not counted)\n"
+	      "  restore s: wall time of the CRIU restore, in seconds\n"
+	      "  plugin:    the share of the column before it spent in the CUDA plugin's hooks\n"
+	      "  tid s:     the restore's restore-tid lookups alone, as one resolver batch, in s\n"
+	      "  dump s:    wall time of the CRIU dump, in seconds\n"
+	      "  spawns:    processes started in dump and restore (cuda-checkpoint; the shim "
+	      "under serve)\n"
+	      "  attaches:  driver attaches paid in dump and restore (serve's daemon attaches "
+	      "once,\n"
+	      "             before the operation, and is counted in neither)\n"
+	      "  wrong/1M:  restores in a million that resume a wrong thread\n"
+	      "Risk assumes: upstream, parallel:K, api, serve and toggle ask the driver and never "
+	      "trust a\n"
+	      "thread name: 0. scan trusts the name with no attestation: a driver release that "
+	      "changes\n"
+	      "the naming (p_drift) leaves one wrong match (p_wrong_given_drift), plus lookalike "
+	      "threads\n"
+	      "in CPU-only processes (p_nvml_lookalike) and single wrong matches (p_independent). "
+	      "rtid\n"
+	      "scans only on a driver version attested by a cross-check, which this row does not "
+	      "model:\n"
+	      "it is the bound for a scan without that gate. canary cross-checks once per hook, "
+	      "which\n"
+	      "catches drift, not lookalikes or single wrong matches.\n"
+	      "Parameters and sources: rtid-sim --params.\n", stdout);
+}
+
+static void footer(unsigned long first, unsigned long last)
+{
+	if (first == last)
+		printf("\nOne run, seed %lu.", first);
+	else
+		printf("\nMeans over seeds %lu..%lu.", first, last);
+	printf(" '>limit': past the restore timeout (%.0f s, restore_timeout_s) in the restore\n"
+	       "column, past the dump timeout (%.0f s, dump_timeout_s) in the dump column.\n",
+	       cur->restore_timeout_s, cur->dump_timeout_s);
+	legend();
+}
+
+/* Every strategy for one workload (a built-in or a file). */
+static int one_workload(const struct sim_workload *w, unsigned long seed)
+{
+	fputs(header, stdout);
+	rows(w, seed);
+	footer(seed, seed + RUNS - 1);
+	return 0;
 }
 
 static int table(unsigned long seed, const char *plot_path)
@@ -142,20 +229,10 @@ static int table(unsigned long seed, const char *plot_path)
 
 		if (sim_workload_builtin(sim_workload_names[i], &w) < 0)
 			return 1;
-		for (size_t j = 0; j < NSTRAT; j++) {
-			struct sim_strategy s;
-			struct sim_result r;
-
-			sim_strategy_parse(strategies[j], &s);
-			mean_run(&w, &s, seed, &r);
-			print_row(&w, &s, &r);
-		}
+		rows(&w, seed);
 		sim_workload_free(&w);
 	}
-	printf("\nMeans over seeds %lu..%lu. Timeouts %.0f s (dump), %.0f s (restore). plugin: the "
-	       "share of the time\nspent in the CUDA plugin's hooks. serve's attach is paid before "
-	       "the operation (not counted).\nParameters and sources: rtid-sim --params.\n", seed,
-	       seed + RUNS - 1, sim_defaults.dump_timeout_s, sim_defaults.restore_timeout_s);
+	footer(seed, seed + RUNS - 1);
 	if (plot(plot_path, seed) < 0) {
 		fprintf(stderr, "rtid-sim: cannot write %s\n", plot_path);
 		return 1;
@@ -164,33 +241,42 @@ static int table(unsigned long seed, const char *plot_path)
 	return 0;
 }
 
+/* The parameters in force, each with its source; one changed by --set says
+ * so beside its default. */
 static void params(void)
 {
 	printf("| parameter | value | unit | source |\n|---|---:|---|---|\n");
 	for (size_t i = 0; i < sim_param_count; i++) {
 		const struct sim_param_doc *d = &sim_param_docs[i];
+		double now = *(const double *)((const char *)cur + d->offset),
+		       def = *(const double *)((const char *)&sim_defaults + d->offset);
 
-		printf("| %s | %g | %s | %s |\n", d->name,
-		       *(const double *)((const char *)&sim_defaults + d->offset), d->unit, d->source);
+		printf("| %s | %g", d->name, now);
+		if (now != def)
+			printf(" (--set; default %g)", def);
+		printf(" | %s | %s |\n", d->unit, d->source);
 	}
 }
 
 int main(int argc, char **argv)
 {
-	enum { O_WORKLOAD = 0x100, O_STRATEGY, O_SEED, O_JSON, O_PLOT, O_PARAMS, O_CHECK, O_SCALE };
+	enum { O_WORKLOAD = 0x100, O_STRATEGY, O_SEED, O_JSON, O_PLOT, O_PARAMS, O_CHECK, O_SCALE,
+	       O_SET };
 	static const struct option opts[] = {
 		{ "workload", 1, NULL, O_WORKLOAD }, { "strategy", 1, NULL, O_STRATEGY },
 		{ "seed", 1, NULL, O_SEED }, { "json", 0, NULL, O_JSON }, { "plot", 1, NULL, O_PLOT },
 		{ "params", 0, NULL, O_PARAMS }, { "check", 0, NULL, O_CHECK },
-		{ "scale", 1, NULL, O_SCALE }, { "help", 0, NULL, 'h' }, { 0 } };
+		{ "scale", 1, NULL, O_SCALE }, { "set", 1, NULL, O_SET }, { "help", 0, NULL, 'h' }, { 0 } };
 	const char *wname = NULL, *sname = NULL, *plot_path = "restore-vs-gpus.svg", *scale = "0.05";
-	bool json = false, check = false;
+	bool json = false, check = false, show_params = false;
 	unsigned long seed = 1;
 	struct sim_workload w;
 	struct sim_strategy s;
 	struct sim_result r;
+	char why[256];
 	int c, n;
 
+	params_now = sim_defaults;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case O_WORKLOAD: wname = optarg; break;
@@ -204,34 +290,60 @@ int main(int argc, char **argv)
 			break;
 		case O_JSON: json = true; break;
 		case O_PLOT: plot_path = optarg; break;
-		case O_PARAMS: params(); return 0;
+		case O_PARAMS: show_params = true; break;
+		case O_SET:
+			if (sim_param_set(&params_now, optarg, why, sizeof(why)) < 0) {
+				fprintf(stderr, "rtid-sim: --set %s\n", why);
+				return 2;
+			}
+			break;
 		case O_CHECK: check = true; break;
 		case O_SCALE: scale = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}
 	}
-	if (optind != argc || (!wname != !sname)) {
-		fputs(usage, stderr);
+	if (optind != argc) {
+		fprintf(stderr, "rtid-sim: unexpected argument '%s'\n%s", argv[optind], usage);
+		return 2;
+	}
+	if (show_params) {
+		params();
+		return 0;
+	}
+	if (!wname && sname) {
+		fputs("rtid-sim: --strategy needs --workload (without both: every workload)\n",
+		      stderr);
 		return 2;
 	}
 	if (!wname)
 		return table(seed, plot_path);
-	if (sim_strategy_parse(sname, &s) < 0) {
-		fprintf(stderr, "rtid-sim: unknown strategy '%s'\n", sname);
+	if (sname && sim_strategy_parse_why(sname, &s, why, sizeof(why)) < 0) {
+		fprintf(stderr, "rtid-sim: strategy '%s': %s\n", sname, why);
+		return 2;
+	}
+	if (json && !sname) {
+		fputs("rtid-sim: --json gives one run: it needs --strategy\n", stderr);
+		return 2;
+	}
+	if (check && !sname) {
+		fputs("rtid-sim: --check needs --strategy\n", stderr);
 		return 2;
 	}
 	if (load_workload(wname, &w) < 0)
 		return 2;
-	if (check) {
-		n = sim_check(&sim_defaults, &w, &s, scale);
+	if (!sname) {
+		n = one_workload(&w, seed);
+	} else if (check) {
+		n = sim_check(cur, &w, &s, scale);
 	} else {
-		sim_run(&sim_defaults, &w, &s, seed, &r);
+		sim_run(cur, &w, &s, seed, &r);
 		if (json)
 			print_json(&w, &s, seed, &r);
 		else {
 			fputs(header, stdout);
 			print_row(&w, &s, &r);
+			footer(seed, seed);
 		}
 		n = 0;
 	}

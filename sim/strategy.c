@@ -16,55 +16,91 @@ const char *const sim_call_names[SIM_NCALLS] = { "get_restore_tid", "get_state",
 enum { P_SCAN = 1, P_CANARY = 2, P_API = 4, P_SERVE = 8, P_TOGGLE = 16, P_PARALLEL = 32,
        P_UPSTREAM = 64 };
 
-/* One part of a strategy name into *seen and st; -EINVAL when unknown or
- * repeated, or when it contradicts a part already seen. */
-static int part(const char *s, size_t len, unsigned *seen, struct sim_strategy *st)
+#define PARTS "upstream, scan, canary, api, serve, toggle, parallel:K"
+
+static const struct { const char *name; unsigned bit; } parts[] = {
+	{ "upstream", P_UPSTREAM }, { "scan", P_SCAN }, { "canary", P_CANARY },
+	{ "api", P_API }, { "serve", P_SERVE }, { "toggle", P_TOGGLE } };
+
+/* "parallel:K" into st->k; 0, or -EINVAL with why. */
+static int parallel(const char *buf, struct sim_strategy *st, char *why, size_t len)
 {
-	static const struct { const char *name; unsigned bit; } parts[] = {
-		{ "upstream", P_UPSTREAM }, { "scan", P_SCAN }, { "canary", P_CANARY },
-		{ "api", P_API }, { "serve", P_SERVE }, { "toggle", P_TOGGLE } };
-	char buf[24];
-	unsigned bit = 0;
 	int k;
 
-	if (len == 0 || len >= sizeof(buf))
-		return -EINVAL;
+	if (rtid_parse_pid(buf + 9, &k) < 0 || k > 64)
+		return snprintf(why, len, "parallel:K needs K from 1 to 64, got '%s'", buf + 9),
+		       -EINVAL;
+	st->k = (unsigned)k;
+	return 0;
+}
+
+/* Two parts that cannot go together, named, or NULL. */
+static const char *clash(unsigned seen)
+{
+	if ((seen & (P_SCAN | P_CANARY)) == (P_SCAN | P_CANARY))
+		return "scan and canary are two ways to look the thread up: pick one";
+	if ((seen & (P_API | P_SERVE)) == (P_API | P_SERVE))
+		return "api and serve are two backends: pick one";
+	if ((seen & P_UPSTREAM) && seen != P_UPSTREAM)
+		return "upstream stands alone (it is the plugin as it is)";
+	if ((seen & (P_API | P_PARALLEL)) == (P_API | P_PARALLEL))
+		return "api is one worker, whose calls follow each other: it takes no parallel:K";
+	return NULL;
+}
+
+/* One part of a strategy name into *seen and st; -EINVAL with why when
+ * unknown or repeated, or when it contradicts a part already seen. */
+static int part(const char *s, size_t len, unsigned *seen, struct sim_strategy *st, char *why,
+		size_t wlen)
+{
+	char buf[24];
+	unsigned bit = 0;
+	const char *c;
+
+	if (len == 0)
+		return snprintf(why, wlen, "empty part (a '+' with nothing beside it); parts: "
+				PARTS), -EINVAL;
+	if (len >= sizeof(buf))
+		return snprintf(why, wlen, "unknown part '%.*s'; parts: " PARTS, (int)len, s),
+		       -EINVAL;
 	memcpy(buf, s, len);
 	buf[len] = '\0';
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
 		if (!strcmp(buf, parts[i].name))
 			bit = parts[i].bit;
-	if (!bit && !strncmp(buf, "parallel:", 9) && !rtid_parse_pid(buf + 9, &k) && k <= 1024) {
+	if (!bit && !strncmp(buf, "parallel:", 9)) {
+		if (parallel(buf, st, why, wlen) < 0)
+			return -EINVAL;
 		bit = P_PARALLEL;
-		st->k = (unsigned)k;
 	}
-	if (!bit || (*seen & bit))
-		return -EINVAL;
+	if (!bit)
+		return snprintf(why, wlen, "unknown part '%s'; parts: " PARTS, buf), -EINVAL;
+	if (*seen & bit)
+		return snprintf(why, wlen, "'%s' given twice", bit == P_PARALLEL ? "parallel:K" : buf),
+		       -EINVAL;
 	*seen |= bit;
-	if ((*seen & (P_SCAN | P_CANARY)) == (P_SCAN | P_CANARY) ||
-	    (*seen & (P_API | P_SERVE)) == (P_API | P_SERVE) ||
-	    ((*seen & P_UPSTREAM) && *seen != P_UPSTREAM) ||
-	    (*seen & (P_API | P_PARALLEL)) == (P_API | P_PARALLEL))
-		return -EINVAL; /* "upstream" changes nothing: it stands alone; the api
-				 * backend is one worker, whose calls follow each other */
+	c = clash(*seen);
+	if (c)
+		return snprintf(why, wlen, "%s", c), -EINVAL;
 	return 0;
 }
 
-int sim_strategy_parse(const char *s, struct sim_strategy *out)
+int sim_strategy_parse_why(const char *s, struct sim_strategy *out, char *why, size_t len)
 {
 	struct sim_strategy st = { .tid = SIM_TID_DRIVER, .backend = SIM_BACKEND_SPAWN, .k = 1 };
 	unsigned seen = 0;
 
 	if (!s || strlen(s) >= sizeof(st.name))
-		return -EINVAL;
+		return snprintf(why, len, "too long (at most %zu characters)", sizeof(st.name) - 1),
+		       -EINVAL;
 	for (const char *p = s;;) {
-		size_t len = strcspn(p, "+");
+		size_t n = strcspn(p, "+");
 
-		if (part(p, len, &seen, &st) < 0)
+		if (part(p, n, &seen, &st, why, len) < 0)
 			return -EINVAL;
-		if (!p[len])
+		if (!p[n])
 			break;
-		p += len + 1;
+		p += n + 1;
 	}
 	st.tid = seen & P_SCAN ? SIM_TID_SCAN : seen & P_CANARY ? SIM_TID_CANARY : SIM_TID_DRIVER;
 	st.backend = seen & P_API ? SIM_BACKEND_API
@@ -73,6 +109,13 @@ int sim_strategy_parse(const char *s, struct sim_strategy *out)
 	snprintf(st.name, sizeof(st.name), "%s", s);
 	*out = st;
 	return 0;
+}
+
+int sim_strategy_parse(const char *s, struct sim_strategy *out)
+{
+	char why[160];
+
+	return sim_strategy_parse_why(s, out, why, sizeof(why));
 }
 
 /* xorshift64*: small, seeded, the same everywhere. Uniform in (0, 1]. */

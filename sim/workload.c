@@ -3,8 +3,8 @@
  * File format: one directive per line, '#' comments.
  *   name NAME
  *   framework NAME
- *   gpu COUNT GPU_GIB HOST_GIB     COUNT processes holding GPU memory
- *   cpu COUNT HOST_GIB             COUNT processes without CUDA
+ *   gpu COUNT MEM_GB HOST_GB       COUNT processes holding GPU memory (GiB)
+ *   cpu COUNT HOST_GB              COUNT processes without CUDA
  *   visible-gpus N                 GPUs visible to cuda-checkpoint (default 1) */
 #include "workload.h"
 
@@ -85,18 +85,53 @@ int sim_workload_synthetic(size_t n, double gpu_gib, struct sim_workload *out)
 	return 0;
 }
 
-static int gib(const char *s, double *out)
+/* A count field: a whole number from 1 to max, or why not in why. */
+static int count_of(const char *dir, const char *what, const char *s, int max, int *out,
+		    char *why, size_t len)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (end == s || *end || errno == ERANGE)
+		return snprintf(why, len, "%s: %s '%s' is not a number", dir, what, s), -EINVAL;
+	if (v < 0)
+		return snprintf(why, len, "%s: %s '%s' is negative", dir, what, s), -EINVAL;
+	if (v < 1)
+		return snprintf(why, len, "%s: %s must be at least 1, got %ld", dir, what, v), -EINVAL;
+	if (v > max)
+		return snprintf(why, len, "%s: %s must be at most %d, got %ld", dir, what, max, v),
+		       -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+/* A size in GiB: a finite number from 0 to 1e6, or why not in why. */
+static int gib(const char *dir, const char *what, const char *s, double *out, char *why,
+	       size_t len)
 {
 	char *end;
 	double v;
 
-	if (!s || !*s)
-		return -EINVAL;
 	v = strtod(s, &end);
-	if (*end || !isfinite(v) || v < 0 || v > 1e6)
-		return -EINVAL;
+	if (end == s || *end || !isfinite(v))
+		return snprintf(why, len, "%s: %s '%s' is not a number", dir, what, s), -EINVAL;
+	if (v < 0)
+		return snprintf(why, len, "%s: %s '%s' is negative", dir, what, s), -EINVAL;
+	if (v > 1e6)
+		return snprintf(why, len, "%s: %s '%s' is over 1000000 GiB", dir, what, s), -EINVAL;
 	*out = v;
 	return 0;
+}
+
+static int fields(const struct toks *t, size_t want, const char *usage, char *why, size_t len)
+{
+	if (t->n == want)
+		return 0;
+	snprintf(why, len, "%s: needs %s, got %zu field%s", t->v[0].s, usage, t->n - 1,
+		 t->n == 2 ? "" : "s");
+	return -EINVAL;
 }
 
 static int line(struct sim_workload *w, const struct toks *t, char *why, size_t len)
@@ -106,25 +141,35 @@ static int line(struct sim_workload *w, const struct toks *t, char *why, size_t 
 	const char *k = t->v[0].s;
 
 	if (!strcmp(k, "name") || !strcmp(k, "framework")) {
-		if (t->n != 2)
-			return snprintf(why, len, "usage: %s NAME", k), -EINVAL;
+		if (fields(t, 2, "NAME", why, len) < 0)
+			return -EINVAL;
 		snprintf(!strcmp(k, "name") ? w->name : w->framework, sizeof(w->name), "%s", t->v[1].s);
 		return 0;
 	}
-	if (!strcmp(k, "gpu") && t->n == 4 && !rtid_parse_pid(t->v[1].s, &count) && count <= 10000 &&
-	    !gib(t->v[2].s, &g) && !gib(t->v[3].s, &h))
+	if (!strcmp(k, "gpu")) {
+		if (fields(t, 4, "COUNT MEM_GB HOST_GB", why, len) < 0 ||
+		    count_of(k, "count", t->v[1].s, 10000, &count, why, len) < 0 ||
+		    gib(k, "MEM_GB", t->v[2].s, &g, why, len) < 0 ||
+		    gib(k, "HOST_GB", t->v[3].s, &h, why, len) < 0)
+			return -EINVAL;
 		return add(w, count, true, g, h);
+	}
+	if (!strcmp(k, "cpu")) {
+		if (fields(t, 3, "COUNT HOST_GB", why, len) < 0 ||
+		    count_of(k, "count", t->v[1].s, 10000, &count, why, len) < 0 ||
+		    gib(k, "HOST_GB", t->v[2].s, &h, why, len) < 0)
+			return -EINVAL;
+		return add(w, count, false, 0, h);
+	}
 	if (!strcmp(k, "visible-gpus")) {
-		if (t->n != 2 || rtid_parse_pid(t->v[1].s, &count) < 0 || count > 1024)
-			return snprintf(why, len, "usage: visible-gpus N (1..1024)"), -EINVAL;
+		if (fields(t, 2, "N (1..1024)", why, len) < 0 ||
+		    count_of(k, "N", t->v[1].s, 1024, &count, why, len) < 0)
+			return -EINVAL;
 		w->visible_gpus = (unsigned)count;
 		return 0;
 	}
-	if (!strcmp(k, "cpu") && t->n == 3 && !rtid_parse_pid(t->v[1].s, &count) && count <= 10000 &&
-	    !gib(t->v[2].s, &h))
-		return add(w, count, false, 0, h);
-	snprintf(why, len, "expected 'name NAME', 'framework NAME', 'gpu COUNT GPU_GIB HOST_GIB', "
-		 "'cpu COUNT HOST_GIB' or 'visible-gpus N'");
+	snprintf(why, len, "unknown directive '%s': expected name, framework, gpu, cpu or "
+		 "visible-gpus", k);
 	return -EINVAL;
 }
 

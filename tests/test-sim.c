@@ -12,6 +12,7 @@
 
 #include "engine.h"
 #include "helpers.h"
+#include "plot.h"
 
 static struct sim_result run(const char *workload, const char *strategy, uint64_t seed)
 {
@@ -253,7 +254,7 @@ static void strategies_parse(void **state)
 	assert_true(s.tid == SIM_TID_CANARY && s.backend == SIM_BACKEND_SPAWN);
 	static const char *const bad[] = { "scan+canary", "api+serve", "serve+serve", "upstream+scan",
 					   "serve+", "+serve", "parallel:8+parallel:4", "",
-					   "toggle++scan", "parallel:1025", "api+parallel:8" };
+					   "toggle++scan", "parallel:65", "api+parallel:8" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(sim_strategy_parse(bad[i], &s), -EINVAL);
 }
@@ -287,13 +288,114 @@ static void workload_files(void **state)
 	write_file(dir, "v0.wl", "gpu 2 10 2\nvisible-gpus 0\n");
 	snprintf(path, sizeof(path), "%s/v0.wl", dir);
 	assert_int_equal(sim_workload_load(path, &w, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "v0.wl:2: usage: visible-gpus"));
+	assert_non_null(strstr(err, "v0.wl:2: visible-gpus: N must be at least 1, got 0"));
 	write_file(dir, "v2.wl", "visible-gpus 2 3\ngpu 1 1 1\n");
 	snprintf(path, sizeof(path), "%s/v2.wl", dir);
 	assert_int_equal(sim_workload_load(path, &w, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "v2.wl:1: "));
 	rm_tree(dir);
 	free(dir);
+}
+
+/* Each bad line says which field is wrong and how, not one message for all. */
+static void workload_errors_are_specific(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "gpu four 70 20", "w.wl:2: gpu: count 'four' is not a number" },
+		{ "gpu 4 70", "w.wl:2: gpu: needs COUNT MEM_GB HOST_GB, got 2 fields" },
+		{ "gpu -4 70 20", "w.wl:2: gpu: count '-4' is negative" },
+		{ "gpu 0 1 1", "w.wl:2: gpu: count must be at least 1, got 0" },
+		{ "gpu 1 x 1", "w.wl:2: gpu: MEM_GB 'x' is not a number" },
+		{ "gpu 1 1 -1", "w.wl:2: gpu: HOST_GB '-1' is negative" },
+		{ "cpu 1", "w.wl:2: cpu: needs COUNT HOST_GB, got 1 field" },
+		{ "visible-gpus 2000", "w.wl:2: visible-gpus: N must be at most 1024, got 2000" },
+		{ "gpus 1 1 1", "w.wl:2: unknown directive 'gpus'" },
+	};
+	char *dir = tmp_dir(), path[512], body[128], err[512];
+	struct sim_workload w;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/w.wl", dir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(body, sizeof(body), "name x\n%s\n", cases[i][0]);
+		write_file(dir, "w.wl", body);
+		err[0] = '\0';
+		assert_int_equal(sim_workload_load(path, &w, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, cases[i][1]));
+	}
+	rm_tree(dir);
+	free(dir);
+}
+
+static void strategy_errors_are_specific(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "parallel:0", "parallel:K needs K from 1 to 64, got '0'" },
+		{ "parallel:65", "parallel:K needs K from 1 to 64" },
+		{ "fast", "unknown part 'fast'; parts: upstream, scan, canary, api, serve, toggle" },
+		{ "scan+canary", "pick one" },
+		{ "api+parallel:8", "takes no parallel:K" },
+		{ "serve+serve", "'serve' given twice" },
+		{ "serve+", "empty part" },
+	};
+	struct sim_strategy s;
+	char why[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		why[0] = '\0';
+		assert_int_equal(sim_strategy_parse_why(cases[i][0], &s, why, sizeof(why)), -EINVAL);
+		assert_non_null(strstr(why, cases[i][1]));
+	}
+	assert_int_equal(sim_strategy_parse_why("parallel:64", &s, why, sizeof(why)), 0);
+}
+
+/* Any parameter can be changed by name, and a bad name or value says which. */
+static void params_set(void **state)
+{
+	struct sim_params p = sim_defaults;
+	struct sim_workload w;
+	struct sim_strategy s;
+	struct sim_result slow, fast;
+	char why[256] = "";
+
+	(void)state;
+	assert_int_equal(sim_param_set(&p, "host_gbps=4", why, sizeof(why)), 0);
+	assert_true(p.host_gbps == 4 && p.attach_s == sim_defaults.attach_s);
+	assert_int_equal(sim_workload_builtin("vllm-8b", &w), 0);
+	assert_int_equal(sim_strategy_parse("upstream", &s), 0);
+	sim_run(&sim_defaults, &w, &s, 7, &slow);
+	sim_run(&p, &w, &s, 7, &fast);
+	assert_true(fast.restore_s < slow.restore_s); /* the value is the one used */
+	sim_workload_free(&w);
+	static const char *const bad[][2] = {
+		{ "hostgbps=4", "unknown parameter 'hostgbps'" },
+		{ "host_gbps=fast", "host_gbps: 'fast' is not a number" },
+		{ "host_gbps=0", "host_gbps: 0 is out of range: above 0" },
+		{ "attach_s=-1", "attach_s: -1 is out of range: at least 0" },
+		{ "p_drift=2", "p_drift: 2 is out of range: from 0 to 1" },
+		{ "p_drift", "expected NAME=VALUE" },
+		{ "=1", "expected NAME=VALUE" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(sim_param_set(&p, bad[i][0], why, sizeof(why)), -EINVAL);
+		assert_non_null(strstr(why, bad[i][1]));
+	}
+	assert_true(p.host_gbps == 4 && p.p_drift == sim_defaults.p_drift);
+	assert_non_null(sim_param_ref(&p, "p_independent"));
+	assert_null(sim_param_ref(&p, "nope"));
+}
+
+/* The plot's ticks are round numbers, whatever the data's largest value. */
+static void plot_ticks_are_round(void **state)
+{
+	(void)state;
+	assert_true(sim_plot_step(103, 6) == 20);
+	assert_true(sim_plot_step(927, 6) == 200);
+	assert_true(sim_plot_step(580, 5) == 200);
+	assert_true(sim_plot_step(50, 5) == 10);
+	assert_true(fabs(sim_plot_step(0.7, 5) - 0.2) < 1e-12);
+	assert_true(sim_plot_step(0, 5) == 1);
 }
 
 int main(void)
@@ -313,6 +415,10 @@ int main(void)
 		cmocka_unit_test(api_attaches_once),
 		cmocka_unit_test(strategies_parse),
 		cmocka_unit_test(workload_files),
+		cmocka_unit_test(workload_errors_are_specific),
+		cmocka_unit_test(strategy_errors_are_specific),
+		cmocka_unit_test(params_set),
+		cmocka_unit_test(plot_ticks_are_round),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
