@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "attest-int.h"
+#include "fiu-nth.h"
 #include "helpers.h"
 
 static const char *const points[] = {
@@ -32,33 +33,23 @@ static const char *const points[] = {
 void *__libc_malloc(size_t n);
 void __libc_free(void *p);
 
-static unsigned long calls, target;
 static char *root, path[512], work[512], report[512], unsafe[512];
 static char *ref_old, *ref_new, *ref_merged;
 
-static int nth(const char *name, int *failnum, void **failinfo, unsigned int *flags)
+/* Allocation fails as ENOMEM, a write as ENOSPC, anything else as EIO. */
+static int errno_for(const char *name)
 {
-	(void)failnum;
-	(void)flags;
-	if (++calls != target)
-		return 0;
-	*failinfo = (void *)(intptr_t)(!strncmp(name, "libc/", 5) ? ENOMEM
-				       : strstr(name, "write") ? ENOSPC : EIO);
-	return 1;
+	return !strncmp(name, "libc/", 5) ? ENOMEM : strstr(name, "write") ? ENOSPC : EIO;
 }
 
 static void arm(unsigned long n)
 {
-	calls = 0;
-	target = n;
-	for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++)
-		fiu_enable_external(points[i], 1, NULL, 0, nth);
+	fiu_nth_arm(points, sizeof(points) / sizeof(points[0]), n, errno_for);
 }
 
 static void disarm(void)
 {
-	for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++)
-		fiu_disable(points[i]);
+	fiu_nth_disarm(points, sizeof(points) / sizeof(points[0]));
 }
 
 static char *canonical(const struct rtid_attestation *a)
@@ -194,7 +185,7 @@ static int run(enum op op, unsigned long n, bool *done)
 	arm(n);
 	r = act(op, &a);
 	disarm();
-	*done = calls < n;
+	*done = fiu_nth_calls() < n;
 	bad = check(op, r, a, n);
 	rtid_attest_free(a);
 	if (count_fds() != fds) {

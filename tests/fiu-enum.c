@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fiu-nth.h"
 #include "helpers.h"
 #include "rtid.h"
 
@@ -30,7 +31,6 @@ static const char *const points[] = {
 	"posix/stdio/oc/fopen", "posix/stdio/rw/fread", "libc/mm/*", "libc/str/*", "rtid/*",
 };
 
-static unsigned long calls, target;
 static int pass; /* 0: plain errors; 1: "vanished" errors */
 static char *root;
 
@@ -49,28 +49,14 @@ static int errno_for(const char *name)
 	return EIO;
 }
 
-static int nth(const char *name, int *failnum, void **failinfo, unsigned int *flags)
-{
-	(void)failnum;
-	(void)flags;
-	if (++calls != target)
-		return 0;
-	*failinfo = (void *)(intptr_t)errno_for(name);
-	return 1;
-}
-
 static void arm(unsigned long n)
 {
-	calls = 0;
-	target = n;
-	for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++)
-		fiu_enable_external(points[i], 1, NULL, 0, nth);
+	fiu_nth_arm(points, sizeof(points) / sizeof(points[0]), n, errno_for);
 }
 
 static void disarm(void)
 {
-	for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++)
-		fiu_disable(points[i]);
+	fiu_nth_disarm(points, sizeof(points) / sizeof(points[0]));
 }
 
 struct op {
@@ -117,7 +103,7 @@ static int run(const struct op *op, unsigned long n, bool *completed)
 	rtid_ctx_free(ctx);
 	if (n)
 		disarm();
-	*completed = calls < n;
+	*completed = fiu_nth_calls() < n;
 	for (size_t i = 0; rc == 0 && i < op->n; i++)
 		if (r[i].error == RTID_OK && r[i].tid != op->want[i]) {
 			printf("WRONG %s pass %d fail #%lu: pid %d got tid %d, want %d (source %s)\n",
