@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fs.h"
+#include "parse.h"
 #include "rtid.h"
 
 static const char usage[] =
@@ -36,7 +37,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		if (!strcmp(argv[i], "-f"))
 			o->foreground = true;
 		else if (!strcmp(argv[i], "--ready-fd") && i + 1 < argc) {
-			if (rtid_parse_pid(argv[++i], &o->ready_fd) < 0)
+			if (rtid__parse_pid(argv[++i], &o->ready_fd) < 0)
 				return -1;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			fputs(usage, stdout);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model-int.h"
+#include "parse.h"
 #include "rtid.h"
 
 /* Directory entries in a fixed order; returns how many, writing names. */
@@ -49,7 +50,7 @@ static off_t task_offset(char (*names)[16], size_t n, size_t next)
 {
 	int tid = 0;
 
-	if (next < n && rtid_parse_pid(names[next], &tid) < 0)
+	if (next < n && rtid__parse_pid(names[next], &tid) < 0)
 		tid = 0;
 	return (off_t)(((uint64_t)next << 32) | (uint32_t)tid);
 }
@@ -63,7 +64,7 @@ static size_t resume_index(char (*names)[16], size_t n, off_t off)
 	int tid = (int)(uint32_t)off, t;
 
 	for (size_t i = 2; tid && i < n; i++)
-		if (rtid_parse_pid(names[i], &t) == 0 && t == tid)
+		if (rtid__parse_pid(names[i], &t) == 0 && t == tid)
 			return i;
 	return pos;
 }

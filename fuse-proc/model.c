@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse.h"
 #include "rtid.h"
 
 int fp__arm(struct fp_model *m, const struct cf_fault *f)
@@ -147,13 +148,13 @@ int fp_path_parse(const char *path, struct fp_path *out)
 		       : n == 2 && !strcmp(parts[1], "nvidia") ? FP_DRIVER_NVIDIA
 		       : n == 3 && !strcmp(parts[1], "nvidia") && !strcmp(parts[2], "version")
 			       ? FP_VERSION : -1;
-	else if (n >= 1 && rtid_parse_pid(parts[0], &p.pid) == 0)
+	else if (n >= 1 && rtid__parse_pid(parts[0], &p.pid) == 0)
 		p.node = n == 1 ? FP_PID
 		       : n == 2 && !strcmp(parts[1], "comm") ? FP_PID_COMM
 		       : n == 2 && !strcmp(parts[1], "status") ? FP_PID_STATUS
 		       : n >= 2 && strcmp(parts[1], "task") ? -1
 		       : n == 2 ? FP_TASKDIR
-		       : rtid_parse_pid(parts[2], &p.tid) ? -1
+		       : rtid__parse_pid(parts[2], &p.tid) ? -1
 		       : n == 3 ? FP_TASK
 		       : n == 4 && !strcmp(parts[3], "comm") ? FP_TASK_COMM : -1;
 	else if (n != 0)

@@ -1,6 +1,6 @@
 /* libFuzzer harnesses for rtid's parsers of foreign text. One binary per
  * target, chosen at build time by FUZZ_TARGET:
- *   1 tool output (rtid_parse_tid)    2 driver version file
+ *   1 tool output (rtid__parse_tid)    2 driver version file
  *   3 thread-name matcher             4 case files       5 attestation files
  *   6 /proc/PID/stat start time      7 rtid serve's protocol
  * Each checks what it can beyond "no crash": a parsed tid is positive and
@@ -25,7 +25,7 @@ static void check_tid(const uint8_t *data, size_t size)
 	int tid = -7;
 	char back[16];
 
-	if (rtid_parse_tid((const char *)data, size, &tid) != 0) {
+	if (rtid__parse_tid((const char *)data, size, &tid) != 0) {
 		if (tid != -7)
 			abort(); /* out-parameter written on failure */
 		return;
@@ -39,8 +39,8 @@ static void check_version(const uint8_t *data, size_t size)
 {
 	char out[32];
 
-	if (rtid_parse_driver_version((const char *)data, size, out, sizeof(out)) == 0 &&
-	    !rtid_version_valid(out))
+	if (rtid__parse_driver_version((const char *)data, size, out, sizeof(out)) == 0 &&
+	    !rtid__version_valid(out))
 		abort();
 }
 
@@ -108,7 +108,7 @@ static void check_loaded(const struct rtid_attestation *a)
 	for (size_t i = 0; i < rtid_attest_count(a); i++) {
 		const struct rtid_attest_entry *e = rtid_attest_entry_at(a, i);
 
-		if (!rtid_version_valid(e->version) ||
+		if (!rtid__version_valid(e->version) ||
 		    (rtid_attest_clean(a, e->version) &&
 		     (e->revoked || e->agree < RTID_ATTEST_MIN_AGREE)) ||
 		    e->agree > (unsigned long)INT64_MAX)
@@ -151,10 +151,10 @@ static void check_stat(const uint8_t *data, size_t size)
 {
 	unsigned long long v = 7;
 
-	if (rtid_parse_stat_start((const char *)data, size, &v) < 0 && v != 7)
+	if (rtid__parse_stat_start((const char *)data, size, &v) < 0 && v != 7)
 		abort(); /* out-parameter written on failure */
 	if (size && data[0] == '0')
-		if (rtid_parse_stat_start((const char *)data, size, &v) == 0)
+		if (rtid__parse_stat_start((const char *)data, size, &v) == 0)
 			abort(); /* pid 0 never */
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "casefile-int.h"
+#include "parse.h"
 #include "rtid.h"
 
 int cf__fail(char *err, size_t len, const char *fmt, ...)
@@ -38,7 +39,7 @@ double cf_scaled(double seconds)
 
 int cf__num(const char *s, int *out)
 {
-	return rtid_parse_pid(s, out);
+	return rtid__parse_pid(s, out);
 }
 
 int cf__num0(const char *s, int *out)
@@ -184,7 +185,7 @@ static int p_driver(struct casefile *c, const struct toks *t, char *err, size_t 
 		return cf__fail(err, len, "usage: driver VERSION|none");
 	if (strcmp(t->v[1].s, "none") == 0)
 		return 0;
-	if (!rtid_version_valid(t->v[1].s))
+	if (!rtid__version_valid(t->v[1].s))
 		return cf__fail(err, len, "bad driver version '%s' (want N.N[.N])", t->v[1].s);
 	snprintf(buf, sizeof(buf), "NVRM version: NVIDIA UNIX x86_64 Kernel Module  %s  "
 		 "Release Build  (rtid@fakeproc)  Thu Jan  1 00:00:00 UTC 2026\n"
@@ -349,7 +350,7 @@ static int p_line(struct casefile *c, const struct toks *t, char *err, size_t le
 	if (!strcmp(k, "driver"))
 		return p_driver(c, t, err, len);
 	if (!strcmp(k, "given-version")) {
-		if (t->n != 2 || !rtid_version_valid(t->v[1].s))
+		if (t->n != 2 || !rtid__version_valid(t->v[1].s))
 			return cf__fail(err, len, "usage: given-version N.N[.N]");
 		return set_str(&c->given_version, &t->v[1]);
 	}

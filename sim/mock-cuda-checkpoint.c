@@ -14,6 +14,7 @@
 
 #include "casefile.h"
 #include "mock-log.h"
+#include "parse.h"
 #include "rtid.h"
 
 #define WHO "cuda-checkpoint"
@@ -50,7 +51,7 @@ static int parse(int argc, char **argv, struct call *c)
 		else if (!strcmp(a, "--action") && i + 1 < argc)
 			c->op = "action", c->action = argv[++i];
 		else if (!strcmp(a, "--pid") && i + 1 < argc) {
-			if (rtid_parse_pid(argv[++i], &c->pid) < 0)
+			if (rtid__parse_pid(argv[++i], &c->pid) < 0)
 				return -EINVAL;
 		} else if ((!strcmp(a, "--timeout") || !strcmp(a, "--device-map")) && i + 1 < argc)
 			i++;

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "engine.h"
 #include "plot.h"
+#include "parse.h"
 #include "rtid.h"
 
 static const char *const strategies[] = { "upstream", "scan", "parallel:8", "api", "canary",
@@ -282,7 +283,7 @@ int main(int argc, char **argv)
 		case O_WORKLOAD: wname = optarg; break;
 		case O_STRATEGY: sname = optarg; break;
 		case O_SEED:
-			if (rtid_parse_pid(optarg, &n) < 0) {
+			if (rtid__parse_pid(optarg, &n) < 0) {
 				fprintf(stderr, "rtid-sim: invalid --seed '%s'\n", optarg);
 				return 2;
 			}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "parse.h"
 #include "rtid.h"
 
 const char *const sim_hook_names[SIM_NHOOKS] = { "pause_devices", "checkpoint_devices",
@@ -27,7 +28,7 @@ static int parallel(const char *buf, struct sim_strategy *st, char *why, size_t 
 {
 	int k;
 
-	if (rtid_parse_pid(buf + 9, &k) < 0 || k > 64)
+	if (rtid__parse_pid(buf + 9, &k) < 0 || k > 64)
 		return snprintf(why, len, "parallel:K needs K from 1 to 64, got '%s'", buf + 9),
 		       -EINVAL;
 	st->k = (unsigned)k;

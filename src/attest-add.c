@@ -17,7 +17,7 @@ int rtid_attest_add(struct rtid_attestation *a, const char *version, unsigned lo
 	struct att_legacy l = { .agree = clamp(agree), .agree_none = clamp(agree_none),
 				.mismatch = clamp(mismatch), .revoked = revoke || mismatch > 0 };
 
-	if (!a || !rtid_version_valid(version))
+	if (!a || !rtid__version_valid(version))
 		return -EINVAL;
 	strcpy(l.version, version); /* valid: at most 31 bytes */
 	if (rtid__att_push_legacy(a, &l) < 0)
@@ -32,7 +32,7 @@ static bool boot_valid(const char *s)
 
 static int fill_report(struct att_report *d, const struct rtid_attest_report *r)
 {
-	if (!r || !rtid__att_id_valid(r->id) || !rtid_version_valid(r->version) ||
+	if (!r || !rtid__att_id_valid(r->id) || !rtid__version_valid(r->version) ||
 	    rtid__att_copy(d->id, sizeof(d->id), r->id) ||
 	    rtid__att_copy(d->version, sizeof(d->version), r->version) ||
 	    rtid__att_copy(d->host, sizeof(d->host), r->host) ||
@@ -101,7 +101,7 @@ int rtid_attest_lift(struct rtid_attestation *a, const char *version, const char
 	const struct rtid_attest_entry *e = rtid_attest_find(a, version);
 	struct att_lift f = { 0 };
 
-	if (!a || !rtid_version_valid(version) || !reason || !*reason ||
+	if (!a || !rtid__version_valid(version) || !reason || !*reason ||
 	    !rtid__att_id_valid(id) || rtid__att_copy(f.reason, sizeof(f.reason), reason) ||
 	    rtid__att_copy(f.time, sizeof(f.time), time))
 		return -EINVAL;

@@ -104,7 +104,7 @@ static int decimal(const char **p, const char *end, unsigned long long *out)
 	return 0;
 }
 
-int rtid_parse_stat_start(const char *buf, size_t len, unsigned long long *out)
+int rtid__parse_stat_start(const char *buf, size_t len, unsigned long long *out)
 {
 	const char *end = buf + len, *p, *close = NULL;
 	unsigned long long v = 0;
@@ -150,7 +150,7 @@ int rtid_proc_start_time(const char *proc_root, int pid, unsigned long long *out
 	n = slurp(path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
-	if (rtid_parse_stat_start(buf, (size_t)n, &v) < 0)
+	if (rtid__parse_stat_start(buf, (size_t)n, &v) < 0)
 		return -EINVAL;
 	*out = v;
 	return 0;

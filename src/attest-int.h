@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "rtid.h"
+#include "internal.h"
 
 #define ATT_ID_MAX 128
 #define ATT_BOOT_MAX 40
@@ -95,7 +95,7 @@ int rtid__att_dir_safe(const char *dir, char *why, size_t whylen);
  * trying rnd's names in turn (NULL: getrandom). Returns the fd and the name. */
 int rtid__tmp_create(int dirfd, const char *prefix, uint64_t (*rnd)(void *), void *rarg,
 		     char *name, size_t namelen);
-/* Write buf as dirfd/base through a temp file; see rtid_file_replace. */
+/* Write buf as dirfd/base through a temp file; see rtid__file_replace. */
 int rtid__replace_at(int dirfd, const char *base, const void *buf, size_t len);
 
 #endif

@@ -57,7 +57,7 @@ static int legacy_entry(struct rtid_attestation *a, const char *version, json_t 
 	struct att_legacy l = { 0 };
 	json_t *rev = json_object_get(o, "revoked");
 
-	if (!json_is_object(o) || !rtid_version_valid(version) ||
+	if (!json_is_object(o) || !rtid__version_valid(version) ||
 	    get_count(o, "agree", &l.agree) || get_count(o, "agree_none", &l.agree_none) ||
 	    get_count(o, "mismatch", &l.mismatch) || (rev && !json_is_boolean(rev)))
 		return -EINVAL;
@@ -128,7 +128,7 @@ static int report_from(struct rtid_attestation *a, json_t *o, const char *path, 
 	if (!json_is_object(o) || get_str(o, "id", r.id, sizeof(r.id), true) ||
 	    !rtid__att_id_valid(r.id) ||
 	    get_str(o, "driver_version", r.version, sizeof(r.version), true) ||
-	    !rtid_version_valid(r.version) || get_str(o, "host", r.host, sizeof(r.host), false) ||
+	    !rtid__version_valid(r.version) || get_str(o, "host", r.host, sizeof(r.host), false) ||
 	    get_str(o, "machine_id", r.machine, sizeof(r.machine), false) ||
 	    get_str(o, "boot_id", r.boot, sizeof(r.boot), false) ||
 	    get_str(o, "time", r.time, sizeof(r.time), false) || !json_is_array(pids))
@@ -165,7 +165,7 @@ static int lift_from(struct rtid_attestation *a, json_t *o)
 	if (!json_is_object(o) || get_str(o, "id", f.id, sizeof(f.id), true) ||
 	    !rtid__att_id_valid(f.id) ||
 	    get_str(o, "driver_version", f.version, sizeof(f.version), true) ||
-	    !rtid_version_valid(f.version) ||
+	    !rtid__version_valid(f.version) ||
 	    get_str(o, "reason", f.reason, sizeof(f.reason), true) || !f.reason[0] ||
 	    get_str(o, "time", f.time, sizeof(f.time), false) || !json_is_array(reps) ||
 	    (lm && (!json_is_integer(lm) || json_integer_value(lm) < 0)))

@@ -295,7 +295,7 @@ int rtid_attest_save(const struct rtid_attestation *a, const char *path)
 	return r;
 }
 
-int rtid_file_replace(const char *path, const void *buf, size_t len)
+int rtid__file_replace(const char *path, const void *buf, size_t len)
 {
 	struct target t;
 	char err[512];

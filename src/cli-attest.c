@@ -151,7 +151,7 @@ static int lift(int argc, char **argv)
 	time_t now = time(NULL);
 	int r;
 
-	if (argc != 4 || !rtid_version_valid(argv[2]) || !argv[3][0]) {
+	if (argc != 4 || !rtid__version_valid(argv[2]) || !argv[3][0]) {
 		fprintf(stderr, "rtid attest: usage: rtid attest lift FILE VERSION REASON (a "
 			"version N.N[.N] and a reason that is not empty)\n");
 		return 2;

@@ -40,7 +40,7 @@ static size_t list_children(pid_t *v, size_t max)
 	buf[len] = '\0';
 	for (p = buf; n < max && (sp = strchr(p, ' ')); p = sp + 1) {
 		*sp = '\0';
-		if (rtid_parse_pid(p, &pid) == 0)
+		if (rtid__parse_pid(p, &pid) == 0)
 			v[n++] = (pid_t)pid;
 	}
 	return n;

@@ -49,7 +49,7 @@ int cli_parse_count(const char *s, unsigned max, unsigned *out)
 {
 	int v;
 
-	if (rtid_parse_pid(s, &v) < 0 || (unsigned)v > max)
+	if (rtid__parse_pid(s, &v) < 0 || (unsigned)v > max)
 		return -EINVAL;
 	*out = (unsigned)v;
 	return 0;
@@ -72,7 +72,7 @@ int cli_opts_init(struct cli_opts *o, const char *prog)
 	o->cfg.driver_version = getenv("RTID_DRIVER_VERSION");
 	if (o->cfg.driver_version && !*o->cfg.driver_version)
 		o->cfg.driver_version = NULL;
-	if (o->cfg.driver_version && !rtid_version_valid(o->cfg.driver_version)) {
+	if (o->cfg.driver_version && !rtid__version_valid(o->cfg.driver_version)) {
 		o->bad_env_version = o->cfg.driver_version;
 		o->cfg.driver_version = NULL; /* unknown: read from proc, never a wrong one */
 	}
@@ -110,7 +110,7 @@ int cli_opt_common(struct cli_opts *o, int c, const char *arg, const char *prog)
 	case OPT_PATTERN: cfg->pattern = arg; return 1;
 	case OPT_DRIVER_VERSION:
 		o->bad_env_version = NULL;
-		return rtid_version_valid(arg) ? (cfg->driver_version = arg, 1)
+		return rtid__version_valid(arg) ? (cfg->driver_version = arg, 1)
 					       : bad(prog, "--driver-version", arg);
 	case OPT_ATTESTATION: o->attestation_path = arg; return 1;
 	case OPT_UNATTESTED: cfg->allow_unattested = true; return 1;

@@ -49,7 +49,7 @@ static int parse_args(int argc, char **argv, struct cli_opts *o, int **pids, siz
 	if (!*pids)
 		return -1;
 	for (size_t i = 0; i < *n; i++)
-		if (rtid_parse_pid(argv[optind + (int)i], &(*pids)[i]) < 0) {
+		if (rtid__parse_pid(argv[optind + (int)i], &(*pids)[i]) < 0) {
 			fprintf(stderr, "rtid resolve: invalid PID: '%s'\n", argv[optind + (int)i]);
 			return -1;
 		}

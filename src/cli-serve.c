@@ -60,7 +60,7 @@ static int group(const char *name, gid_t *out, bool *have)
 	char buf[4096];
 	int id;
 
-	if (rtid_parse_pid(name, &id) == 0 || strcmp(name, "0") == 0) {
+	if (rtid__parse_pid(name, &id) == 0 || strcmp(name, "0") == 0) {
 		*out = strcmp(name, "0") == 0 ? 0 : (gid_t)id;
 	} else if (getgrnam_r(name, &gr, buf, sizeof(buf), &res) == 0 && res) {
 		*out = gr.gr_gid;

@@ -57,7 +57,7 @@ static char *real_tool(bool quiet)
 	const char *env = getenv("RTID_REAL_TOOL");
 	char *path = NULL;
 
-	if (rtid_tool_find(env && *env ? env : "cuda-checkpoint", &path) < 0) {
+	if (rtid__tool_find(env && *env ? env : "cuda-checkpoint", &path) < 0) {
 		if (quiet)
 			return NULL;
 		if (env && *env)
@@ -67,7 +67,7 @@ static char *real_tool(bool quiet)
 				"or put the real tool on PATH after the shim\n");
 		return NULL;
 	}
-	if (rtid_is_self(path)) {
+	if (rtid__is_self(path)) {
 		if (!quiet)
 			fprintf(stderr, SHIM ": RTID_REAL_TOOL (%s) is the shim itself\n", path);
 		free(path);
@@ -96,9 +96,9 @@ static bool is_query(int argc, char **argv, int *pid)
 	if (argc != 4)
 		return false;
 	if (!strcmp(argv[1], "--get-restore-tid") && !strcmp(argv[2], "--pid"))
-		return rtid_parse_pid(argv[3], pid) == 0;
+		return rtid__parse_pid(argv[3], pid) == 0;
 	if (!strcmp(argv[1], "--pid") && !strcmp(argv[3], "--get-restore-tid"))
-		return rtid_parse_pid(argv[2], pid) == 0;
+		return rtid__parse_pid(argv[2], pid) == 0;
 	return false;
 }
 

@@ -50,7 +50,7 @@ static int parse_pids(int argc, char **argv, struct vopts *v)
 		return rtid_find_candidates(v->proc, v->o.cfg.pattern, &v->pids, &v->n) < 0 ? -1 : 0;
 	v->pids = calloc(v->n, sizeof(*v->pids));
 	for (size_t i = 0; v->pids && i < v->n; i++)
-		if (rtid_parse_pid(argv[optind + (int)i], &v->pids[i]) < 0) {
+		if (rtid__parse_pid(argv[optind + (int)i], &v->pids[i]) < 0) {
 			fprintf(stderr, "rtid validate: invalid PID: '%s'\n", argv[optind + (int)i]);
 			return -1;
 		}
@@ -183,7 +183,7 @@ static int write_report(const char *path, const char *version, const struct rtid
 	json_decref(o);
 	if (!text)
 		return -ENOMEM;
-	r = rtid_file_replace(path, text, strlen(text));
+	r = rtid__file_replace(path, text, strlen(text));
 	free(text);
 	return r;
 }

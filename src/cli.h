@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "rtid.h"
+#include "internal.h"
 
 struct cli_opts {
 	struct rtid_config cfg;

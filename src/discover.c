@@ -71,7 +71,7 @@ static int walk(DIR *d, const char *proc_root, const struct rtid__matcher *m, in
 		struct rtid__scan s;
 		int pid;
 
-		if (rtid_parse_pid(de->d_name, &pid) < 0 || pid == getpid())
+		if (rtid__parse_pid(de->d_name, &pid) < 0 || pid == getpid())
 			continue;
 		if (holds_nvidia(dirfd(d), pid)) {
 			r = add(v, n, &cap, pid);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "parse.h"
 #include "rtid.h"
 
 #define RTID__OUT_MAX 256  /* kept stdout bytes; a tid needs 11 */
@@ -66,11 +67,6 @@ int rtid__tasks_list(int rootfd, int taskfd, int pid, struct rtid__tasks *out);
 bool rtid__tasks_next(const struct rtid__tasks *l, size_t *off, int *tid);
 void rtid__tasks_free(struct rtid__tasks *l);
 
-/* --- parse.c (internal) --- */
-/* The value of the "Key:" line of a /proc status text, a decimal >= 0.
- * 0, or -EINVAL when the line is missing or its value is not a number. */
-int rtid__status_field(const char *buf, size_t len, const char *key, int *out);
-
 /* --- spawn.c and children.c: a child with captured output, a timeout, its
  * own group, killed if we die --- */
 struct rtid__child {
@@ -119,9 +115,13 @@ bool rtid__children_wait(struct rtid__child **v, size_t n, double batch_deadline
 double rtid__now(void); /* CLOCK_MONOTONIC seconds */
 
 /* --- tool.c: the cuda-checkpoint query --- */
-/* Find the program to run: a path with '/', else name on PATH, skipping rtid
- * itself (the shim). Returns 0 and a malloc'd *out, or -ENOENT. */
+/* Find the program name (NULL: "cuda-checkpoint"): a path with '/' as it is,
+ * else the first executable of that name on PATH that is not the running
+ * program itself, by inode or by identical content (so that a shim, or a
+ * copy of it, never finds itself). Returns 0 and a malloc'd *out, -ENOENT,
+ * or -ENOMEM. */
 int rtid__tool_find(const char *name, char **out);
+/* Whether path is the running program or a byte-identical copy of it. */
 bool rtid__is_self(const char *path);
 /* Turn a finished child into an answer or error in r (tid, source, error, detail). */
 void rtid__tool_interpret(const struct rtid__child *c, struct rtid_result *r);
@@ -132,6 +132,12 @@ void rtid__set_error(struct rtid_result *r, enum rtid_error e, const char *fmt, 
 /* --- decide.c: pure decisions --- */
 enum rtid_fallback rtid__scan_fallback(const struct rtid__scan *s);
 enum rtid_xcheck rtid__crosscheck(const struct rtid__scan *s, int driver_tid);
+
+/* --- attest-store.c --- */
+/* Replace path with len bytes atomically, as rtid_attest_save writes: the old
+ * content or the new, never a part; nothing left behind on failure. Under the
+ * lock PATH.lock, which also removes the temp files of killed writers. */
+int rtid__file_replace(const char *path, const void *buf, size_t len);
 
 /* --- version.c --- */
 /* Read <proc>/driver/nvidia/version. Returns 0 and out, or a negative errno. */

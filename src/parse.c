@@ -35,7 +35,7 @@ static int parse_decimal(const char *s, size_t len, int *out)
 	return 0;
 }
 
-int rtid_parse_tid(const char *buf, size_t len, int *tid)
+int rtid__parse_tid(const char *buf, size_t len, int *tid)
 {
 	size_t b = 0, e = len;
 
@@ -48,14 +48,14 @@ int rtid_parse_tid(const char *buf, size_t len, int *tid)
 	return parse_decimal(buf + b, e - b, tid);
 }
 
-int rtid_parse_pid(const char *s, int *pid)
+int rtid__parse_pid(const char *s, int *pid)
 {
 	if (!s)
 		return -EINVAL;
 	return parse_decimal(s, strlen(s), pid);
 }
 
-bool rtid_version_valid(const char *v)
+bool rtid__version_valid(const char *v)
 {
 	size_t n = 0, groups = 1, digits = 0;
 
@@ -81,7 +81,7 @@ bool rtid_version_valid(const char *v)
 /* The version is the first whitespace-separated token of the first line that
  * has the N.N[.N] shape: the words before it vary between the proprietary and
  * the open kernel module ("x86_64" never has that shape). */
-int rtid_parse_driver_version(const char *buf, size_t len, char *out, size_t outlen)
+int rtid__parse_driver_version(const char *buf, size_t len, char *out, size_t outlen)
 {
 	static const char prefix[] = "NVRM version:";
 	size_t line = 0, i;
@@ -103,7 +103,7 @@ int rtid_parse_driver_version(const char *buf, size_t len, char *out, size_t out
 			continue;
 		memcpy(tok, buf + b, i - b);
 		tok[i - b] = '\0';
-		if (!rtid_version_valid(tok))
+		if (!rtid__version_valid(tok))
 			continue;
 		if (i - b + 1 > outlen)
 			return -ENOSPC;

@@ -24,7 +24,7 @@ static int ctx_version(struct rtid_ctx *ctx, const char *v)
 	if (v) {
 		char running[sizeof(ctx->driver_version)];
 
-		if (!rtid_version_valid(v))
+		if (!rtid__version_valid(v))
 			return -EINVAL;
 		strcpy(ctx->driver_version, v); /* valid means at most 31 bytes */
 		ctx->have_version = true;

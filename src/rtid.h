@@ -132,15 +132,6 @@ RTID_EXPORT int rtid_resolve(struct rtid_ctx *ctx, int pid, struct rtid_result *
 RTID_EXPORT int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n,
 		      struct rtid_result *out);
 
-/* Find the program name (NULL: "cuda-checkpoint"): a path with '/' as it is,
- * else the first executable of that name on PATH that is not the running
- * program itself, by inode or by identical content (so that a shim, or a
- * copy of it, never finds itself). Returns 0 and a malloc'd *out, or -ENOENT. */
-RTID_EXPORT int rtid_tool_find(const char *name, char **out);
-
-/* Whether path is the running program or a byte-identical copy of it. */
-RTID_EXPORT bool rtid_is_self(const char *path);
-
 /* Children. Each driver query (and the api worker) runs as a child in its
  * own process group, with PR_SET_PDEATHSIG SIGKILL so that it dies with the
  * thread that started it, even when that is killed by SIGKILL. When a child
@@ -284,11 +275,6 @@ RTID_EXPORT int rtid_attest_update(const char *path,
 		       int (*fn)(struct rtid_attestation *a, void *arg), void *arg,
 		       char *err, size_t errlen);
 
-/* Replace path with len bytes atomically, as rtid_attest_save writes: the old
- * content or the new, never a part; nothing left behind on failure. Under the
- * lock PATH.lock, which also removes the temp files of killed writers. */
-RTID_EXPORT int rtid_file_replace(const char *path, const void *buf, size_t len);
-
 /* Identity for reports: the unique id of a new report (machine id, boot id,
  * time and 64 random bits) into out; the boot id of proc_root (NULL: /proc);
  * a process's start time, field 22 of <proc_root>/<pid>/stat, parsed
@@ -299,10 +285,6 @@ RTID_EXPORT int rtid_boot_id(const char *proc_root, char *out, size_t outlen);
 RTID_EXPORT int rtid_machine_id(char *out, size_t outlen);
 RTID_EXPORT int rtid_proc_start_time(const char *proc_root, int pid, unsigned long long *out);
 
-/* Field 22 (starttime) of a /proc/PID/stat line of len bytes. -EINVAL unless
- * the line has the shape the kernel writes. */
-RTID_EXPORT int rtid_parse_stat_start(const char *buf, size_t len, unsigned long long *out);
-
 /* Names used in JSON and tables; never NULL. */
 RTID_EXPORT const char *rtid_mode_name(enum rtid_mode m);
 RTID_EXPORT const char *rtid_source_name(enum rtid_source s);   /* NULL for RTID_SRC_NONE */
@@ -312,23 +294,6 @@ RTID_EXPORT const char *rtid_error_name(enum rtid_error e);     /* NULL for RTID
 
 /* Parse a mode name. Returns 0 and *out, or -EINVAL. */
 RTID_EXPORT int rtid_mode_parse(const char *s, enum rtid_mode *out);
-
-/* Strict parsers for foreign text. */
-
-/* Tool stdout: exactly one positive decimal that fits an int, optional
- * surrounding ASCII whitespace. Returns 0 and *tid, -EINVAL otherwise. */
-RTID_EXPORT int rtid_parse_tid(const char *buf, size_t len, int *tid);
-
-/* A whole decimal pid/tid string ("1234"): no sign, no spaces, > 0. */
-RTID_EXPORT int rtid_parse_pid(const char *s, int *pid);
-
-/* First line of /proc/driver/nvidia/version: copies the version ("580.65.06")
- * into out. Returns 0, -EINVAL when no version is found, -ENOSPC if outlen is
- * too small. */
-RTID_EXPORT int rtid_parse_driver_version(const char *buf, size_t len, char *out, size_t outlen);
-
-/* A version string of the form N(.N){1,3}. */
-RTID_EXPORT bool rtid_version_valid(const char *v);
 
 #ifdef __cplusplus
 }

@@ -47,10 +47,10 @@ static bool parse(int argc, char **argv, struct rtid__svc_req *q)
 			op = true;
 		else if (!op && !strcmp(a, "--action") && v && action(v, q))
 			op = true, i++;
-		else if (!pid && !strcmp(a, "--pid") && v && rtid_parse_pid(v, &q->pid) == 0)
+		else if (!pid && !strcmp(a, "--pid") && v && rtid__parse_pid(v, &q->pid) == 0)
 			pid = true, i++;
 		else if (!timeout && !strcmp(a, "--timeout") && v &&
-			 (rtid_parse_pid(v, &ms) == 0 || !strcmp(v, "0")))
+			 (rtid__parse_pid(v, &ms) == 0 || !strcmp(v, "0")))
 			timeout = true, q->timeout_ms = strcmp(v, "0") ? (unsigned)ms : 0, i++;
 		else
 			return false;

@@ -156,7 +156,7 @@ static void interpret_exit0(const struct rtid__child *c, struct rtid_result *r)
 				RTID__OUT_MAX);
 		return;
 	}
-	if (rtid_parse_tid(c->out, c->out_len, &tid) < 0) {
+	if (rtid__parse_tid(c->out, c->out_len, &tid) < 0) {
 		excerpt(c->out, c->out_len, ex, sizeof(ex));
 		rtid__set_error(r, RTID_ERR_BAD_OUTPUT, "stdout is not one positive number: \"%s\"",
 				ex);
@@ -191,14 +191,4 @@ void rtid__tool_interpret(const struct rtid__child *c, struct rtid_result *r)
 			sizeof(ex));
 		rtid__set_error(r, RTID_ERR_TOOL_FAILED, "cuda-checkpoint exit %d: %s", code, ex);
 	}
-}
-
-int rtid_tool_find(const char *name, char **out)
-{
-	return rtid__tool_find(name, out);
-}
-
-bool rtid_is_self(const char *path)
-{
-	return rtid__is_self(path);
 }

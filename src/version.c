@@ -30,5 +30,5 @@ int rtid__driver_version_read(const char *proc_root, char *out, size_t outlen)
 		len += (size_t)n;
 	}
 	close(fd);
-	return rtid_parse_driver_version(buf, len, out, outlen);
+	return rtid__parse_driver_version(buf, len, out, outlen);
 }

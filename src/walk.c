@@ -146,7 +146,7 @@ bool rtid__tasks_next(const struct rtid__tasks *l, size_t *off, int *tid)
 		*off += d->d_reclen;
 		/* ".", "..", or anything a task could not be is skipped; the kernel
 		 * writes a tid without leading zeros. */
-		if (d->d_name[0] != '0' && rtid_parse_pid(d->d_name, tid) == 0)
+		if (d->d_name[0] != '0' && rtid__parse_pid(d->d_name, tid) == 0)
 			return true;
 	}
 	return false;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "rtid.h"
+#include "parse.h"
 #include "worker-proto.h"
 
 typedef int (*cu_init_fn)(unsigned);
@@ -140,7 +141,7 @@ int main(int argc, char **argv)
 	struct api a = { 0 };
 	int parent, r;
 
-	if (argc != 3 || rtid_parse_pid(argv[1], &parent) < 0) {
+	if (argc != 3 || rtid__parse_pid(argv[1], &parent) < 0) {
 		fprintf(stderr, "rtid-cuda-worker: started by the rtid library only\n");
 		return 2;
 	}

@@ -134,7 +134,7 @@ static int act(enum op op, struct rtid_attestation **out)
 			rtid_attest_free(a);
 		return r;
 	case OP_SAFE: return rtid_attest_path_safe(unsafe, buf, sizeof(buf)) == 0 ? 1 : 0;
-	case OP_REPLACE: return rtid_file_replace(work, "{}\n", 3);
+	case OP_REPLACE: return rtid__file_replace(work, "{}\n", 3);
 	case OP_IDENT:
 		if ((r = rtid_boot_id(NULL, buf, sizeof(buf))) == 0 &&
 		    (r = rtid_proc_start_time(NULL, getpid(), &st)) == 0)

@@ -42,7 +42,7 @@ void rc_prepare(const struct casefile *c, struct runner *rn, const char *dir, co
 		snprintf(version, sizeof(version), "%s", c->given_version);
 	if (c->attest != CF_ATTEST_NONE &&
 	    (c->given_version || (c->version_file &&
-				  rtid_parse_driver_version(c->version_file, strlen(c->version_file),
+				  rtid__parse_driver_version(c->version_file, strlen(c->version_file),
 							    version, sizeof(version)) == 0)))
 		rtid_attest_add(rn->att, version, c->attest == CF_ATTEST_CLEAN ? 10 : 50, 0,
 				c->attest == CF_ATTEST_REVOKED, false);

@@ -220,7 +220,7 @@ static int parse_arg(int argc, char **argv, int i, int def)
 
 	if (argc <= i)
 		return def;
-	if (rtid_parse_pid(argv[i], &v) < 0) {
+	if (rtid__parse_pid(argv[i], &v) < 0) {
 		fprintf(stderr, "stress-walk: bad number '%s'\n", argv[i]);
 		exit(2);
 	}

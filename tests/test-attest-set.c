@@ -362,12 +362,12 @@ static void stat_start_time_strictly(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		unsigned long long v = 3;
-		int r = rtid_parse_stat_start(t[i].line, strlen(t[i].line), &v);
+		int r = rtid__parse_stat_start(t[i].line, strlen(t[i].line), &v);
 
 		assert_int_equal(r, t[i].ok ? 0 : -EINVAL);
 		assert_true(v == (t[i].ok ? t[i].start : 3));
 	}
-	assert_int_equal(rtid_parse_stat_start(NULL, 0, NULL), -EINVAL);
+	assert_int_equal(rtid__parse_stat_start(NULL, 0, NULL), -EINVAL);
 	/* The real file of this process. */
 	{
 		unsigned long long v = 0;

@@ -167,7 +167,7 @@ static void symlink_is_written_through(void **state)
 	assert_int_equal(rtid_attest_update(path_in("dangling.json"), add_fn, NULL, err,
 					    sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "symlink to a missing file"));
-	assert_int_equal(rtid_file_replace(path_in("dangling.json"), "x", 1), -ENOENT);
+	assert_int_equal(rtid__file_replace(path_in("dangling.json"), "x", 1), -ENOENT);
 	/* Something else than a file in the way; a directory that is not there. */
 	write_file(test_dir, "adir/x", "");
 	assert_int_equal(rtid_attest_update(path_in("adir"), add_fn, NULL, err, sizeof(err)),
@@ -185,7 +185,7 @@ static void mode_0644_whatever_the_umask(void **state)
 
 	(void)state;
 	assert_int_equal(rtid_attest_update(path_in("u.json"), add_fn, NULL, NULL, 0), 0);
-	assert_int_equal(rtid_file_replace(path_in("r.json"), "{}", 2), 0);
+	assert_int_equal(rtid__file_replace(path_in("r.json"), "{}", 2), 0);
 	umask(old);
 	assert_int_equal(stat(path_in("u.json"), &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0644);
@@ -254,7 +254,7 @@ static void killed_saves_leave_old_or_new(void **state)
 	       temps_seen);
 	/* A report writer killed: its temp file goes with the next write. */
 	write_file(test_dir, ".rep.json.tmp-abcdefghijkl", "half");
-	assert_int_equal(rtid_file_replace(path_in("rep.json"), "{}\n", 3), 0);
+	assert_int_equal(rtid__file_replace(path_in("rep.json"), "{}\n", 3), 0);
 	assert_int_equal(count_named(test_dir, "rep.json.tmp-"), 0);
 	assert_int_equal(kills, 60);
 }
@@ -295,7 +295,7 @@ static void full_disk_is_enospc_and_loses_nothing(void **state)
 		rtid_attest_free(a);
 		if (count_named(dir, ".tmp-") != 0)
 			_exit(5);
-		if (rtid_file_replace(path_in("small/report.json"), fill, sizeof(fill)) != -ENOSPC ||
+		if (rtid__file_replace(path_in("small/report.json"), fill, sizeof(fill)) != -ENOSPC ||
 		    access(path_in("small/report.json"), F_OK) == 0) /* no empty report left */
 			_exit(6);
 		_exit(count_named(dir, ".tmp-") != 0 ? 7 : 0);
@@ -413,8 +413,8 @@ static void odd_paths(void **state)
 			 -EINVAL);
 	assert_non_null(strstr(err, "not a file name"));
 	assert_int_equal(rtid_attest_save(NULL, path_in("x.json")), -EINVAL);
-	assert_int_equal(rtid_file_replace(NULL, "x", 1), -EINVAL);
-	assert_int_equal(rtid_file_replace(path_in("x.json"), NULL, 1), -EINVAL);
+	assert_int_equal(rtid__file_replace(NULL, "x", 1), -EINVAL);
+	assert_int_equal(rtid__file_replace(path_in("x.json"), NULL, 1), -EINVAL);
 	assert_int_equal(rtid_attest_update(path_in("x.json"), NULL, NULL, NULL, 0), -EINVAL);
 	/* A lock file of ours with another mode gets 0644; one that is a directory
 	 * (or a fifo) is refused. */

@@ -22,7 +22,7 @@ static void tid_table(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		int tid = -42;
-		int r = rtid_parse_tid(t[i].in, strlen(t[i].in), &tid);
+		int r = rtid__parse_tid(t[i].in, strlen(t[i].in), &tid);
 
 		if (t[i].want > 0) {
 			assert_int_equal(r, 0);
@@ -39,9 +39,9 @@ static void tid_embedded_nul(void **state)
 	int tid = -42;
 
 	(void)state;
-	assert_int_equal(rtid_parse_tid("12\0 34", 6, &tid), -EINVAL);
+	assert_int_equal(rtid__parse_tid("12\0 34", 6, &tid), -EINVAL);
 	assert_int_equal(tid, -42);
-	assert_int_equal(rtid_parse_tid(NULL, 0, &tid), -EINVAL);
+	assert_int_equal(rtid__parse_tid(NULL, 0, &tid), -EINVAL);
 }
 
 static void pid_table(void **state)
@@ -49,15 +49,15 @@ static void pid_table(void **state)
 	int pid = -1;
 
 	(void)state;
-	assert_int_equal(rtid_parse_pid("4242", &pid), 0);
+	assert_int_equal(rtid__parse_pid("4242", &pid), 0);
 	assert_int_equal(pid, 4242);
 	pid = -1;
-	assert_int_equal(rtid_parse_pid(" 4242", &pid), -EINVAL);
-	assert_int_equal(rtid_parse_pid("4242 ", &pid), -EINVAL);
-	assert_int_equal(rtid_parse_pid(".", &pid), -EINVAL);
-	assert_int_equal(rtid_parse_pid("", &pid), -EINVAL);
-	assert_int_equal(rtid_parse_pid("0", &pid), -EINVAL);
-	assert_int_equal(rtid_parse_pid("-1", &pid), -EINVAL);
+	assert_int_equal(rtid__parse_pid(" 4242", &pid), -EINVAL);
+	assert_int_equal(rtid__parse_pid("4242 ", &pid), -EINVAL);
+	assert_int_equal(rtid__parse_pid(".", &pid), -EINVAL);
+	assert_int_equal(rtid__parse_pid("", &pid), -EINVAL);
+	assert_int_equal(rtid__parse_pid("0", &pid), -EINVAL);
+	assert_int_equal(rtid__parse_pid("-1", &pid), -EINVAL);
 	assert_int_equal(pid, -1);
 }
 
@@ -82,7 +82,7 @@ static void version_table(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		char out[32] = "untouched";
-		int r = rtid_parse_driver_version(t[i].in, strlen(t[i].in), out, sizeof(out));
+		int r = rtid__parse_driver_version(t[i].in, strlen(t[i].in), out, sizeof(out));
 
 		if (t[i].want) {
 			assert_int_equal(r, 0);
@@ -100,21 +100,21 @@ static void version_small_buffer(void **state)
 	char out[6];
 
 	(void)state;
-	assert_int_equal(rtid_parse_driver_version(in, sizeof(in) - 1, out, sizeof(out)), -ENOSPC);
+	assert_int_equal(rtid__parse_driver_version(in, sizeof(in) - 1, out, sizeof(out)), -ENOSPC);
 }
 
 static void version_valid(void **state)
 {
 	(void)state;
-	assert_true(rtid_version_valid("580.159.03"));
-	assert_true(rtid_version_valid("13.0"));
-	assert_false(rtid_version_valid("580"));
-	assert_false(rtid_version_valid("580."));
-	assert_false(rtid_version_valid(".580.1"));
-	assert_false(rtid_version_valid("580.1a"));
-	assert_false(rtid_version_valid("1.2.3.4.5"));
-	assert_false(rtid_version_valid("11111111111111111111.2222222222222"));
-	assert_false(rtid_version_valid(NULL));
+	assert_true(rtid__version_valid("580.159.03"));
+	assert_true(rtid__version_valid("13.0"));
+	assert_false(rtid__version_valid("580"));
+	assert_false(rtid__version_valid("580."));
+	assert_false(rtid__version_valid(".580.1"));
+	assert_false(rtid__version_valid("580.1a"));
+	assert_false(rtid__version_valid("1.2.3.4.5"));
+	assert_false(rtid__version_valid("11111111111111111111.2222222222222"));
+	assert_false(rtid__version_valid(NULL));
 }
 
 /* /proc/<pid>/status lines: the value of exactly the named key. */
