@@ -86,7 +86,7 @@ deb:
 	cd build-deb/rtid && dpkg-buildpackage -us -uc -b
 	lintian --fail-on error,warning build-deb/*.changes
 	$(MAKE) all
-	sh tests/install/deb.sh build-deb $(BUILD)/sim/libmockcuda.so
+	sh tests/install/deb.sh build-deb $(BUILD)/mocks/libmockcuda.so
 
 clean:
 	rm -rf $(BUILD) build-*

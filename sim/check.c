@@ -240,9 +240,9 @@ static double measure(const struct sim_params *p, const struct sim_strategy *s, 
 	char buf[PATH_MAX];
 	double t;
 
-	cfg.tool = helper("MOCK_TOOL", "sim/cuda-checkpoint", buf, sizeof(buf));
+	cfg.tool = helper("MOCK_TOOL", "mocks/cuda-checkpoint", buf, sizeof(buf));
 	cfg.tool = strdup(cfg.tool);
-	cfg.libcuda = strdup(helper("MOCK_LIBCUDA", "sim/libmockcuda.so", buf, sizeof(buf)));
+	cfg.libcuda = strdup(helper("MOCK_LIBCUDA", "mocks/libmockcuda.so", buf, sizeof(buf)));
 	setenv("RTID_WORKER", helper("RTID_WORKER", "src/rtid-cuda-worker", buf, sizeof(buf)), 1);
 	setenv("RTID_CASE", cf, 1);
 	rtid_attest_new(&att);
@@ -335,7 +335,7 @@ int sim_check(const struct sim_params *p, const struct sim_workload *w,
 	setenv("RTID_CASE", cf, 1);
 	/* Replaced by the batch's own where it pays them (batch_costs). */
 	c.scan_s = p->scan_s;
-	c.spawn_s = bare_start(helper("MOCK_TOOL", "sim/cuda-checkpoint", buf, sizeof(buf)));
+	c.spawn_s = bare_start(helper("MOCK_TOOL", "mocks/cuda-checkpoint", buf, sizeof(buf)));
 	warm(mnt, 10000);
 	/* serve: the daemon attaches before the batch, as it does before CRIU runs;
 	 * the check times its start too, so that one attach in all is what the
@@ -343,7 +343,7 @@ int sim_check(const struct sim_params *p, const struct sim_workload *w,
 	if (s->backend == SIM_BACKEND_SERVE) {
 		start_s = now();
 		sv = check_serve_start(helper("RTID_BIN", "src/rtid", buf, sizeof(buf)), sock, mnt,
-				       helper("MOCK_LIBCUDA", "sim/libmockcuda.so", buf + PATH_MAX / 2,
+				       helper("MOCK_LIBCUDA", "mocks/libmockcuda.so", buf + PATH_MAX / 2,
 					      PATH_MAX / 2));
 		start_s = now() - start_s;
 	}
