@@ -130,13 +130,19 @@ void fp_model_free(struct fp_model *m)
 
 int fp_path_parse(const char *path, struct fp_path *out)
 {
-	char buf[256], *parts[6], *save = NULL;
+	char buf[256], *parts[6];
 	size_t n = 0;
 	struct fp_path p = { FP_ROOT, 0, 0 };
 
 	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
 		return -ENOENT;
-	for (char *w = strtok_r(buf, "/", &save); w; w = strtok_r(NULL, "/", &save)) {
+	/* The components between slashes; empty ones ("//", a trailing '/') are skipped. */
+	for (char *w = buf, *end; *w; w = end) {
+		end = w + strcspn(w, "/");
+		if (*end)
+			*end++ = '\0';
+		if (!*w)
+			continue;
 		if (n == 5)
 			return -ENOENT;
 		parts[n++] = w;

@@ -10,6 +10,7 @@
 
 #include "casefile.h"
 #include "helpers.h"
+#include "rtid.h"
 
 
 static int load(const char *text, struct casefile **c, char *err, size_t len)
@@ -59,6 +60,18 @@ static void parses_a_full_case(void **state)
 	cf_free(c);
 }
 
+/* A list of modes is split at commas; empty names between them are skipped. */
+static void mode_lists(void **state)
+{
+	struct casefile *c = NULL;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(load(GOOD_HEAD "expect ,scan,,canary, 10 tid=1\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(c->expects[0].modes, (1u << RTID_MODE_SCAN) | (1u << RTID_MODE_CANARY));
+	cf_free(c);
+}
+
 static void errors_name_file_and_line(void **state)
 {
 	static const struct { const char *text; int line; const char *what; } t[] = {
@@ -71,6 +84,8 @@ static void errors_name_file_and_line(void **state)
 		{ GOOD_HEAD "fault teleport 10 11\n", 4, "usage: fault" },
 		{ GOOD_HEAD "expect scan 10 tid=abc\n", 4, "bad expectation" },
 		{ GOOD_HEAD "expect fast 10 tid=1\n", 4, "usage: expect" },
+		{ GOOD_HEAD "expect ,, 10 tid=1\n", 4, "usage: expect" },
+		{ GOOD_HEAD "expect scan,fast 10 tid=1\n", 4, "usage: expect" },
 		{ GOOD_HEAD "expect scan 10 fallback=sideways\n", 4, "bad expectation" },
 		{ GOOD_HEAD "driver 580\n", 4, "bad driver version" },
 		{ GOOD_HEAD "\n\ntask 10 11 \"unterminated\n", 6, "unterminated" },
@@ -154,7 +169,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parses_a_full_case), cmocka_unit_test(errors_name_file_and_line),
 		cmocka_unit_test(whole_case_checks), cmocka_unit_test(fault_round_trip),
-		cmocka_unit_test(workload_generates_processes),
+		cmocka_unit_test(workload_generates_processes), cmocka_unit_test(mode_lists),
 	};
 	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }
