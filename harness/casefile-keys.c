@@ -33,34 +33,6 @@ static int usage(const struct keyword *k, char *err, size_t len)
 	return cf__fail(err, len, "%s", k->usage);
 }
 
-static int add_task(struct casefile *c, int pid, int tid, const char *comm, size_t len, bool nonl)
-{
-	struct cf_task *v = GROW(c->tasks, c->ntasks);
-
-	if (!v)
-		return -ENOMEM;
-	c->tasks = v;
-	v = &c->tasks[c->ntasks++];
-	memset(v, 0, sizeof(*v));
-	v->pid = pid;
-	v->tid = tid;
-	memcpy(v->comm, comm, len);
-	v->comm_len = len;
-	v->no_newline = nonl;
-	return cf__note_pid(c, pid);
-}
-
-static int add_answer(struct casefile *c, const struct cf_answer *a)
-{
-	struct cf_answer *v = GROW(c->answers, c->nanswers);
-
-	if (!v)
-		return -ENOMEM;
-	c->answers = v;
-	c->answers[c->nanswers++] = *a;
-	return 0;
-}
-
 static char *dup_tok(const struct tok *t)
 {
 	char *s = malloc(t->len + 1);
@@ -224,7 +196,7 @@ static int p_task(struct casefile *c, const struct toks *t, const struct keyword
 		if (c->tasks[i].tid == tid)
 			return cf__fail(err, len, "tid %d given twice (first as a thread of %d)", tid,
 					c->tasks[i].pid);
-	return add_task(c, pid, tid, comm, clen, nonl);
+	return cf__add_task(c, pid, tid, comm, clen, nonl);
 }
 
 /* "workload COUNT FIRSTPID [cpu]": COUNT processes 10 pids apart, each with a
@@ -250,13 +222,13 @@ static int p_workload(struct casefile *c, const struct toks *t, const struct key
 				       .value = p + 2 };
 
 		snprintf(name, sizeof(name), "cuda%011x", 0x1400006 + i);
-		r = add_task(c, p, p, "python3", 7, false);
+		r = cf__add_task(c, p, p, "python3", 7, false);
 		if (!cpu && r == 0)
-			r = add_task(c, p, p + 1, "cuda-EvtHandlr", 14, false);
+			r = cf__add_task(c, p, p + 1, "cuda-EvtHandlr", 14, false);
 		if (!cpu && r == 0)
-			r = add_task(c, p, p + 2, name, 15, false);
+			r = cf__add_task(c, p, p + 2, name, 15, false);
 		if (r == 0)
-			r = add_answer(c, &a);
+			r = cf__add_answer(c, &a);
 	}
 	return r;
 }
@@ -290,7 +262,7 @@ static int p_answer(struct casefile *c, const struct toks *t, const struct keywo
 				t->v[3].s);
 	if (t->n == next + 2)
 		a.noise = dup_tok(&t->v[next + 1]);
-	return add_answer(c, &a);
+	return cf__add_answer(c, &a);
 }
 
 /* "libcuda-init hang|crash SIG|fail N": what the mock's cuInit does. */

@@ -88,6 +88,34 @@ int cf__note_pid(struct casefile *c, int pid)
 	return 0;
 }
 
+int cf__add_task(struct casefile *c, int pid, int tid, const char *comm, size_t len, bool nonl)
+{
+	struct cf_task *v = GROW(c->tasks, c->ntasks);
+
+	if (!v)
+		return -ENOMEM;
+	c->tasks = v;
+	v = &c->tasks[c->ntasks++];
+	memset(v, 0, sizeof(*v));
+	v->pid = pid;
+	v->tid = tid;
+	memcpy(v->comm, comm, len);
+	v->comm_len = len;
+	v->no_newline = nonl;
+	return cf__note_pid(c, pid);
+}
+
+int cf__add_answer(struct casefile *c, const struct cf_answer *a)
+{
+	struct cf_answer *v = GROW(c->answers, c->nanswers);
+
+	if (!v)
+		return -ENOMEM;
+	c->answers = v;
+	c->answers[c->nanswers++] = *a;
+	return 0;
+}
+
 const struct cf_answer *cf_answer_for(const struct casefile *c, int pid)
 {
 	for (size_t i = c->nanswers; i-- > 0;)
