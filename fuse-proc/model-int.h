@@ -74,14 +74,21 @@ void fp__fire(struct fp_model *m, const struct fp_access *a, struct fp_effect *e
 bool fp__roll(struct fp_model *m, double p);
 /* Add a fault, unfired; -ENOSPC past MAX_FAULTS. */
 int fp__arm(struct fp_model *m, const struct cf_fault *f);
+/* Back to the case's first state; armed faults are re-armed unfired. */
 void fp__reset(struct fp_model *m);
+/* Add the hidden task an "appear" fault shows later: 0 or -ENOMEM. */
 int fp__add_appearing(struct fp_model *m, const struct cf_fault *f);
+/* The task pid/tid, or NULL. */
 struct task *fp__task_of(struct fp_model *m, int pid, int tid);
+/* Whether the task is there now: its process alive, itself not hidden nor vanished
+ * (which rolls the vanish faults' probability). */
 bool fp__task_visible(struct fp_model *m, int pid, int tid);
 /* The path as the process it names (a thread's /proc/TID is its process's);
  * *shown: the number in the path. */
 struct fp_path fp__canon(struct fp_model *m, const struct fp_path *p, int *shown);
+/* fp_exists with the lock held: 0 or -ENOENT. */
 int fp__exists_locked(struct fp_model *m, const struct fp_path *p);
+/* The process pid of the case, or NULL. */
 struct proc *fp__proc_of(struct fp_model *m, int pid);
 
 #endif
