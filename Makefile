@@ -11,8 +11,9 @@ all: $(BUILD)/build.ninja
 deps:
 	@sh scripts/deps.sh
 
-# A new case file is a new test: reconfigure when the list changes.
-$(BUILD)/build.ninja: $(wildcard cases/*.case)
+# The case files are listed in cases/meson.build: ninja reconfigures when
+# that list changes.
+$(BUILD)/build.ninja:
 	@sh scripts/deps.sh
 	if [ -f $@ ]; then meson setup --reconfigure $(BUILD) $(MESON_ARGS); \
 	else meson setup $(BUILD) $(MESON_ARGS); fi
@@ -86,7 +87,7 @@ deb:
 	cd build-deb/rtid && dpkg-buildpackage -us -uc -b
 	lintian --fail-on error,warning build-deb/*.changes
 	$(MAKE) all
-	sh tests/install/deb.sh build-deb $(BUILD)/sim/libmockcuda.so
+	sh tests/install/deb.sh build-deb $(BUILD)/mocks/libmockcuda.so
 
 clean:
 	rm -rf $(BUILD) build-*

@@ -1,4 +1,4 @@
-/* What each access to the fake /proc sees, and the faults it sets off. */
+/* What each access to the fake /proc sees; the faults it sets off are decided in model-faults.c. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -6,17 +6,6 @@
 #include <string.h>
 
 #include "model-int.h"
-
-static bool has_fault(struct fp_model *m, enum cf_fault_kind k, int pid, int tid)
-{
-	for (size_t i = 0; i < m->nfaults; i++) {
-		const struct cf_fault *f = &m->faults[i].f;
-
-		if (f->kind == k && f->pid == pid && f->tid == tid && fp__roll(m, f->probability))
-			return true;
-	}
-	return false;
-}
 
 static bool proc_alive(struct fp_model *m, int pid)
 {
@@ -28,8 +17,12 @@ static bool proc_alive(struct fp_model *m, int pid)
 bool fp__task_visible(struct fp_model *m, int pid, int tid)
 {
 	struct task *t = fp__task_of(m, pid, tid);
+	struct fp_effect e;
 
-	return proc_alive(m, pid) && t && !t->hidden && !has_fault(m, CF_F_VANISH, pid, tid);
+	if (!proc_alive(m, pid) || !t || t->hidden)
+		return false;
+	fp__fire(m, &(struct fp_access){ .at = FP_AT_LOOKUP, .pid = pid, .tid = tid }, &e);
+	return !e.vanished;
 }
 
 /* The kernel serves every thread as <proc>/<tid> too, hidden from the
@@ -84,74 +77,6 @@ int fp_exists(struct fp_model *m, const struct fp_path *p)
 	r = fp__exists_locked(m, p);
 	pthread_mutex_unlock(&m->lock);
 	return r;
-}
-
-/* The walk of a task directory is over once the walker asks past its end. */
-void fp__fire_walk(struct fp_model *m, int pid, enum cf_trigger when)
-{
-	for (size_t i = 0; i < m->nfaults; i++) {
-		struct fault *f = &m->faults[i];
-		struct task *t;
-
-		if (f->fired || f->f.pid != pid || f->f.trigger != when ||
-		    !fp__roll(m, f->f.probability))
-			continue;
-		if (f->f.kind == CF_F_EXIT) {
-			fp__proc_of(m, pid)->exited = true;
-			f->fired = true;
-		} else if (f->f.kind == CF_F_EXIT_THREAD && (t = fp__task_of(m, pid, f->f.tid))) {
-			t->hidden = f->fired = true;
-		} else if (f->f.kind == CF_F_RENAME && (t = fp__task_of(m, pid, f->f.tid))) {
-			memcpy(t->comm, f->f.name, f->f.name_len);
-			t->comm_len = f->f.name_len;
-			f->fired = true;
-		}
-	}
-}
-
-static bool is_error_fault(enum cf_fault_kind k)
-{
-	return k == CF_F_EACCES || k == CF_F_EIO || k == CF_F_ENOENT;
-}
-
-static int error_of(enum cf_fault_kind k)
-{
-	return k == CF_F_EACCES ? -EACCES : k == CF_F_EIO ? -EIO : -ENOENT;
-}
-
-/* Count a comm open and apply the faults that fire on it. */
-static int comm_open_faults(struct fp_model *m, struct proc *p, struct task *t)
-{
-	t->reads++;
-	p->reads++;
-	for (size_t i = 0; i < m->nfaults; i++) {
-		struct fault *f = &m->faults[i];
-		bool mine = f->f.tid == t->tid, due = f->f.trigger == CF_T_AT_READ;
-
-		if (f->f.pid != p->pid || !fp__roll(m, f->f.probability))
-			continue;
-		if (f->f.kind == CF_F_EXIT && due && p->reads >= f->f.n) {
-			p->exited = f->fired = true;
-			return -ENOENT;
-		}
-		if (f->f.kind == CF_F_EXIT_THREAD && due && p->reads >= f->f.n && !f->fired &&
-		    fp__task_of(m, p->pid, f->f.tid)) {
-			fp__task_of(m, p->pid, f->f.tid)->hidden = true;
-			f->fired = true;
-		}
-		if (f->f.kind == CF_F_APPEAR && p->reads >= f->f.n && !f->fired) {
-			fp__task_of(m, p->pid, f->f.tid)->hidden = false;
-			f->fired = true;
-		}
-		if (f->f.kind == CF_F_RENAME && mine && due && t->reads >= f->f.n && !f->fired) {
-			memcpy(t->comm, f->f.name, f->f.name_len);
-			t->comm_len = f->f.name_len;
-			f->fired = true;
-		}
-		if (is_error_fault(f->f.kind) && mine && f->f.op == CF_OP_OPEN)
-			return error_of(f->f.kind);
-	}
-	return 0; /* a thread that exits at its own open: the open worked, reads get ESRCH */
 }
 
 static int text(char **buf, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -214,6 +139,7 @@ static int open_locked(struct fp_model *m, const struct fp_path *path, char **bu
 	struct fp_path c = fp__canon(m, path, &shown);
 	const struct fp_path *p = &c;
 	struct task *t;
+	struct fp_effect e;
 	int r = fp__exists_locked(m, p);
 
 	if (r < 0)
@@ -231,10 +157,10 @@ static int open_locked(struct fp_model *m, const struct fp_path *path, char **bu
 		return text(buf, len, "Name:\t%.*s\nTgid:\t%d\nPid:\t%d\nThreads:\t%d\n",
 			    (int)t->comm_len, t->comm, p->pid, shown, count_tasks(m, p->pid));
 	case FP_TASK_COMM:
+		fp__fire(m, &(struct fp_access){ .at = FP_AT_OPEN, .pid = p->pid, .tid = p->tid }, &e);
+		if (e.err < 0)
+			return e.err;
 		t = fp__task_of(m, p->pid, p->tid);
-		r = comm_open_faults(m, fp__proc_of(m, p->pid), t);
-		if (r < 0)
-			return r;
 		return text(buf, len, "%.*s%s", (int)t->comm_len, t->comm, t->no_newline ? "" : "\n");
 	default:
 		return -EISDIR;
@@ -246,8 +172,11 @@ static void walk_step(struct fp_model *m, const struct fp_path *p)
 {
 	struct proc *pr = fp__proc_of(m, p->pid);
 
+	struct fp_effect e;
+
 	if (p->node == FP_TASK_COMM && pr && pr->pending > 0 && --pr->pending == 0)
-		fp__fire_walk(m, p->pid, CF_T_AFTER_WALK);
+		fp__fire(m, &(struct fp_access){ .at = FP_AT_WALK, .pid = p->pid,
+						 .when = CF_T_AFTER_WALK }, &e);
 }
 
 int fp_open(struct fp_model *m, const struct fp_path *p, char **buf, size_t *len)
@@ -263,34 +192,22 @@ int fp_open(struct fp_model *m, const struct fp_path *p, char **buf, size_t *len
 
 int fp_read_faults(struct fp_model *m, const struct fp_path *p, int *delay_ms, size_t *max)
 {
-	int r = 0;
+	struct fp_effect e = { .max = (size_t)-1 };
+	struct task *t;
+	int gone = 0;
 
-	*delay_ms = 0;
-	*max = (size_t)-1;
-	if (p->node != FP_TASK_COMM)
-		return 0;
-	pthread_mutex_lock(&m->lock);
-	/* A comm opened before its thread exited reads ESRCH, as on the kernel. */
-	{
-		struct task *t = fp__task_of(m, p->pid, p->tid);
-
+	if (p->node == FP_TASK_COMM) {
+		pthread_mutex_lock(&m->lock);
+		/* A comm opened before its thread exited reads ESRCH, as on the kernel. */
+		t = fp__task_of(m, p->pid, p->tid);
 		if (!t || t->hidden || !proc_alive(m, p->pid))
-			r = -ESRCH;
+			gone = -ESRCH;
+		fp__fire(m, &(struct fp_access){ .at = FP_AT_READ, .pid = p->pid, .tid = p->tid }, &e);
+		pthread_mutex_unlock(&m->lock);
 	}
-	for (size_t i = 0; i < m->nfaults; i++) {
-		const struct cf_fault *f = &m->faults[i].f;
-
-		if (f->pid != p->pid || f->tid != p->tid || !fp__roll(m, f->probability))
-			continue;
-		if (f->kind == CF_F_DELAY)
-			*delay_ms += f->ms;
-		else if (f->kind == CF_F_SHORT_READ)
-			*max = 1;
-		else if (is_error_fault(f->kind) && f->op == CF_OP_READ)
-			r = error_of(f->kind);
-	}
-	pthread_mutex_unlock(&m->lock);
-	return r;
+	*delay_ms = e.delay_ms;
+	*max = e.max;
+	return e.err < 0 ? e.err : gone;
 }
 
 static int control_line(struct fp_model *m, const char *line)

@@ -69,13 +69,21 @@ static size_t resume_index(char (*names)[16], size_t n, off_t off)
 	return pos;
 }
 
+/* Fire the faults of pid that wait for this point of the walk. */
+static void walk_point(struct fp_model *m, int pid, enum cf_trigger when)
+{
+	struct fp_effect e;
+
+	fp__fire(m, &(struct fp_access){ .at = FP_AT_WALK, .pid = pid, .when = when }, &e);
+}
+
 /* Task entries one readdir call may return (a readdir-chunk fault), 0: all. */
 static size_t chunk_of(struct fp_model *m, int pid)
 {
-	for (size_t i = 0; i < m->nfaults; i++)
-		if (m->faults[i].f.kind == CF_F_CHUNK && m->faults[i].f.pid == pid)
-			return (size_t)m->faults[i].f.n;
-	return 0;
+	struct fp_effect e;
+
+	fp__fire(m, &(struct fp_access){ .at = FP_AT_LIST, .pid = pid }, &e);
+	return e.chunk;
 }
 
 static int list_locked(struct fp_model *m, const struct fp_path *dir, off_t offset,
@@ -100,14 +108,14 @@ static int list_locked(struct fp_model *m, const struct fp_path *dir, off_t offs
 	if (!tasks)
 		return 0;
 	if (offset == 0)
-		fp__fire_walk(m, dir->pid, CF_T_AFTER_READDIR);
+		walk_point(m, dir->pid, CF_T_AFTER_READDIR);
 	/* A walk lists, then opens each listed comm: it is over once the last
 	 * of those opens is done (walk_step), or when a walk that interleaves
 	 * the two asks past the end. */
 	if (i >= n && sent > 0)
 		fp__proc_of(m, dir->pid)->pending = (int)(n - 2);
 	else if (i >= n)
-		fp__fire_walk(m, dir->pid, CF_T_AFTER_WALK);
+		walk_point(m, dir->pid, CF_T_AFTER_WALK);
 	return 0;
 }
 

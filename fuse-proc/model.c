@@ -12,15 +12,6 @@
 #include "parse.h"
 #include "rtid.h"
 
-int fp__arm(struct fp_model *m, const struct cf_fault *f)
-{
-	if (m->nfaults == MAX_FAULTS)
-		return -ENOSPC;
-	m->faults[m->nfaults].f = *f;
-	m->faults[m->nfaults++].fired = false;
-	return 0;
-}
-
 struct task *fp__task_of(struct fp_model *m, int pid, int tid)
 {
 	for (size_t i = 0; i < m->ntasks; i++)
@@ -38,17 +29,6 @@ struct proc *fp__proc_of(struct fp_model *m, int pid)
 }
 
 /* Back to the case's first state; armed faults are re-armed unfired. */
-bool fp__roll(struct fp_model *m, double p)
-{
-	if (p >= 1)
-		return true;
-	/* xorshift64*: the same seed gives the same faults, run after run. */
-	m->rng ^= m->rng >> 12;
-	m->rng ^= m->rng << 25;
-	m->rng ^= m->rng >> 27;
-	return (double)((m->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0 < p;
-}
-
 void fp__reset(struct fp_model *m)
 {
 	m->rng = 0x9e3779b97f4a7c15ULL ^ m->c->seed;
@@ -65,14 +45,10 @@ void fp__reset(struct fp_model *m)
 	}
 	for (size_t i = 0; i < m->nprocs; i++)
 		m->procs[i] = (struct proc){ .pid = m->c->pids[i] };
-	for (size_t i = 0; i < m->nfaults; i++) {
-		const struct cf_fault *f = &m->faults[i].f;
-
+	for (size_t i = 0; i < m->nfaults; i++)
 		m->faults[i].fired = false;
-		/* An untriggered exit: the process is gone before anyone looks. */
-		if (f->kind == CF_F_EXIT && f->trigger == CF_T_ALWAYS && fp__proc_of(m, f->pid))
-			fp__proc_of(m, f->pid)->exited = true;
-	}
+	/* An untriggered exit: the process is gone before anyone looks. */
+	fp__fire(m, &(struct fp_access){ .at = FP_AT_START }, &(struct fp_effect){ 0 });
 }
 
 /* An "appear" fault adds a task that the case does not list. */
@@ -130,13 +106,19 @@ void fp_model_free(struct fp_model *m)
 
 int fp_path_parse(const char *path, struct fp_path *out)
 {
-	char buf[256], *parts[6], *save = NULL;
+	char buf[256], *parts[6];
 	size_t n = 0;
 	struct fp_path p = { FP_ROOT, 0, 0 };
 
 	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
 		return -ENOENT;
-	for (char *w = strtok_r(buf, "/", &save); w; w = strtok_r(NULL, "/", &save)) {
+	/* The components between slashes; empty ones ("//", a trailing '/') are skipped. */
+	for (char *w = buf, *end; *w; w = end) {
+		end = w + strcspn(w, "/");
+		if (*end)
+			*end++ = '\0';
+		if (!*w)
+			continue;
 		if (n == 5)
 			return -ENOENT;
 		parts[n++] = w;

@@ -240,9 +240,9 @@ static double measure(const struct sim_params *p, const struct sim_strategy *s, 
 	char buf[PATH_MAX];
 	double t;
 
-	cfg.tool = helper("MOCK_TOOL", "sim/cuda-checkpoint", buf, sizeof(buf));
+	cfg.tool = helper("MOCK_TOOL", "mocks/cuda-checkpoint", buf, sizeof(buf));
 	cfg.tool = strdup(cfg.tool);
-	cfg.libcuda = strdup(helper("MOCK_LIBCUDA", "sim/libmockcuda.so", buf, sizeof(buf)));
+	cfg.libcuda = strdup(helper("MOCK_LIBCUDA", "mocks/libmockcuda.so", buf, sizeof(buf)));
 	setenv("RTID_WORKER", helper("RTID_WORKER", "src/rtid-cuda-worker", buf, sizeof(buf)), 1);
 	setenv("RTID_CASE", cf, 1);
 	rtid_attest_new(&att);
@@ -300,15 +300,14 @@ static int usable_fuse(void)
 	return 1;
 }
 
-int sim_check(const struct sim_params *p, const struct sim_workload *w,
-	      const struct sim_strategy *s, const char *scale)
+/* Whether the check can run: the scale is valid (into *k) and FUSE is
+ * there. -1 to go on, else the status to exit with. */
+static int can_check(const char *scale, double *k)
 {
-	char dir[] = "/tmp/rtid-simcheck-XXXXXX", cf[64], mnt[64], sock[64], buf[PATH_MAX], *end;
-	double k = strtod(scale, &end), model, real = -3, start_s = 0;
-	struct costs c = { .call_s = p->api_query_s * k };
-	pid_t fp, sv = 0;
+	char *end;
 
-	if (*end || !(k > 0 && k <= 1)) {
+	*k = strtod(scale, &end);
+	if (*end || !(*k > 0 && *k <= 1)) {
 		fprintf(stderr, "rtid-sim: --scale wants a number in (0, 1]\n");
 		return 2;
 	}
@@ -319,6 +318,45 @@ int sim_check(const struct sim_params *p, const struct sim_workload *w,
 			req && !strcmp(req, "1") ? "; RTID_REQUIRE_FUSE=1: failing" : "; skipping");
 		return req && !strcmp(req, "1") ? 1 : 77;
 	}
+	return -1;
+}
+
+/* The measured time against the model's: the line, and the status. */
+static int verdict(const struct sim_params *p, const struct sim_workload *w,
+		   const struct sim_strategy *s, const char *scale, double k,
+		   const struct costs *c, double real)
+{
+	double model;
+
+	if (real < 0) {
+		fprintf(stderr, "rtid-sim: %s\n", real < -2 ? "rtid serve did not start"
+			: real < -1 ? "the pids took more than one driver delay each: not the calls "
+			"the model makes" : "the resolver gave a wrong answer or failed");
+		return real < -2 ? 2 : 1;
+	}
+	model = predict(p, w, s, k, c);
+	printf("%s %s: restore-tid phase%s at scale %s: model %.3f s, measured %.3f s, "
+	       "difference %+.1f %% (", w->name, s->name,
+	       s->backend == SIM_BACKEND_SERVE ? " and the daemon's start" : "", scale, model, real,
+	       (real - model) / model * 100.0);
+	if (c->scanned)
+		printf("a scan here %.2f ms, ", c->scan_s * 1e3);
+	printf("a spawn %.2f ms)\n", c->spawn_s * 1e3);
+	return fabs(real - model) <= TOLERANCE * model ? 0 : 1;
+}
+
+int sim_check(const struct sim_params *p, const struct sim_workload *w,
+	      const struct sim_strategy *s, const char *scale)
+{
+	char dir[] = "/tmp/rtid-simcheck-XXXXXX", cf[64], mnt[64], sock[64], buf[PATH_MAX];
+	double k, real = -3, start_s = 0;
+	struct costs c;
+	pid_t fp, sv = 0;
+	int r = can_check(scale, &k);
+
+	if (r >= 0)
+		return r;
+	c = (struct costs){ .call_s = p->api_query_s * k };
 	if (!mkdtemp(dir))
 		return 2;
 	snprintf(cf, sizeof(cf), "%s/w.case", dir);
@@ -335,7 +373,7 @@ int sim_check(const struct sim_params *p, const struct sim_workload *w,
 	setenv("RTID_CASE", cf, 1);
 	/* Replaced by the batch's own where it pays them (batch_costs). */
 	c.scan_s = p->scan_s;
-	c.spawn_s = bare_start(helper("MOCK_TOOL", "sim/cuda-checkpoint", buf, sizeof(buf)));
+	c.spawn_s = bare_start(helper("MOCK_TOOL", "mocks/cuda-checkpoint", buf, sizeof(buf)));
 	warm(mnt, 10000);
 	/* serve: the daemon attaches before the batch, as it does before CRIU runs;
 	 * the check times its start too, so that one attach in all is what the
@@ -343,7 +381,7 @@ int sim_check(const struct sim_params *p, const struct sim_workload *w,
 	if (s->backend == SIM_BACKEND_SERVE) {
 		start_s = now();
 		sv = check_serve_start(helper("RTID_BIN", "src/rtid", buf, sizeof(buf)), sock, mnt,
-				       helper("MOCK_LIBCUDA", "sim/libmockcuda.so", buf + PATH_MAX / 2,
+				       helper("MOCK_LIBCUDA", "mocks/libmockcuda.so", buf + PATH_MAX / 2,
 					      PATH_MAX / 2));
 		start_s = now() - start_s;
 	}
@@ -354,19 +392,5 @@ int sim_check(const struct sim_params *p, const struct sim_workload *w,
 	unlink(cf);
 	rmdir(mnt);
 	rmdir(dir);
-	if (real < 0) {
-		fprintf(stderr, "rtid-sim: %s\n", real < -2 ? "rtid serve did not start"
-			: real < -1 ? "the pids took more than one driver delay each: not the calls "
-			"the model makes" : "the resolver gave a wrong answer or failed");
-		return real < -2 ? 2 : 1;
-	}
-	model = predict(p, w, s, k, &c);
-	printf("%s %s: restore-tid phase%s at scale %s: model %.3f s, measured %.3f s, "
-	       "difference %+.1f %% (", w->name, s->name,
-	       s->backend == SIM_BACKEND_SERVE ? " and the daemon's start" : "", scale, model, real,
-	       (real - model) / model * 100.0);
-	if (c.scanned)
-		printf("a scan here %.2f ms, ", c.scan_s * 1e3);
-	printf("a spawn %.2f ms)\n", c.spawn_s * 1e3);
-	return fabs(real - model) <= TOLERANCE * model ? 0 : 1;
+	return verdict(p, w, s, scale, k, &c, real);
 }

@@ -259,7 +259,15 @@ static void params(void)
 	}
 }
 
-int main(int argc, char **argv)
+/* The command line. */
+struct cli {
+	const char *wname, *sname, *plot_path, *scale;
+	bool json, check, show_params;
+	unsigned long seed;
+};
+
+/* Read the options into *o. -1 to go on, else the status to exit with. */
+static int parse_cli(int argc, char **argv, struct cli *o)
 {
 	enum { O_WORKLOAD = 0x100, O_STRATEGY, O_SEED, O_JSON, O_PLOT, O_PARAMS, O_CHECK, O_SCALE,
 	       O_SET };
@@ -268,38 +276,31 @@ int main(int argc, char **argv)
 		{ "seed", 1, NULL, O_SEED }, { "json", 0, NULL, O_JSON }, { "plot", 1, NULL, O_PLOT },
 		{ "params", 0, NULL, O_PARAMS }, { "check", 0, NULL, O_CHECK },
 		{ "scale", 1, NULL, O_SCALE }, { "set", 1, NULL, O_SET }, { "help", 0, NULL, 'h' }, { 0 } };
-	const char *wname = NULL, *sname = NULL, *plot_path = "restore-vs-gpus.svg", *scale = "0.05";
-	bool json = false, check = false, show_params = false;
-	unsigned long seed = 1;
-	struct sim_workload w;
-	struct sim_strategy s;
-	struct sim_result r;
 	char why[256];
 	int c, n;
 
-	params_now = sim_defaults;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case O_WORKLOAD: wname = optarg; break;
-		case O_STRATEGY: sname = optarg; break;
+		case O_WORKLOAD: o->wname = optarg; break;
+		case O_STRATEGY: o->sname = optarg; break;
 		case O_SEED:
 			if (rtid__parse_pid(optarg, &n) < 0) {
 				fprintf(stderr, "rtid-sim: invalid --seed '%s'\n", optarg);
 				return 2;
 			}
-			seed = (unsigned long)n;
+			o->seed = (unsigned long)n;
 			break;
-		case O_JSON: json = true; break;
-		case O_PLOT: plot_path = optarg; break;
-		case O_PARAMS: show_params = true; break;
+		case O_JSON: o->json = true; break;
+		case O_PLOT: o->plot_path = optarg; break;
+		case O_PARAMS: o->show_params = true; break;
 		case O_SET:
 			if (sim_param_set(&params_now, optarg, why, sizeof(why)) < 0) {
 				fprintf(stderr, "rtid-sim: --set %s\n", why);
 				return 2;
 			}
 			break;
-		case O_CHECK: check = true; break;
-		case O_SCALE: scale = optarg; break;
+		case O_CHECK: o->check = true; break;
+		case O_SCALE: o->scale = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}
@@ -308,46 +309,70 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rtid-sim: unexpected argument '%s'\n%s", argv[optind], usage);
 		return 2;
 	}
-	if (show_params) {
-		params();
-		return 0;
-	}
-	if (!wname && sname) {
-		fputs("rtid-sim: --strategy needs --workload (without both: every workload)\n",
-		      stderr);
+	return -1;
+}
+
+/* One workload: every strategy, or one (its row, its JSON, or its check). */
+static int run_workload(const struct cli *o)
+{
+	struct sim_workload w;
+	struct sim_strategy s;
+	struct sim_result r;
+	char why[256];
+	int n;
+
+	if (o->sname && sim_strategy_parse_why(o->sname, &s, why, sizeof(why)) < 0) {
+		fprintf(stderr, "rtid-sim: strategy '%s': %s\n", o->sname, why);
 		return 2;
 	}
-	if (!wname)
-		return table(seed, plot_path);
-	if (sname && sim_strategy_parse_why(sname, &s, why, sizeof(why)) < 0) {
-		fprintf(stderr, "rtid-sim: strategy '%s': %s\n", sname, why);
-		return 2;
-	}
-	if (json && !sname) {
+	if (o->json && !o->sname) {
 		fputs("rtid-sim: --json gives one run: it needs --strategy\n", stderr);
 		return 2;
 	}
-	if (check && !sname) {
+	if (o->check && !o->sname) {
 		fputs("rtid-sim: --check needs --strategy\n", stderr);
 		return 2;
 	}
-	if (load_workload(wname, &w) < 0)
+	if (load_workload(o->wname, &w) < 0)
 		return 2;
-	if (!sname) {
-		n = one_workload(&w, seed);
-	} else if (check) {
-		n = sim_check(cur, &w, &s, scale);
+	if (!o->sname) {
+		n = one_workload(&w, o->seed);
+	} else if (o->check) {
+		n = sim_check(cur, &w, &s, o->scale);
 	} else {
-		sim_run(cur, &w, &s, seed, &r);
-		if (json)
-			print_json(&w, &s, seed, &r);
+		sim_run(cur, &w, &s, o->seed, &r);
+		if (o->json)
+			print_json(&w, &s, o->seed, &r);
 		else {
 			fputs(header, stdout);
 			print_row(&w, &s, &r);
-			footer(seed, seed);
+			footer(o->seed, o->seed);
 		}
 		n = 0;
 	}
 	sim_workload_free(&w);
 	return n;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli o = { .plot_path = "restore-vs-gpus.svg", .scale = "0.05", .seed = 1 };
+	int r;
+
+	params_now = sim_defaults;
+	r = parse_cli(argc, argv, &o);
+	if (r >= 0)
+		return r;
+	if (o.show_params) {
+		params();
+		return 0;
+	}
+	if (!o.wname && o.sname) {
+		fputs("rtid-sim: --strategy needs --workload (without both: every workload)\n",
+		      stderr);
+		return 2;
+	}
+	if (!o.wname)
+		return table(o.seed, o.plot_path);
+	return run_workload(&o);
 }

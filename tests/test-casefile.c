@@ -10,6 +10,7 @@
 
 #include "casefile.h"
 #include "helpers.h"
+#include "rtid.h"
 
 
 static int load(const char *text, struct casefile **c, char *err, size_t len)
@@ -59,6 +60,46 @@ static void parses_a_full_case(void **state)
 	cf_free(c);
 }
 
+/* Each keyword fills its own field. */
+static void keywords_fill_their_fields(void **state)
+{
+	struct casefile *c = NULL;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(load(GOOD_HEAD "deadline 2\nattach-delay 0.25\nnone-delay 0.5\n"
+			      "given-version 580.1\ndriver-file \"v\\n\"\npattern \"^a$\"\n"
+			      "backend both\nlibcuda old\nseed 7\nlibcuda-init crash 11\n"
+			      "api-version 12000\nexpect-attaches scan 1\nexpect all * error=-\n",
+			      &c, err, sizeof(err)), 0);
+	assert_true(c->deadline_s == 2 && c->attach_delay_s == 0.25 && c->none_delay_s == 0.5);
+	assert_true(c->timeout_s == 0);
+	assert_string_equal(c->given_version, "580.1");
+	assert_string_equal(c->version_file, "v\n");
+	assert_string_equal(c->pattern, "^a$");
+	assert_int_equal(c->backends, 3);
+	assert_true(c->old_libcuda);
+	assert_int_equal(c->seed, 7);
+	assert_int_equal(c->init.kind, CF_ANS_CRASH);
+	assert_int_equal(c->init.value, 11);
+	assert_int_equal(c->api_version, 12000);
+	assert_int_equal(c->attaches[RTID_MODE_SCAN], 1);
+	assert_int_equal(c->attaches[RTID_MODE_DRIVER], -1);
+	cf_free(c);
+}
+
+/* A list of modes is split at commas; empty names between them are skipped. */
+static void mode_lists(void **state)
+{
+	struct casefile *c = NULL;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(load(GOOD_HEAD "expect ,scan,,canary, 10 tid=1\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(c->expects[0].modes, (1u << RTID_MODE_SCAN) | (1u << RTID_MODE_CANARY));
+	cf_free(c);
+}
+
 static void errors_name_file_and_line(void **state)
 {
 	static const struct { const char *text; int line; const char *what; } t[] = {
@@ -71,6 +112,8 @@ static void errors_name_file_and_line(void **state)
 		{ GOOD_HEAD "fault teleport 10 11\n", 4, "usage: fault" },
 		{ GOOD_HEAD "expect scan 10 tid=abc\n", 4, "bad expectation" },
 		{ GOOD_HEAD "expect fast 10 tid=1\n", 4, "usage: expect" },
+		{ GOOD_HEAD "expect ,, 10 tid=1\n", 4, "usage: expect" },
+		{ GOOD_HEAD "expect scan,fast 10 tid=1\n", 4, "usage: expect" },
 		{ GOOD_HEAD "expect scan 10 fallback=sideways\n", 4, "bad expectation" },
 		{ GOOD_HEAD "driver 580\n", 4, "bad driver version" },
 		{ GOOD_HEAD "\n\ntask 10 11 \"unterminated\n", 6, "unterminated" },
@@ -82,6 +125,15 @@ static void errors_name_file_and_line(void **state)
 		{ GOOD_HEAD "task 10 11 a\ntask 10 11 b\n", 5, "tid 11 given twice" },
 		{ GOOD_HEAD "task 12 10 a\n", 4, "tid 10 given twice" },
 		{ GOOD_HEAD "workload 1000 2147483000\n", 4, "would pass 2147483647" },
+		{ GOOD_HEAD "timeout\n", 4, "'timeout' takes one value" },
+		{ GOOD_HEAD "none-delay 1 2\n", 4, "'none-delay' takes one value" },
+		{ GOOD_HEAD "task 10 11\n", 4, "usage: task" },
+		{ GOOD_HEAD "task 10 11 a no-newline extra\n", 4, "usage: task" },
+		{ GOOD_HEAD "answer 10\n", 4, "usage: answer" },
+		{ GOOD_HEAD "backend tool api\n", 4, "usage: backend" },
+		{ GOOD_HEAD "libcuda-init\n", 4, "usage: libcuda-init" },
+		{ GOOD_HEAD "proves \t \n", 4, "'proves' needs text" },
+		{ GOOD_HEAD "\"title\" quoted\n", 4, "unknown keyword 'title'" },
 	};
 
 	(void)state;
@@ -154,7 +206,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parses_a_full_case), cmocka_unit_test(errors_name_file_and_line),
 		cmocka_unit_test(whole_case_checks), cmocka_unit_test(fault_round_trip),
-		cmocka_unit_test(workload_generates_processes),
+		cmocka_unit_test(workload_generates_processes), cmocka_unit_test(mode_lists),
+		cmocka_unit_test(keywords_fill_their_fields),
 	};
 	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

@@ -31,7 +31,7 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 export FLEET="$work/fleet" FLEET_TASK="$build/tests/criu/criu-task"
 export PATH="$here/bin:$build/src:$PATH"
-export RTID_LIBCUDA="$build/sim/libmockcuda.so" RTID_DRIVER_VERSION=580.65.06
+export RTID_LIBCUDA="$build/mocks/libmockcuda.so" RTID_DRIVER_VERSION=580.65.06
 export RTID_FLEET="$doc" RTID_VALIDATE_AFTER=0
 unset RTID_ATTESTATION RTID_PROC RTID_CUDA_CHECKPOINT RTID_MODE
 shared="$work/shared" # mode 0700: only root could have written what is in it

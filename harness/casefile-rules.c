@@ -194,9 +194,15 @@ static int modes_of(const char *s, unsigned *out)
 		return 0;
 	}
 	snprintf(buf, sizeof(buf), "%s", s);
-	for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+	/* Comma-separated names; empty ones (",," or a trailing comma) are skipped. */
+	for (char *w = buf, *end; *w; w = end) {
 		enum rtid_mode mode;
 
+		end = w + strcspn(w, ",");
+		if (*end)
+			*end++ = '\0';
+		if (!*w)
+			continue;
 		if (rtid_mode_parse(w, &mode) < 0)
 			return -EINVAL;
 		m |= 1u << mode;
