@@ -62,12 +62,14 @@ check-sanitize: deps
 	# self-contained rtid is built plain and cannot load the sanitized mock libcuda.
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:handle_segv=0 \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 RTID_SKIP_SELF_CONTAINED=1 \
-		meson test -C build-asan --no-suite bench --no-suite sim --print-errorlogs
+		RTID_UNDER_SANITIZER=1 meson test -C build-asan --no-suite bench --no-suite sim \
+		--timeout-multiplier 4 --print-errorlogs
 	[ -f build-tsan/build.ninja ] || meson setup build-tsan --buildtype=debug \
 		-Db_sanitize=thread -Db_lundef=false
 	ninja -C build-tsan
 	TSAN_OPTIONS=halt_on_error=1:handle_segv=0 RTID_SKIP_SELF_CONTAINED=1 \
-		meson test -C build-tsan --suite unit --suite cases --print-errorlogs
+		RTID_UNDER_SANITIZER=1 meson test -C build-tsan --suite unit --suite cases \
+		--timeout-multiplier 4 --print-errorlogs
 
 # A short, bounded libFuzzer run of every parser harness (FUZZ_SECONDS each),
 # from the seed corpus in fuzz/corpus; new inputs stay in build-fuzz/corpus.

@@ -197,7 +197,14 @@ bool mounted(const char *path)
 	return found;
 }
 
+bool instrumented(void)
+{
+	return getenv("RTID_UNDER_VALGRIND") || getenv("RTID_UNDER_SANITIZER");
+}
+
 double time_factor(void)
 {
-	return getenv("RTID_UNDER_VALGRIND") ? 10.0 : 1.0;
+	if (getenv("RTID_UNDER_VALGRIND"))
+		return 10.0;
+	return getenv("RTID_UNDER_SANITIZER") ? 4.0 : 1.0;
 }

@@ -45,7 +45,14 @@ int skip_or_fail(const char *what, const char *why);
 /* Whether path is a mount point now (from /proc/self/mountinfo). */
 bool mounted(const char *path);
 
-/* How much slower time bounds may be here: 10 under valgrind, else 1. */
+/* Whether the tests run under a checker that slows every process down:
+ * valgrind (RTID_UNDER_VALGRIND, set by the meson setup) or the sanitizers
+ * (RTID_UNDER_SANITIZER, set by make check-sanitize). Long enumerations
+ * sample under it so that the run stays within the suite's time budget. */
+bool instrumented(void);
+
+/* How much slower time bounds may be here: 10 under valgrind, 4 under the
+ * sanitizers, else 1. */
 double time_factor(void);
 
 #endif

@@ -11,9 +11,10 @@
  * counted apart; a wrong answer while a named thread stayed alive and named
  * throughout (the walk missed it) fails the run.
  *
- * Under valgrind (RTID_UNDER_VALGRIND) only the three 3-thread shapes run, single
- * events in every mode and every fourth pair: memcheck makes each resolve
- * fifty times slower, and the full enumeration would take most of an hour.
+ * Under valgrind or the sanitizers (instrumented()) only the three 3-thread
+ * shapes run, single events in every mode and every fourth pair: memcheck makes
+ * each resolve fifty times slower and ASan about ten, and the full enumeration
+ * would take most of an hour.
  *
  * Environment: FAKEPROC, MOCK_TOOL (meson sets them). Exit 77 without FUSE. */
 #include <dirent.h>
@@ -177,7 +178,7 @@ int main(void)
 	struct rtid_attestation *att = NULL;
 	const char *why = fuse_unusable();
 	char (*ev)[128] = calloc(256, 128), pair[256];
-	bool sample = getenv("RTID_UNDER_VALGRIND") != NULL;
+	bool sample = instrumented();
 	int st, shapes = sample ? 3 : 4 * 3;
 
 	if (why)
