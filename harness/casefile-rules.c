@@ -241,11 +241,11 @@ static int field(struct cf_expect *e, char *kv, char *err, size_t len)
 		e->tid = v;
 	else if (!strcmp(kv, "source") && known(v, src_name, RTID_SRC_API))
 		e->source = v;
-	else if (!strcmp(kv, "fallback") && known(v, fb_name, RTID_FB_VERSION_MISMATCH))
+	else if (!strcmp(kv, "fallback") && known(v, fb_name, RTID__FB_MAX - 1))
 		e->fallback = v;
-	else if (!strcmp(kv, "crosscheck") && known(v, xc_name, RTID_XC_MISMATCH))
+	else if (!strcmp(kv, "crosscheck") && known(v, xc_name, RTID__XC_MAX - 1))
 		e->crosscheck = v;
-	else if (!strcmp(kv, "error") && known(v, err_name, RTID_ERR_NOT_A_PROCESS))
+	else if (!strcmp(kv, "error") && known(v, err_name, RTID__ERR_MAX - 1))
 		e->error = v;
 	else if (!strcmp(kv, "calls") && !cf__num0(v, &n))
 		e->calls = n;

@@ -145,7 +145,7 @@ static void fail_rest(const bool *need, size_t i, size_t n, struct rtid_result *
 		}
 }
 
-static void interpret(const struct rtid_reply *r, struct rtid_result *res)
+static void interpret(const struct rtid__reply *r, struct rtid_result *res)
 {
 	res->source = RTID_SRC_API;
 	res->code = r->cuerr;
@@ -162,7 +162,7 @@ static void interpret(const struct rtid_reply *r, struct rtid_result *res)
 
 static int hello(struct rtid_ctx *ctx, struct rtid__worker *w, double deadline, char *why, size_t len)
 {
-	struct rtid_hello h;
+	struct rtid__hello h;
 	char d[64];
 	ssize_t n = wait_msg(w, &h, sizeof(h), until_of(ctx, deadline));
 
@@ -181,7 +181,7 @@ static int hello(struct rtid_ctx *ctx, struct rtid__worker *w, double deadline, 
 static void send_some(struct rtid__worker *w, const int *pids, const bool *need, size_t n, size_t *next)
 {
 	for (; *next < n; (*next)++) {
-		struct rtid_query q = { .pid = pids[*next] };
+		struct rtid__query q = { .pid = pids[*next] };
 
 		if (!need[*next])
 			continue;
@@ -198,7 +198,7 @@ static void await_replies(struct rtid_ctx *ctx, const int *pids, const bool *nee
 	char d[64], msg[160];
 
 	for (size_t i = 0; i < n; i++) {
-		struct rtid_reply r;
+		struct rtid__reply r;
 		double t0 = rtid__now();
 		ssize_t got;
 

@@ -56,7 +56,7 @@ int rtid_attest_add_report(struct rtid_attestation *a, const struct rtid_attest_
 	for (size_t i = 0; i < n; i++) {
 		if (p[i].verdict == RTID_XC_NONE)
 			continue;
-		if (p[i].pid <= 0 || (unsigned)p[i].verdict > RTID_XC_MISMATCH ||
+		if (p[i].pid <= 0 || (unsigned)p[i].verdict >= RTID__XC_MAX ||
 		    !boot_valid(p[i].boot_id)) {
 			free(d.p);
 			return -EINVAL;

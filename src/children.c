@@ -87,10 +87,13 @@ static void reap(struct rtid__child *c)
 void rtid__child_check_exit(struct rtid__child *c)
 {
 	siginfo_t si = { 0 };
+	int r;
 
 	if (c->reaped || c->pidfd >= 0)
 		return;
-	if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid)
+	r = waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT);
+	/* ECHILD: someone else reaped it; waiting on would run to the timeout. */
+	if ((r == 0 && si.si_pid) || (r < 0 && errno == ECHILD))
 		reap(c);
 }
 

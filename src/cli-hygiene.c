@@ -72,7 +72,7 @@ static void on_signal(int sig)
 {
 	rtid_kill_children();
 	cli_kill_strays();
-	RTID_COV_DUMP();
+	RTID__COV_DUMP();
 	/* SA_RESETHAND made the disposition the default; SA_NODEFER lets it act now. */
 	raise(sig);
 }

@@ -84,7 +84,7 @@ static int pass_through(char **argv)
 		return EXIT_UNKNOWN;
 	setenv(GUARD, "1", 1);
 	cli_hygiene_before_exec();
-	RTID_COV_DUMP();
+	RTID__COV_DUMP();
 	execv(path, argv);
 	fprintf(stderr, SHIM ": cannot run %s: %s\n", path, strerror(errno));
 	free(path);

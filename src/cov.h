@@ -6,9 +6,9 @@
 
 #ifdef RTID_COVERAGE
 void __gcov_dump(void);
-#define RTID_COV_DUMP() __gcov_dump()
+#define RTID__COV_DUMP() __gcov_dump()
 #else
-#define RTID_COV_DUMP() ((void)0)
+#define RTID__COV_DUMP() ((void)0)
 #endif
 
 #endif

@@ -12,7 +12,7 @@
 #include "rtid.h"
 
 #define RTID__OUT_MAX 256  /* kept stdout bytes; a tid needs 11 */
-#define RTID__ERR_MAX 512  /* kept stderr bytes, for the error detail */
+#define RTID__STDERR_KEEP 512 /* kept stderr bytes, for the error detail */
 #define RTID__MAX_CHILDREN 64 /* most children one wait handles */
 #define RTID__NOPIDFD_POLL_MS 5 /* how often an exit is asked for without pidfds */
 #define RTID__EXIT_GRACE_S 0.2 /* output still awaited after a child's exit */
@@ -41,7 +41,7 @@ struct rtid__scan {
 	enum rtid__scan_status status;
 	int tid;        /* the candidate when FOUND */
 	int candidates; /* matches seen in the walk */
-	int err;        /* errno behind SCAN_ERROR */
+	int err;        /* negative errno behind SCAN_ERROR, else 0 */
 };
 /* Always fills *out (the walk itself cannot fail as a call). */
 void rtid__scan(const char *proc_root, int pid, const struct rtid__matcher *m,
@@ -79,7 +79,7 @@ struct rtid__child {
 	char out[RTID__OUT_MAX];
 	size_t out_len;
 	bool out_overflow;
-	char err[RTID__ERR_MAX];
+	char err[RTID__STDERR_KEEP];
 	size_t err_len;
 };
 /* Start path with argv (stdin /dev/null, fresh process group, default signal
@@ -93,7 +93,8 @@ int rtid__child_start(struct rtid__child *c, const char *path, char *const argv[
 int rtid__child_start_fd(struct rtid__child *c, const char *path, char *const argv[],
 			 double timeout_s, int extra_fd);
 bool rtid__child_done(const struct rtid__child *c);
-/* waitpid(pid, status, 0), again after EINTR. */
+/* waitpid(pid, status, 0), again after EINTR; a child reaped by someone else
+ * reads as killed by SIGKILL. */
 void rtid__wait(pid_t pid, int *status);
 /* Take pid out of the registry of running children (it is being reaped). */
 void rtid__live_remove(pid_t pid);

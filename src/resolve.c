@@ -54,7 +54,7 @@ static int ctx_setup(struct rtid_ctx *ctx, const struct rtid_config *cfg)
 	int r;
 
 	ctx->cfg = *cfg;
-	if ((unsigned)cfg->mode > RTID_MODE_CANARY || (unsigned)cfg->backend > RTID_BACKEND_SERVICE)
+	if ((unsigned)cfg->mode >= RTID__MODE_MAX || (unsigned)cfg->backend >= RTID__BACKEND_MAX)
 		return -EINVAL;
 	/* Defaults settled once, here: the batch code reads these as they are. */
 	if (ctx->cfg.timeout_s <= 0)

@@ -1,7 +1,26 @@
 /* rtid: find the CUDA driver's restore thread of a process, safely.
  *
  * All functions return 0 or a negative errno unless said otherwise, write their
- * out-parameters only on success, and never print. */
+ * out-parameters only on success, and never print.
+ *
+ * Threads: a context (rtid_ctx) is not thread-safe; use one per thread, or
+ * serialise the calls on it. Distinct contexts may be used at once from
+ * different threads, and an attestation may be shared by contexts as long as
+ * no thread changes it meanwhile. The library starts no threads of its own.
+ *
+ * Children: the tool and api backends run cuda-checkpoint, or the driver-API
+ * worker, as child processes of the calling process, and reap each one by its
+ * own pid (waitpid(pid)) before the call returns. A caller that reaps with
+ * waitpid(-1), or sets SIGCHLD to SIG_IGN, takes those children away: a tool
+ * query whose exit status was taken ends in RTID_ERR_TOOL_CRASHED, never in an
+ * answer. Signal dispositions are left as they are; the library's own sockets
+ * are written with MSG_NOSIGNAL.
+ *
+ * Environment: RTID_WORKER (the driver-API worker's path, instead of the
+ * installed one), PATH (to find cuda-checkpoint when rtid_config.tool is
+ * NULL) and RTID_SOCKET (the service backend's socket when
+ * rtid_config.service_socket is NULL) are read when a context is created or
+ * used; nothing else. */
 #ifndef RTID_H
 #define RTID_H
 
@@ -28,15 +47,24 @@ enum rtid_mode {
 	RTID_MODE_SCAN,       /* scan when attested and unambiguous, else driver */
 	RTID_MODE_CROSSCHECK, /* both; the driver's answer is returned */
 	RTID_MODE_CANARY,     /* batch: cross-check the first pid, scan the rest */
+	RTID__MODE_MAX,       /* the number of modes; not a mode */
 };
 
 enum rtid_backend {
 	RTID_BACKEND_TOOL, /* spawn cuda-checkpoint per query */
 	RTID_BACKEND_API,  /* one worker process that loads libcuda once */
 	RTID_BACKEND_SERVICE, /* ask rtid serve, which holds one attach per node */
+	RTID__BACKEND_MAX,    /* the number of backends; not a backend */
 };
 
-enum rtid_source { RTID_SRC_NONE, RTID_SRC_SCAN, RTID_SRC_TOOL, RTID_SRC_API, RTID_SRC_SERVICE };
+enum rtid_source {
+	RTID_SRC_NONE,
+	RTID_SRC_SCAN,
+	RTID_SRC_TOOL,
+	RTID_SRC_API,
+	RTID_SRC_SERVICE,
+	RTID__SRC_MAX, /* the number of sources; not a source */
+};
 
 enum rtid_fallback {
 	RTID_FB_NONE,
@@ -47,9 +75,16 @@ enum rtid_fallback {
 	RTID_FB_UNATTESTED,
 	RTID_FB_CANARY_MISMATCH,
 	RTID_FB_VERSION_MISMATCH, /* the given driver version is not the running one */
+	RTID__FB_MAX,             /* the number of fallbacks; not a fallback */
 };
 
-enum rtid_xcheck { RTID_XC_NONE, RTID_XC_AGREE, RTID_XC_AGREE_NONE, RTID_XC_MISMATCH };
+enum rtid_xcheck {
+	RTID_XC_NONE,
+	RTID_XC_AGREE,
+	RTID_XC_AGREE_NONE,
+	RTID_XC_MISMATCH,
+	RTID__XC_MAX, /* the number of verdicts; not a verdict */
+};
 
 enum rtid_error {
 	RTID_OK,
@@ -65,6 +100,7 @@ enum rtid_error {
 	RTID_ERR_WORKER_CRASHED,  /* the driver-API worker died */
 	RTID_ERR_WORKER_FAILED,   /* the driver-API worker could not start */
 	RTID_ERR_NOT_A_PROCESS,   /* the number is a thread of another process (Tgid != it) */
+	RTID__ERR_MAX,            /* the number of errors; not an error */
 };
 
 struct rtid_result {
@@ -285,15 +321,21 @@ RTID_EXPORT int rtid_boot_id(const char *proc_root, char *out, size_t outlen);
 RTID_EXPORT int rtid_machine_id(char *out, size_t outlen);
 RTID_EXPORT int rtid_proc_start_time(const char *proc_root, int pid, unsigned long long *out);
 
-/* Names used in JSON and tables; never NULL. */
+/* Names used in JSON and tables: a static string; NULL for the "nothing"
+ * value of an enum (RTID_SRC_NONE, RTID_FB_NONE, RTID_XC_NONE, RTID_OK), where
+ * JSON writes null; "?" for a value outside the enum. */
 RTID_EXPORT const char *rtid_mode_name(enum rtid_mode m);
-RTID_EXPORT const char *rtid_source_name(enum rtid_source s);   /* NULL for RTID_SRC_NONE */
-RTID_EXPORT const char *rtid_fallback_name(enum rtid_fallback f); /* NULL for RTID_FB_NONE */
-RTID_EXPORT const char *rtid_xcheck_name(enum rtid_xcheck x);   /* NULL for RTID_XC_NONE */
-RTID_EXPORT const char *rtid_error_name(enum rtid_error e);     /* NULL for RTID_OK */
+RTID_EXPORT const char *rtid_source_name(enum rtid_source s);
+RTID_EXPORT const char *rtid_fallback_name(enum rtid_fallback f);
+RTID_EXPORT const char *rtid_xcheck_name(enum rtid_xcheck x);
+RTID_EXPORT const char *rtid_error_name(enum rtid_error e);
 
 /* Parse a mode name. Returns 0 and *out, or -EINVAL. */
 RTID_EXPORT int rtid_mode_parse(const char *s, enum rtid_mode *out);
+
+/* The library's version, "MAJOR.MINOR.PATCH": a static string. The soname
+ * carries MAJOR, which changes only when this header breaks callers. */
+RTID_EXPORT const char *rtid_version(void);
 
 #ifdef __cplusplus
 }

@@ -63,7 +63,7 @@ struct walk {
 /* ENOENT or ESRCH on a task's comm means it exited only if its directory is
  * gone too: the error of a task that is still listed proves nothing, and
  * skipping it could leave a wrong single candidate (found by the libfiu
- * enumeration). Returns 0 when the task is gone, else the error to report. */
+ * enumeration). Returns 0 when the task is gone, else the (negative) error to report. */
 static int confirm_gone(int taskfd, int tid, ssize_t err)
 {
 	char name[16];
@@ -72,7 +72,7 @@ static int confirm_gone(int taskfd, int tid, ssize_t err)
 	snprintf(name, sizeof(name), "%d", tid);
 	if (rtid__fstatat(taskfd, name, &st, 0) < 0 && vanished(-errno))
 		return 0;
-	return (int)-err;
+	return (int)err;
 }
 
 /* Read one task's comm and count it. Returns false when the walk must stop. */
@@ -86,7 +86,7 @@ static bool visit_task(int taskfd, int tid, const struct rtid__matcher *m, struc
 	if (vanished(n) && (w->err = confirm_gone(taskfd, tid, n)) == 0)
 		return true;
 	if (n < 0) {
-		w->err = (int)-n;
+		w->err = (int)n;
 		return false;
 	}
 	if (rtid__matcher_match(m, comm, (size_t)n) && w->candidates++ == 0)
@@ -107,7 +107,7 @@ static void walk_tasks(int rootfd, int taskfd, int pid, const struct rtid__match
 		return;
 	}
 	if (r < 0) {
-		w->err = -r;
+		w->err = r;
 		return;
 	}
 	while (rtid__tasks_next(&l, &off, &tid))
@@ -138,7 +138,7 @@ static enum rtid__scan_status recheck(int taskfd, int tid, const struct rtid__ma
 	if (vanished(n) && confirm_gone(taskfd, tid, n) == 0)
 		return RTID__SCAN_UNSTABLE;
 	if (n < 0) {
-		*err = (int)-n;
+		*err = (int)n;
 		return RTID__SCAN_ERROR;
 	}
 	return rtid__matcher_match(m, comm, (size_t)n) ? RTID__SCAN_FOUND : RTID__SCAN_UNSTABLE;
@@ -177,14 +177,14 @@ void rtid__scan(const char *proc_root, int pid, const struct rtid__matcher *m,
 	rootfd = open(proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0) {
 		out->status = RTID__SCAN_ERROR;
-		out->err = errno;
+		out->err = -errno;
 		return;
 	}
 	snprintf(path, sizeof(path), "%d/task", pid);
 	taskfd = rtid__openat(rootfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (taskfd < 0) {
 		out->status = vanished(-errno) ? RTID__SCAN_NOPROC : RTID__SCAN_ERROR;
-		out->err = errno;
+		out->err = -errno;
 		close(rootfd);
 		return;
 	}

@@ -50,7 +50,7 @@ const char *sa_check(const struct serve_cfg *cfg, uid_t uid, gid_t gid,
 {
 	uid_t own;
 
-	if (q->op >= RTID_OP_LOCK) {
+	if (q->op >= RTID__OP_LOCK) {
 		if (uid == 0 || (cfg->have_action_group && member(uid, gid, cfg->action_group)))
 			return NULL;
 		return "actions are for root and the action group only";

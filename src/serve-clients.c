@@ -59,9 +59,9 @@ void sv_fail_queued(struct server *s, const char *reason, const char *text)
 
 double sv_deadline_of(const struct serve_cfg *cfg, const struct rtid__svc_req *q)
 {
-	if (q->op < RTID_OP_LOCK)
+	if (q->op < RTID__OP_LOCK)
 		return cfg->timeout_s;
-	return cfg->action_timeout_s + (q->op == RTID_OP_LOCK ? q->timeout_ms / 1000.0 : 0);
+	return cfg->action_timeout_s + (q->op == RTID__OP_LOCK ? q->timeout_ms / 1000.0 : 0);
 }
 
 static void take_request(struct server *s, int i, const char *buf, size_t n)
@@ -75,7 +75,7 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 		return;
 	}
 	c->queued = true; /* sv_answer() below needs the request in place */
-	if (c->req.op >= RTID_OP_LOCK && !s->cfg->actions) {
+	if (c->req.op >= RTID__OP_LOCK && !s->cfg->actions) {
 		sv_fail(s, i, "not-served", "this daemon serves queries only (see --actions)");
 		return;
 	}

@@ -11,7 +11,7 @@
 
 #define MAX_WORDS 6
 
-static const char *const op_names[RTID_OP_COUNT] = {
+static const char *const op_names[RTID__OP_COUNT] = {
 	"get-restore-tid", "get-state", "lock", "checkpoint", "restore", "unlock",
 };
 static const char *const state_names[] = { "running", "locked", "checkpointed", "failed" };
@@ -19,7 +19,7 @@ static const char *const kind_names[] = { "tid", "state", "done", "cuerr", "erro
 
 const char *rtid__svc_op_name(int op)
 {
-	return op >= 0 && op < RTID_OP_COUNT ? op_names[op] : NULL;
+	return op >= 0 && op < RTID__OP_COUNT ? op_names[op] : NULL;
 }
 
 const char *rtid__svc_state_name(int state)
@@ -138,7 +138,7 @@ size_t rtid__svc_req_format(const struct rtid__svc_req *q, char *buf)
 {
 	const char *op = rtid__svc_op_name(q->op);
 
-	if (q->op == RTID_OP_LOCK)
+	if (q->op == RTID__OP_LOCK)
 		return fmt(buf, snprintf(buf, RTID__SVC_MSG_MAX, "%s %d %u", op, q->pid,
 					 q->timeout_ms));
 	return fmt(buf, snprintf(buf, RTID__SVC_MSG_MAX, "%s %d", op ? op : "-", q->pid));
@@ -204,10 +204,10 @@ int rtid__svc_req_parse(const char *buf, size_t len, struct rtid__svc_req *out)
 
 	if (split(buf, len, 4, &w) < 0 || w.n < 2)
 		return -EINVAL;
-	q.op = index_of(&w, 0, op_names, RTID_OP_COUNT);
+	q.op = index_of(&w, 0, op_names, RTID__OP_COUNT);
 	if (q.op < 0 || positive(&w, 1, &q.pid) < 0)
 		return -EINVAL;
-	if (w.n != (q.op == RTID_OP_LOCK ? 3u : 2u) || (w.n == 3 && number(&w, 2, &ms) < 0))
+	if (w.n != (q.op == RTID__OP_LOCK ? 3u : 2u) || (w.n == 3 && number(&w, 2, &ms) < 0))
 		return -EINVAL;
 	q.timeout_ms = (unsigned)ms;
 	*out = q;
@@ -256,7 +256,7 @@ int rtid__svc_ans_parse(const char *buf, size_t len, struct rtid__svc_ans *out)
 	a.kind = (enum rtid__svc_kind)kind;
 	max = (size_t[]){ 4, 4, 3, 6, 5, 4 }[kind];
 	/* Split again knowing how many words this kind has: the last is text. */
-	if (split(buf, len, max, &w) < 0 || (a.op = index_of(&w, 1, op_names, RTID_OP_COUNT)) < 0 ||
+	if (split(buf, len, max, &w) < 0 || (a.op = index_of(&w, 1, op_names, RTID__OP_COUNT)) < 0 ||
 	    positive(&w, 2, &a.pid) < 0 || ans_tail(&w, &a) < 0)
 		return -EINVAL;
 	*out = a;

@@ -17,7 +17,7 @@
 #define RTID__SVC_TEXT_MAX 120
 
 struct rtid__svc_req {
-	int op;              /* enum rtid_worker_op */
+	int op;              /* enum rtid__worker_op */
 	int pid;
 	unsigned timeout_ms; /* lock only */
 };

@@ -165,7 +165,7 @@ void sw_stop(struct sworker *w, bool failed)
 
 int sw_read_hello(struct sworker *w)
 {
-	struct rtid_hello h;
+	struct rtid__hello h;
 	ssize_t n = recv(w->sock, &h, sizeof(h), MSG_DONTWAIT);
 
 	if (n < 0 && errno == EAGAIN)

@@ -39,7 +39,7 @@ static void worker_down(struct server *s, const char *reason)
 }
 
 /* What the real tool would have produced, from the worker's reply. */
-static void translate(const struct rtid_reply *r, int op, struct rtid__svc_ans *a)
+static void translate(const struct rtid__reply *r, int op, struct rtid__svc_ans *a)
 {
 	if (r->missing) {
 		a->kind = RTID__SVC_ERROR;
@@ -50,13 +50,13 @@ static void translate(const struct rtid_reply *r, int op, struct rtid__svc_ans *
 		a->value = r->cuerr;
 		snprintf(a->name, sizeof(a->name), "%s", r->name);
 		snprintf(a->text, sizeof(a->text), "%s", r->text);
-	} else if (op == RTID_OP_RESTORE_TID && r->tid > 0) {
+	} else if (op == RTID__OP_RESTORE_TID && r->tid > 0) {
 		a->kind = RTID__SVC_TID;
 		a->value = r->tid;
-	} else if (op == RTID_OP_GET_STATE && rtid__svc_state_name(r->tid)) {
+	} else if (op == RTID__OP_GET_STATE && rtid__svc_state_name(r->tid)) {
 		a->kind = RTID__SVC_STATE;
 		a->value = r->tid;
-	} else if (op >= RTID_OP_LOCK) {
+	} else if (op >= RTID__OP_LOCK) {
 		a->kind = RTID__SVC_DONE;
 	} else {
 		a->kind = RTID__SVC_ERROR;
@@ -68,7 +68,7 @@ static void translate(const struct rtid_reply *r, int op, struct rtid__svc_ans *
 static void worker_readable(struct server *s)
 {
 	struct rtid__svc_ans a = { 0 };
-	struct rtid_reply r;
+	struct rtid__reply r;
 	ssize_t n;
 
 	if (s->w.state == SW_STARTING) {
@@ -114,7 +114,7 @@ static int next_queued(const struct server *s)
 static void dispatch(struct server *s)
 {
 	int i = next_queued(s);
-	struct rtid_query q;
+	struct rtid__query q;
 
 	if (i < 0 || s->inflight >= 0)
 		return;
@@ -130,7 +130,7 @@ static void dispatch(struct server *s)
 	}
 	if (s->w.state != SW_READY)
 		return;
-	q = (struct rtid_query){ .pid = s->c[i].req.pid, .op = s->c[i].req.op,
+	q = (struct rtid__query){ .pid = s->c[i].req.pid, .op = s->c[i].req.op,
 				 .timeout_ms = s->c[i].req.timeout_ms };
 	if (send(s->w.sock, &q, sizeof(q), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(q)) {
 		snprintf(s->w.why, sizeof(s->w.why), "driver API worker does not take queries");

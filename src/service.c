@@ -67,7 +67,7 @@ void rtid__service_batch(struct rtid_ctx *ctx, const int *pids, const bool *need
 		return;
 	}
 	for (; i < n; i++) {
-		struct rtid__svc_req q = { .op = RTID_OP_RESTORE_TID, .pid = pids[i] };
+		struct rtid__svc_req q = { .op = RTID__OP_RESTORE_TID, .pid = pids[i] };
 		double t0 = rtid__now(), until = t0 + ctx->cfg.timeout_s;
 		struct rtid__svc_ans a;
 

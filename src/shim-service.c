@@ -16,9 +16,9 @@
 static bool is_op(const char *a, struct rtid__svc_req *q)
 {
 	if (!strcmp(a, "--get-restore-tid"))
-		q->op = RTID_OP_RESTORE_TID;
+		q->op = RTID__OP_RESTORE_TID;
 	else if (!strcmp(a, "--get-state"))
-		q->op = RTID_OP_GET_STATE;
+		q->op = RTID__OP_GET_STATE;
 	else
 		return false;
 	return true;
@@ -26,7 +26,7 @@ static bool is_op(const char *a, struct rtid__svc_req *q)
 
 static bool action(const char *a, struct rtid__svc_req *q)
 {
-	for (int op = RTID_OP_LOCK; op < RTID_OP_COUNT; op++)
+	for (int op = RTID__OP_LOCK; op < RTID__OP_COUNT; op++)
 		if (!strcmp(a, rtid__svc_op_name(op))) {
 			q->op = op;
 			return true;
@@ -56,7 +56,7 @@ static bool parse(int argc, char **argv, struct rtid__svc_req *q)
 			return false;
 	}
 	/* The real tool takes --timeout for lock only; anything else is its to judge. */
-	return op && pid && (!timeout || q->op == RTID_OP_LOCK);
+	return op && pid && (!timeout || q->op == RTID__OP_LOCK);
 }
 
 static double env_seconds(const char *name, double def)
@@ -70,7 +70,7 @@ static double env_seconds(const char *name, double def)
 /* Print the driver's answer as the tool does; return its exit status. */
 static int print(const struct rtid__svc_ans *a)
 {
-	static const char *const what[RTID_OP_COUNT] = {
+	static const char *const what[RTID__OP_COUNT] = {
 		"get restore thread ID for", "get state of", "lock", "checkpoint", "restore",
 		"unlock",
 	};
@@ -103,7 +103,7 @@ bool shim_try_service(int argc, char **argv, int *rc)
 		return false;
 	/* An action may not be repeated by the tool while the daemon still runs it,
 	 * so its answer is awaited past the daemon's own deadline. */
-	if (q.op >= RTID_OP_LOCK)
+	if (q.op >= RTID__OP_LOCK)
 		wait = env_seconds("RTID_SERVICE_ACTION_TIMEOUT", ACTION_WAIT_DEFAULT) +
 		       q.timeout_ms / 1000.0;
 	r = rtid__svc_call(&c, &q, rtid__svc_now() + wait, &a);

@@ -38,8 +38,16 @@ double rtid__now(void)
 
 void rtid__wait(pid_t pid, int *status)
 {
-	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-		;
+	while (waitpid(pid, status, 0) < 0) {
+		if (errno == EINTR)
+			continue;
+		/* Reaped by someone else (waitpid(-1), SIGCHLD ignored): the exit
+		 * status is lost, and an unknown status is never read as a clean
+		 * exit. As a kill, it makes the answer an error. */
+		if (status)
+			*status = SIGKILL;
+		return;
+	}
 }
 
 static void live_add(pid_t pid)
@@ -152,7 +160,7 @@ static __attribute__((noreturn)) void child_run(const char *path, char *const ar
 	e = errfd < 0 ? errno : child_exec(path, argv, parent, fds, errfd);
 	/* Before the parent learns of the failure: nobody kills us meanwhile, and
 	 * a SIGKILL in the middle of the write would spoil the counters. */
-	RTID_COV_DUMP();
+	RTID__COV_DUMP();
 	if (errfd >= 0)
 		(void)!write(errfd, &e, sizeof(e));
 	_exit(127);
@@ -232,7 +240,9 @@ int rtid__child_start_fd(struct rtid__child *c, const char *path, char *const ar
 	if (r < 0)
 		goto close_err;
 	c->pidfd = rtid__pidfd_open(c->pid);
-	if (c->pidfd < 0 && errno != ENOSYS) {
+	/* ESRCH: the child is gone already, reaped by someone else (a zombie
+	 * would still be found); its end is then seen as with no pidfds. */
+	if (c->pidfd < 0 && errno != ENOSYS && errno != ESRCH) {
 		r = -errno;
 		killpg(c->pid, SIGKILL);
 		rtid__live_remove(c->pid);

@@ -4,33 +4,33 @@
 #ifndef RTID_WORKER_PROTO_H
 #define RTID_WORKER_PROTO_H
 
-#define RTID_WORKER_FD 3          /* the worker's end of the socketpair */
-#define RTID_API_MIN_VERSION 12080 /* CUDA 12.8: the checkpoint API appeared */
+#define RTID__WORKER_FD 3          /* the worker's end of the socketpair */
+#define RTID__API_MIN_VERSION 12080 /* CUDA 12.8: the checkpoint API appeared */
 
-struct rtid_hello {
+struct rtid__hello {
 	int ok;          /* 1: ready for queries; 0: see why */
 	int version;     /* cuDriverGetVersion */
 	char why[120];
 };
 
 /* What a query asks the driver; 0 is the restore-tid query of the batch API. */
-enum rtid_worker_op {
-	RTID_OP_RESTORE_TID, /* cuCheckpointProcessGetRestoreThreadId */
-	RTID_OP_GET_STATE,   /* cuCheckpointProcessGetState */
-	RTID_OP_LOCK,        /* cuCheckpointProcessLock (timeout_ms) */
-	RTID_OP_CHECKPOINT,  /* cuCheckpointProcessCheckpoint */
-	RTID_OP_RESTORE,     /* cuCheckpointProcessRestore */
-	RTID_OP_UNLOCK,      /* cuCheckpointProcessUnlock */
-	RTID_OP_COUNT,
+enum rtid__worker_op {
+	RTID__OP_RESTORE_TID, /* cuCheckpointProcessGetRestoreThreadId */
+	RTID__OP_GET_STATE,   /* cuCheckpointProcessGetState */
+	RTID__OP_LOCK,        /* cuCheckpointProcessLock (timeout_ms) */
+	RTID__OP_CHECKPOINT,  /* cuCheckpointProcessCheckpoint */
+	RTID__OP_RESTORE,     /* cuCheckpointProcessRestore */
+	RTID__OP_UNLOCK,      /* cuCheckpointProcessUnlock */
+	RTID__OP_COUNT,
 };
 
-struct rtid_query {
+struct rtid__query {
 	int pid;
-	int op;              /* enum rtid_worker_op */
+	int op;              /* enum rtid__worker_op */
 	unsigned timeout_ms; /* lock: CUcheckpointLockArgs.timeoutMs (0: none) */
 };
 
-struct rtid_reply {
+struct rtid__reply {
 	int pid;
 	int cuerr;       /* the CUresult of the call */
 	int tid;         /* restore tid, or the CUprocessState of get-state */

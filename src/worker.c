@@ -42,24 +42,24 @@ struct api {
 	cu_restore_tid_fn restore_tid;
 	cu_error_name_fn error_name, error_string;
 	cu_state_fn state;
-	cu_action_fn action[RTID_OP_COUNT]; /* lock .. unlock; NULL where the driver lacks it */
+	cu_action_fn action[RTID__OP_COUNT]; /* lock .. unlock; NULL where the driver lacks it */
 };
 
-static const char *const action_sym[RTID_OP_COUNT] = {
-	[RTID_OP_LOCK] = "cuCheckpointProcessLock",
-	[RTID_OP_CHECKPOINT] = "cuCheckpointProcessCheckpoint",
-	[RTID_OP_RESTORE] = "cuCheckpointProcessRestore",
-	[RTID_OP_UNLOCK] = "cuCheckpointProcessUnlock",
+static const char *const action_sym[RTID__OP_COUNT] = {
+	[RTID__OP_LOCK] = "cuCheckpointProcessLock",
+	[RTID__OP_CHECKPOINT] = "cuCheckpointProcessCheckpoint",
+	[RTID__OP_RESTORE] = "cuCheckpointProcessRestore",
+	[RTID__OP_UNLOCK] = "cuCheckpointProcessUnlock",
 };
 
-static int say(const struct rtid_hello *h)
+static int say(const struct rtid__hello *h)
 {
-	return send(RTID_WORKER_FD, h, sizeof(*h), MSG_NOSIGNAL) == (ssize_t)sizeof(*h) ? 0 : 1;
+	return send(RTID__WORKER_FD, h, sizeof(*h), MSG_NOSIGNAL) == (ssize_t)sizeof(*h) ? 0 : 1;
 }
 
-static int refuse(struct rtid_hello *h, const char *fmt, ...)
+static int refuse(struct rtid__hello *h, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-static int refuse(struct rtid_hello *h, const char *fmt, ...)
+static int refuse(struct rtid__hello *h, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -71,7 +71,7 @@ static int refuse(struct rtid_hello *h, const char *fmt, ...)
 }
 
 /* Load, check and initialise the driver; on failure say why and exit. */
-static int open_driver(const char *path, struct api *a, struct rtid_hello *h)
+static int open_driver(const char *path, struct api *a, struct rtid__hello *h)
 {
 	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	int r;
@@ -84,7 +84,7 @@ static int open_driver(const char *path, struct api *a, struct rtid_hello *h)
 	a->error_name = (cu_error_name_fn)dlsym(lib, "cuGetErrorName");
 	a->error_string = (cu_error_name_fn)dlsym(lib, "cuGetErrorString");
 	a->state = (cu_state_fn)dlsym(lib, "cuCheckpointProcessGetState");
-	for (int op = RTID_OP_LOCK; op < RTID_OP_COUNT; op++)
+	for (int op = RTID__OP_LOCK; op < RTID__OP_COUNT; op++)
 		a->action[op] = (cu_action_fn)dlsym(lib, action_sym[op]);
 	if (!a->init || !a->version)
 		return refuse(h, "%s lacks cuInit or cuDriverGetVersion", path);
@@ -93,9 +93,9 @@ static int open_driver(const char *path, struct api *a, struct rtid_hello *h)
 			      "than r570)", path);
 	if ((r = a->version(&h->version)) != 0)
 		return refuse(h, "cuDriverGetVersion failed: CUresult %d", r);
-	if (h->version < RTID_API_MIN_VERSION)
+	if (h->version < RTID__API_MIN_VERSION)
 		return refuse(h, "driver API version %d is older than %d (CUDA 12.8)", h->version,
-			      RTID_API_MIN_VERSION);
+			      RTID__API_MIN_VERSION);
 	/* The attach every cuda-checkpoint spawn pays, paid once here. */
 	if ((r = a->init(0)) != 0)
 		return refuse(h, "cuInit failed: CUresult %d", r);
@@ -104,26 +104,26 @@ static int open_driver(const char *path, struct api *a, struct rtid_hello *h)
 }
 
 /* Make the call q asks for; r->missing when this driver lacks it. */
-static void call(const struct api *a, const struct rtid_query *q, struct rtid_reply *r)
+static void call(const struct api *a, const struct rtid__query *q, struct rtid__reply *r)
 {
 	struct cu_lock_args lock = { .timeout_ms = q->timeout_ms };
 	struct cu_args args = { { 0 } };
 
-	if (q->op == RTID_OP_RESTORE_TID)
+	if (q->op == RTID__OP_RESTORE_TID)
 		r->cuerr = a->restore_tid(q->pid, &r->tid);
-	else if (q->op == RTID_OP_GET_STATE && a->state)
+	else if (q->op == RTID__OP_GET_STATE && a->state)
 		r->cuerr = a->state(q->pid, &r->tid);
-	else if (q->op == RTID_OP_LOCK && a->action[q->op])
+	else if (q->op == RTID__OP_LOCK && a->action[q->op])
 		r->cuerr = a->action[q->op](q->pid, &lock);
-	else if (q->op > RTID_OP_LOCK && q->op < RTID_OP_COUNT && a->action[q->op])
+	else if (q->op > RTID__OP_LOCK && q->op < RTID__OP_COUNT && a->action[q->op])
 		r->cuerr = a->action[q->op](q->pid, &args);
 	else
 		r->missing = 1;
 }
 
-static void answer(const struct api *a, const struct rtid_query *q)
+static void answer(const struct api *a, const struct rtid__query *q)
 {
-	struct rtid_reply r = { .pid = q->pid };
+	struct rtid__reply r = { .pid = q->pid };
 	const char *name = NULL, *text = NULL;
 
 	call(a, q, &r);
@@ -131,13 +131,13 @@ static void answer(const struct api *a, const struct rtid_query *q)
 		snprintf(r.name, sizeof(r.name), "%s", name);
 	if (r.cuerr && a->error_string && a->error_string(r.cuerr, &text) == 0 && text)
 		snprintf(r.text, sizeof(r.text), "%s", text);
-	send(RTID_WORKER_FD, &r, sizeof(r), MSG_NOSIGNAL);
+	send(RTID__WORKER_FD, &r, sizeof(r), MSG_NOSIGNAL);
 }
 
 int main(int argc, char **argv)
 {
-	struct rtid_hello h = { 0 };
-	struct rtid_query q;
+	struct rtid__hello h = { 0 };
+	struct rtid__query q;
 	struct api a = { 0 };
 	int parent, r;
 
@@ -152,7 +152,7 @@ int main(int argc, char **argv)
 	r = open_driver(argv[2], &a, &h);
 	if (r != 0 || !h.ok)
 		return r;
-	while (recv(RTID_WORKER_FD, &q, sizeof(q), 0) == (ssize_t)sizeof(q))
+	while (recv(RTID__WORKER_FD, &q, sizeof(q), 0) == (ssize_t)sizeof(q))
 		answer(&a, &q);
 	return 0;
 }

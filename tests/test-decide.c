@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "config.h"
 #include "internal.h"
 
 static void fallback_table(void **state)
@@ -50,6 +51,12 @@ static void crosscheck_table(void **state)
 	}
 }
 
+static const char *mode_n(int i) { return rtid_mode_name((enum rtid_mode)i); }
+static const char *src_n(int i) { return rtid_source_name((enum rtid_source)i); }
+static const char *fb_n(int i) { return rtid_fallback_name((enum rtid_fallback)i); }
+static const char *xc_n(int i) { return rtid_xcheck_name((enum rtid_xcheck)i); }
+static const char *err_n(int i) { return rtid_error_name((enum rtid_error)i); }
+
 static void names(void **state)
 {
 	enum rtid_mode m;
@@ -74,10 +81,41 @@ static void names(void **state)
 	assert_int_equal(rtid_mode_parse(NULL, &m), -EINVAL);
 }
 
+/* Every value of every public enum has its own name (only the "nothing" value
+ * of each has none), and every mode's name parses back to it: a value added
+ * to an enum without a name, or two values sharing one, fail here. */
+static void every_value_named(void **state)
+{
+	const char *(*const fn[])(int) = { mode_n, src_n, fb_n, xc_n, err_n };
+	const int max[] = { RTID__MODE_MAX, RTID__SRC_MAX, RTID__FB_MAX, RTID__XC_MAX,
+			    RTID__ERR_MAX };
+
+	(void)state;
+	for (size_t t = 0; t < sizeof(fn) / sizeof(fn[0]); t++) {
+		for (int i = t == 0 ? 0 : 1; i < max[t]; i++) {
+			assert_non_null(fn[t](i));
+			assert_string_not_equal(fn[t](i), "?");
+			for (int j = 0; j < i; j++)
+				if (fn[t](j))
+					assert_string_not_equal(fn[t](i), fn[t](j));
+		}
+		assert_string_equal(fn[t](max[t]), "?");
+	}
+	for (int i = 0; i < RTID__MODE_MAX; i++) {
+		enum rtid_mode m;
+
+		assert_int_equal(rtid_mode_parse(rtid_mode_name((enum rtid_mode)i), &m), 0);
+		assert_int_equal(m, i);
+	}
+	assert_non_null(rtid_version());
+	assert_string_equal(rtid_version(), RTID_VERSION);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fallback_table), cmocka_unit_test(crosscheck_table),
+		cmocka_unit_test(every_value_named),
 		cmocka_unit_test(names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

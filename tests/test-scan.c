@@ -100,7 +100,7 @@ static void missing_comm_of_present_task(void **state)
 	assert_int_equal(mkdir(p, 0755), 0);
 	s = scan(400);
 	assert_int_equal(s.status, RTID__SCAN_ERROR);
-	assert_int_equal(s.err, ENOENT);
+	assert_int_equal(s.err, -ENOENT);
 }
 
 static void unreadable_task_is_scan_error(void **state)
@@ -118,7 +118,7 @@ static void unreadable_task_is_scan_error(void **state)
 	assert_int_equal(mkdir(p, 0755), 0);
 	s = scan(500);
 	assert_int_equal(s.status, RTID__SCAN_ERROR);
-	assert_int_equal(s.err, EISDIR);
+	assert_int_equal(s.err, -EISDIR);
 }
 
 static void comm_shapes(void **state)
@@ -147,7 +147,7 @@ static void odd_comm_files(void **state)
 	write_file(root, "810/task/811/comm", big);           /* longer than any comm */
 	s = scan(810);
 	assert_int_equal(s.status, RTID__SCAN_ERROR);
-	assert_int_equal(s.err, EOVERFLOW);
+	assert_int_equal(s.err, -EOVERFLOW);
 }
 
 static void no_fd_leak(void **state)
@@ -243,7 +243,7 @@ static void walk_needs_its_proof(void **state)
 	write_file(root, "900/status", "Name:\tx\nTgid:\t900\n");
 	s = scan(900);
 	assert_int_equal(s.status, RTID__SCAN_ERROR);
-	assert_int_equal(s.err, EINVAL);
+	assert_int_equal(s.err, -EINVAL);
 	write_file(root, "900/status", "Name:\tx\nThreads:\t2\n");
 	assert_int_equal(scan(900).status, RTID__SCAN_ERROR);
 	/* Entries that fill the buffer sized for Threads: it grows and retries. */

@@ -30,9 +30,9 @@ static void test_requests(void **state)
 	char buf[RTID__SVC_MSG_MAX];
 
 	(void)state;
-	for (int op = 0; op < RTID_OP_COUNT; op++) {
+	for (int op = 0; op < RTID__OP_COUNT; op++) {
 		q = (struct rtid__svc_req){ .op = op, .pid = 4242,
-					    .timeout_ms = op == RTID_OP_LOCK ? 10000 : 0 };
+					    .timeout_ms = op == RTID__OP_LOCK ? 10000 : 0 };
 		size_t n = rtid__svc_req_format(&q, buf);
 
 		assert_int_equal(rtid__svc_req_parse(buf, n, &back), 0);
@@ -55,13 +55,13 @@ static void test_requests(void **state)
 static void test_answers(void **state)
 {
 	const struct rtid__svc_ans cases[] = {
-		{ RTID__SVC_TID, RTID_OP_RESTORE_TID, 7, 9, "", "" },
-		{ RTID__SVC_STATE, RTID_OP_GET_STATE, 7, 2, "", "" },
-		{ RTID__SVC_DONE, RTID_OP_UNLOCK, 7, 0, "", "" },
-		{ RTID__SVC_CUERR, RTID_OP_LOCK, 7, 401, "CUDA_ERROR_ILLEGAL_STATE",
+		{ RTID__SVC_TID, RTID__OP_RESTORE_TID, 7, 9, "", "" },
+		{ RTID__SVC_STATE, RTID__OP_GET_STATE, 7, 2, "", "" },
+		{ RTID__SVC_DONE, RTID__OP_UNLOCK, 7, 0, "", "" },
+		{ RTID__SVC_CUERR, RTID__OP_LOCK, 7, 401, "CUDA_ERROR_ILLEGAL_STATE",
 		  "the operation cannot be performed in the present state" },
-		{ RTID__SVC_ERROR, RTID_OP_CHECKPOINT, 7, 0, "timeout", "no driver answer in time" },
-		{ RTID__SVC_DENIED, RTID_OP_RESTORE, 7, 0, "", "actions are for root" },
+		{ RTID__SVC_ERROR, RTID__OP_CHECKPOINT, 7, 0, "timeout", "no driver answer in time" },
+		{ RTID__SVC_DENIED, RTID__OP_RESTORE, 7, 0, "", "actions are for root" },
 	};
 	char buf[RTID__SVC_MSG_MAX];
 	struct rtid__svc_ans a;
@@ -79,11 +79,11 @@ static void test_answers(void **state)
 			assert_string_equal(a.text, cases[i].text);
 	}
 	/* Unknown names and empty text travel as "-"; foreign bytes as '?'. */
-	a = (struct rtid__svc_ans){ RTID__SVC_CUERR, RTID_OP_LOCK, 7, 5, "", "caf\xc3\xa9\n" };
+	a = (struct rtid__svc_ans){ RTID__SVC_CUERR, RTID__OP_LOCK, 7, 5, "", "caf\xc3\xa9\n" };
 	rtid__svc_ans_format(&a, buf);
 	assert_string_equal(buf, "cuerr lock 7 5 - caf???");
 	/* A name with a space cannot split the answer. */
-	a = (struct rtid__svc_ans){ RTID__SVC_ERROR, RTID_OP_LOCK, 7, 0, "two words", "" };
+	a = (struct rtid__svc_ans){ RTID__SVC_ERROR, RTID__OP_LOCK, 7, 0, "two words", "" };
 	rtid__svc_ans_format(&a, buf);
 	assert_string_equal(buf, "error lock 7 two?words -");
 	assert_int_equal(rtid__svc_ans_parse(buf, strlen(buf), &a), 0);
@@ -100,7 +100,7 @@ static void test_answers(void **state)
 		assert_int_equal(ans(longer, &a), 0);
 	}
 	/* A state the protocol has no name for is not sent as a state. */
-	a = (struct rtid__svc_ans){ RTID__SVC_STATE, RTID_OP_GET_STATE, 7, 9, "", "" };
+	a = (struct rtid__svc_ans){ RTID__SVC_STATE, RTID__OP_GET_STATE, 7, 9, "", "" };
 	rtid__svc_ans_format(&a, buf);
 	assert_int_equal(rtid__svc_ans_parse(buf, strlen(buf), &a), -EINVAL);
 	const char *bad[] = {
@@ -144,7 +144,7 @@ static void test_greetings(void **state)
 	assert_int_equal(rtid__svc_welcome_parse("hello 2 actions", 15, &actions), -EINVAL);
 	assert_int_equal(rtid__svc_welcome_parse("hello 1 all", 11, &actions), -EINVAL);
 	assert_int_equal(rtid__svc_welcome_parse("hello 1", 7, &actions), -EINVAL);
-	assert_null(rtid__svc_op_name(RTID_OP_COUNT));
+	assert_null(rtid__svc_op_name(RTID__OP_COUNT));
 	assert_null(rtid__svc_state_name(4));
 }
 
@@ -170,7 +170,7 @@ static void test_paths(void **state)
  * answer. */
 static int call_against(const char *const *said, size_t n, double wait)
 {
-	struct rtid__svc_req q = { .op = RTID_OP_RESTORE_TID, .pid = 7 };
+	struct rtid__svc_req q = { .op = RTID__OP_RESTORE_TID, .pid = 7 };
 	struct rtid__svc_conn c = { .fd = -1 };
 	struct rtid__svc_ans a;
 	int sv[2], r;

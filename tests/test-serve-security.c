@@ -111,11 +111,11 @@ static void test_socket_mode_and_group(void **state)
 static void test_denied_peer(void **state)
 {
 	const struct rtid__svc_req q[] = {
-		{ RTID_OP_RESTORE_TID, 100, 0 }, /* root's process */
-		{ RTID_OP_RESTORE_TID, 500, 0 }, /* nobody's own */
-		{ RTID_OP_GET_STATE, 500, 0 },
-		{ RTID_OP_LOCK, 500, 1000 },     /* an action */
-		{ RTID_OP_RESTORE_TID, 777, 0 }, /* no such process */
+		{ RTID__OP_RESTORE_TID, 100, 0 }, /* root's process */
+		{ RTID__OP_RESTORE_TID, 500, 0 }, /* nobody's own */
+		{ RTID__OP_GET_STATE, 500, 0 },
+		{ RTID__OP_LOCK, 500, 1000 },     /* an action */
+		{ RTID__OP_RESTORE_TID, 777, 0 }, /* no such process */
 	};
 	unsigned char k[5];
 	struct rtid__svc_ans a;
@@ -131,14 +131,14 @@ static void test_denied_peer(void **state)
 	assert_true(hd_said(&d, "denied uid 65534"));
 	assert_int_equal(hd_log_count(&d, "\"event\":\"lock\""), 0);
 	/* root may do all of it */
-	assert_int_equal(hd_ask(&d, RTID_OP_LOCK, 500, 1000, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_LOCK, 500, 1000, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_DONE);
 }
 
 /* A group named for actions lets its members act. */
 static void test_action_group(void **state)
 {
-	const struct rtid__svc_req q[] = { { RTID_OP_LOCK, 500, 1000 }, { RTID_OP_UNLOCK, 500, 0 } };
+	const struct rtid__svc_req q[] = { { RTID__OP_LOCK, 500, 1000 }, { RTID__OP_UNLOCK, 500, 0 } };
 	unsigned char k[2];
 
 	(void)state;
@@ -151,7 +151,7 @@ static void test_action_group(void **state)
 /* Membership is the user's groups, not the peer's word: nobody is not in root's. */
 static void test_action_group_non_member(void **state)
 {
-	const struct rtid__svc_req q[] = { { RTID_OP_LOCK, 500, 1000 } };
+	const struct rtid__svc_req q[] = { { RTID__OP_LOCK, 500, 1000 } };
 	unsigned char k[1];
 
 	(void)state;
@@ -163,7 +163,7 @@ static void test_action_group_non_member(void **state)
 /* Without --group only root reaches the socket at all. */
 static void test_default_root_only(void **state)
 {
-	const struct rtid__svc_req q[] = { { RTID_OP_RESTORE_TID, 500, 0 } };
+	const struct rtid__svc_req q[] = { { RTID__OP_RESTORE_TID, 500, 0 } };
 	unsigned char k[1];
 
 	(void)state;
@@ -212,7 +212,7 @@ static void test_socket_path_rules(void **state)
 	waitpid(d.pid, NULL, 0);
 	d.pid = -1;
 	hd_start(&d, NULL);
-	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(a.value, 101);
 	assert_int_equal(run_daemon(&d, ARGS("--max-clients", "0")), 2);
 	assert_int_equal(run_daemon(&d, ARGS("--group", "no-such-group-here")), 2);
@@ -338,7 +338,7 @@ static void test_socket_activation(void **state)
 	buf[n] = '\0';
 	assert_non_null(strstr(buf, "READY=1"));
 	snprintf(d.sock, sizeof(d.sock), "%s", act);
-	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(a.value, 101);
 	assert_int_equal(access(other, F_OK), -1); /* it made no socket of its own */
 	kill(d.pid, SIGTERM);
@@ -365,7 +365,7 @@ static void test_sigterm_in_flight(void **state)
 	assert_int_equal(pipe(p), 0);
 	client = fork();
 	if (client == 0) {
-		k = hd_ask(&d, RTID_OP_RESTORE_TID, 400, 0, &a) == 0 ? (unsigned char)a.kind : 0xff;
+		k = hd_ask(&d, RTID__OP_RESTORE_TID, 400, 0, &a) == 0 ? (unsigned char)a.kind : 0xff;
 		_exit(write(p[1], &k, 1) == 1 && a.kind == RTID__SVC_ERROR ? 0 : 1);
 	}
 	/* The mock logs the call as it enters the driver: then it is in flight. */
@@ -386,7 +386,7 @@ static void test_sigterm_in_flight(void **state)
  * the daemon has seen every earlier client's close. */
 static void measure(long *rss, int *fds)
 {
-	struct rtid__svc_req q = { .op = RTID_OP_RESTORE_TID, .pid = 100 };
+	struct rtid__svc_req q = { .op = RTID__OP_RESTORE_TID, .pid = 100 };
 	struct rtid__svc_conn c;
 	struct rtid__svc_ans a;
 
@@ -429,7 +429,7 @@ static void test_rss_flat(void **state)
 
 			assert_int_equal(rtid__svc_open(d.sock, &c), 0);
 			for (long j = 0; j < per; j++) {
-				struct rtid__svc_req q = { .op = RTID_OP_RESTORE_TID, .pid = 100 };
+				struct rtid__svc_req q = { .op = RTID__OP_RESTORE_TID, .pid = 100 };
 				struct rtid__svc_ans a;
 
 				assert_int_equal(rtid__svc_call(&c, &q, rtid__svc_now() + 20, &a), 0);

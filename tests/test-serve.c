@@ -101,7 +101,7 @@ static void test_shim_answers_as_the_tool(void **state)
 	{
 		struct rtid__svc_ans a;
 
-		assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 900, 0, &a), 0);
+		assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 900, 0, &a), 0);
 		assert_int_equal(a.kind, RTID__SVC_ERROR);
 		assert_string_equal(a.name, "bad-output");
 	}
@@ -161,10 +161,10 @@ static void test_worker_crash_mid_request(void **state)
 	(void)state;
 	hd_start(&d, NULL);
 	first = hd_log_self(&d, "cuInit");
-	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 300, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 300, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_ERROR);
 	assert_string_equal(a.name, "worker-crashed");
-	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_TID);
 	assert_int_equal(a.value, 101);
 	assert_int_equal(hd_log_count(&d, "cuInit"), 2);
@@ -185,13 +185,13 @@ static void test_worker_hang_past_deadline(void **state)
 
 	(void)state;
 	hd_start(&d, ARGS("--timeout", "0.3"));
-	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 400, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 400, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_ERROR);
 	assert_string_equal(a.name, "timeout");
 	hung = hd_log_self(&d, "cuInit");
 	assert_int_equal(kill(hung, 0), -1);
 	assert_int_equal(errno, ESRCH);
-	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_TID);
 	assert_true(hd_said(&d, "past its deadline; killing the worker"));
 }
@@ -205,7 +205,7 @@ static void test_attach_fails(void **state)
 	(void)state;
 	hd_start(&d, NULL);
 	for (int i = 0; i < 3; i++) {
-		assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+		assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 		assert_int_equal(a.kind, RTID__SVC_ERROR);
 		assert_string_equal(a.name, "worker-failed");
 	}
@@ -225,7 +225,7 @@ static void test_attach_hangs(void **state)
 	write_file(d.dir, "t.case", CASE_HEAD "libcuda-init hang\ntask 100 100 python3\n"
 		   "answer 100 tid 101\nexpect driver 100 error=worker-failed\n");
 	hd_start(&d, ARGS("--attach-timeout", "0.3"));
-	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_ERROR);
 	assert_string_equal(a.name, "worker-failed");
 	assert_true(hd_said(&d, "did not attach in time"));
@@ -240,7 +240,7 @@ static void test_attach_crashes(void **state)
 	write_file(d.dir, "t.case", CASE_HEAD "libcuda-init crash 11\ntask 100 100 python3\n"
 		   "answer 100 tid 101\nexpect driver 100 error=worker-failed\n");
 	hd_start(&d, NULL);
-	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_ERROR);
 	assert_string_equal(a.name, "worker-failed");
 	assert_true(hd_said(&d, "ended before it was ready"));
@@ -254,12 +254,12 @@ static void test_driver_lacks_actions(void **state)
 
 	(void)state;
 	hd_start(&d, ARGS("--actions", "--libcuda", env_path("MOCK_LIBCUDA_NOACT")));
-	assert_int_equal(hd_ask(&d, RTID_OP_GET_STATE, 100, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_GET_STATE, 100, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_ERROR);
 	assert_string_equal(a.name, "unsupported");
-	assert_int_equal(hd_ask(&d, RTID_OP_LOCK, 100, 10, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_LOCK, 100, 10, &a), 0);
 	assert_string_equal(a.name, "unsupported");
-	assert_int_equal(hd_ask(&d, RTID_OP_UNLOCK, 100, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_UNLOCK, 100, 0, &a), 0);
 	assert_string_equal(a.name, "unsupported");
 	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "running\n");
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
@@ -278,7 +278,7 @@ static void test_worker_missing(void **state)
 	hd_start(&d, NULL);
 	setenv("RTID_WORKER", saved, 1);
 	free(saved);
-	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_ERROR);
 	assert_string_equal(a.name, "worker-failed");
 	/* Under valgrind posix_spawn cannot report the failed exec: the worker
@@ -291,8 +291,8 @@ static void test_worker_missing(void **state)
  * new attach or an error at its own deadline, never the wrong answer. */
 static void test_queue_behind_a_hang(void **state)
 {
-	struct rtid__svc_req q1 = { .op = RTID_OP_RESTORE_TID, .pid = 400 };
-	struct rtid__svc_req q2 = { .op = RTID_OP_RESTORE_TID, .pid = 100 };
+	struct rtid__svc_req q1 = { .op = RTID__OP_RESTORE_TID, .pid = 400 };
+	struct rtid__svc_req q2 = { .op = RTID__OP_RESTORE_TID, .pid = 100 };
 	struct rtid__svc_conn c1, c2;
 	struct rtid__svc_ans a1, a2;
 	char buf[64];
@@ -324,16 +324,16 @@ static void test_driver_version_change(void **state)
 
 	(void)state;
 	hd_start(&d, NULL);
-	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 	old = hd_log_self(&d, "cuInit");
 	write_file(d.proc, "driver/nvidia/version",
 		   "NVRM version: NVIDIA UNIX x86_64 Kernel Module  590.44.01  Wed\n");
-	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_TID);
 	assert_int_equal(hd_log_count(&d, "cuInit"), 2);
 	assert_int_equal(kill(old, 0), -1);
 	/* Unchanged since: no third attach. */
-	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(hd_log_count(&d, "cuInit"), 2);
 	/* The driver unloaded (no version file) is a change too. */
 	{
@@ -342,7 +342,7 @@ static void test_driver_version_change(void **state)
 		snprintf(path, sizeof(path), "%s/driver/nvidia/version", d.proc);
 		assert_int_equal(unlink(path), 0);
 	}
-	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_TID);
 	assert_int_equal(hd_log_count(&d, "cuInit"), 3);
 	assert_true(hd_said(&d, "driver version changed"));
@@ -364,7 +364,7 @@ static void test_silent_client(void **state)
 	assert_int_equal(send(slow, "hello 1", 7, 0), 7); /* greets, then stalls */
 	assert_int_equal(hd_recv(slow, buf, sizeof(buf), 5), 15);
 	assert_string_equal(buf, "hello 1 queries");
-	assert_int_equal(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(a.value, 101);
 	/* Both still open while the other was served ... */
 	assert_int_equal(hd_recv(silent, buf, sizeof(buf), 0), -1);
@@ -417,7 +417,7 @@ static void test_bad_messages(void **state)
 		a3 = hd_connect_raw(d.sock);
 		assert_true(hd_recv(a3, buf, sizeof(buf), 5) > 0);
 		assert_string_equal(buf, "refused 1 busy");
-		assert_true(hd_ask(&d, RTID_OP_RESTORE_TID, 100, 0, &a) < 0);
+		assert_true(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a) < 0);
 		assert_int_equal(send(a1, "get-restore-tid 100", 19, 0), 19);
 		assert_true(hd_recv(a1, buf, sizeof(buf), 5) > 0);
 		assert_string_equal(buf, "tid get-restore-tid 100 101");

@@ -151,6 +151,23 @@ static void crash(void **state)
 	assert_non_null(strstr(r.detail, "signal 11"));
 }
 
+/* A caller that lets the kernel reap its children (SIGCHLD ignored, as a
+ * daemon may) takes the tool's exit status away: what it printed is then no
+ * answer, since it might have exited 2 after printing. */
+static void stolen_exit_status_is_an_error(void **state)
+{
+	struct rtid_result r;
+
+	(void)state;
+	setenv("FAKE_STDOUT", "4243\n", 1);
+	assert_int_equal(ask_fake().tid, 4243); /* the same tool, its status kept */
+	signal(SIGCHLD, SIG_IGN);
+	r = ask_fake();
+	signal(SIGCHLD, SIG_DFL);
+	assert_int_equal(r.error, RTID_ERR_TOOL_CRASHED);
+	assert_int_equal(r.tid, 0);
+}
+
 /* Every pid the fake wrote must be gone: reap orphans, then ask the kernel. */
 static void assert_all_gone(void)
 {
@@ -229,6 +246,7 @@ int main(void)
 		cmocka_unit_test_setup(bad_outputs, reset),
 		cmocka_unit_test_setup(overlong_output, reset),
 		cmocka_unit_test_setup(crash, reset),
+		cmocka_unit_test_setup(stolen_exit_status_is_an_error, reset),
 		cmocka_unit_test_setup(hang_times_out_and_kills_group, reset),
 		cmocka_unit_test_setup(no_leaks_over_many_calls, reset),
 		cmocka_unit_test_setup(missing_tool, reset),
