@@ -80,7 +80,7 @@ static double run(const struct strategy *s, const struct casefile *c,
 		  const struct rtid_attestation *att, int *right)
 {
 	char proc[96];
-	struct rtid_config cfg = { .mode = s->mode, .backend = s->backend, .jobs = s->jobs,
+	struct rtid_config cfg = { RTID_CONFIG_INIT, .mode = s->mode, .backend = s->backend, .jobs = s->jobs,
 				   .proc_root = proc, .tool = bench_env("MOCK_TOOL"),
 				   .libcuda = bench_env("MOCK_LIBCUDA"), .attestation = att,
 				   .timeout_s = 60 };

@@ -139,7 +139,7 @@ static void bench_spawn(void)
 {
 	enum { REPS = 200 };
 	const char *tool = bench_env("FAKE_TOOL");
-	struct rtid_config cfg = { .tool = tool, .timeout_s = 10 };
+	struct rtid_config cfg = { RTID_CONFIG_INIT, .tool = tool, .timeout_s = 10 };
 	double t_rtid[REPS], t_bare[REPS];
 	struct rtid_ctx *ctx = NULL;
 	struct rtid_result res;

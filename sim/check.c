@@ -82,7 +82,7 @@ static double now(void)
 static struct rtid_config config_for(const struct sim_strategy *s, const char *mnt,
 				     const char *sock)
 {
-	struct rtid_config c = { .proc_root = mnt, .timeout_s = 120, .jobs = 1 };
+	struct rtid_config c = { RTID_CONFIG_INIT, .proc_root = mnt, .timeout_s = 120, .jobs = 1 };
 
 	/* The model's serial strategies are serial, as the plugin is. A toggle
 	 * changes no restore-tid lookup: its phase runs as the plain one. */

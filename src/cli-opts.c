@@ -66,6 +66,7 @@ int cli_opts_init(struct cli_opts *o, const char *prog)
 	const char *mode = getenv("RTID_MODE");
 
 	memset(o, 0, sizeof(*o));
+	o->cfg = (struct rtid_config){ RTID_CONFIG_INIT };
 	o->cfg.tool = getenv("RTID_CUDA_CHECKPOINT");
 	o->cfg.libcuda = getenv("RTID_LIBCUDA");
 	o->cfg.proc_root = getenv("RTID_PROC");

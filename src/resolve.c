@@ -3,6 +3,7 @@
  * (driver.c); scans are quick and run in order. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,21 +84,47 @@ static int ctx_setup(struct rtid_ctx *ctx, const struct rtid_config *cfg)
 	return 0;
 }
 
+/* The sizes of the first published layouts: the smallest a caller can have
+ * been built with. Fields are only ever added at the ends. */
+#define END_OF(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
+#define CONFIG_SIZE_0 END_OF(struct rtid_config, service_socket)
+#define RESULT_SIZE_0 END_OF(struct rtid_result, detail)
+
+/* Copy the caller's config, whatever header it was built with: an older one
+ * reads as zeros (defaults) in the fields it lacks; a newer one may be larger
+ * only by fields left zero, since a set one would be silently ignored. */
+static int config_copy(const struct rtid_config *cfg, struct rtid_config *out)
+{
+	const unsigned char *tail = (const unsigned char *)cfg + sizeof(*out);
+
+	if (cfg->size < CONFIG_SIZE_0 || cfg->result_size < RESULT_SIZE_0)
+		return -EINVAL;
+	for (size_t i = 0; cfg->size > sizeof(*out) && i < cfg->size - sizeof(*out); i++)
+		if (tail[i])
+			return -E2BIG;
+	memset(out, 0, sizeof(*out));
+	memcpy(out, cfg, cfg->size < sizeof(*out) ? cfg->size : sizeof(*out));
+	return 0;
+}
+
 int rtid_ctx_new(const struct rtid_config *cfg, struct rtid_ctx **out)
 {
+	struct rtid_config c;
 	struct rtid_ctx *ctx;
 	int r;
 
 	if (!cfg || !out)
 		return -EINVAL;
+	if ((r = config_copy(cfg, &c)) < 0)
+		return r;
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return -ENOMEM;
-	if (rtid__matcher_init(&ctx->matcher, cfg->pattern) < 0) {
+	if (rtid__matcher_init(&ctx->matcher, c.pattern) < 0) {
 		free(ctx);
 		return -EINVAL;
 	}
-	r = ctx_setup(ctx, cfg);
+	r = ctx_setup(ctx, &c);
 	if (r < 0) {
 		rtid_ctx_free(ctx);
 		return r;
@@ -281,6 +308,30 @@ static void run_canary(struct batch *b, size_t n)
 	}
 }
 
+/* Results of another size than this library's (a caller built with an older
+ * or newer header) are worked out in an array of ours, then copied out. */
+static void results_out(const struct rtid_ctx *ctx, const struct rtid_result *r, size_t n,
+			struct rtid_result *out)
+{
+	size_t stride = ctx->cfg.result_size;
+	size_t keep = stride < sizeof(*r) ? stride : sizeof(*r);
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char *slot = (unsigned char *)out + i * stride;
+
+		memcpy(slot, &r[i], keep);
+		memset(slot + keep, 0, stride - keep);
+	}
+}
+
+static void batch_free(struct batch *b, struct rtid_result *caller)
+{
+	if (b->out != caller)
+		free(b->out);
+	free(b->scans);
+	free(b->need);
+}
+
 int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n, struct rtid_result *out)
 {
 	struct batch b = { ctx, 0, pids, out, NULL, NULL };
@@ -293,9 +344,10 @@ int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n, struct rt
 			return -EINVAL;
 	b.scans = calloc(n ? n : 1, sizeof(*b.scans));
 	b.need = calloc(n ? n : 1, sizeof(*b.need));
-	if (!b.scans || !b.need) {
-		free(b.scans);
-		free(b.need);
+	if (ctx->cfg.result_size != sizeof(*out))
+		b.out = calloc(n ? n : 1, sizeof(*out));
+	if (!b.scans || !b.need || (n && !b.out)) {
+		batch_free(&b, out);
 		return -ENOMEM;
 	}
 	if (ctx->cfg.deadline_s > 0)
@@ -307,8 +359,9 @@ int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n, struct rt
 	else
 		run_group(&b, 0, n, ctx->cfg.mode, trusted, RTID_FB_NONE);
 	rtid__api_end(ctx);
-	free(b.scans);
-	free(b.need);
+	if (b.out != out)
+		results_out(ctx, b.out, n, out);
+	batch_free(&b, out);
 	return 0;
 }
 

@@ -119,7 +119,16 @@ struct rtid_result {
 
 struct rtid_attestation;
 
+/* Begin every rtid_config with this: { RTID_CONFIG_INIT, .mode = ... }. It
+ * records the sizes of the config and of the results as this caller was
+ * built, so that a later library, whose structs have grown at their ends,
+ * reads the older config and writes the older results whole and no further. */
+#define RTID_CONFIG_INIT .size = sizeof(struct rtid_config), \
+			 .result_size = sizeof(struct rtid_result)
+
 struct rtid_config {
+	size_t size;        /* sizeof(struct rtid_config): RTID_CONFIG_INIT */
+	size_t result_size; /* sizeof(struct rtid_result), the stride of the results */
 	enum rtid_mode mode;
 	enum rtid_backend backend;
 	const char *proc_root;      /* NULL: "/proc" */
@@ -138,8 +147,9 @@ struct rtid_config {
 
 struct rtid_ctx;
 
-/* Create a resolver for cfg. Returns 0 and *out, or -EINVAL (bad pattern, mode),
- * -ENOMEM. Strings in cfg are copied; the attestation is borrowed and must
+/* Create a resolver for cfg. Returns 0 and *out, or -EINVAL (bad pattern,
+ * mode, or sizes not set by RTID_CONFIG_INIT), -E2BIG (a config from a newer
+ * header that sets fields this library does not know), -ENOMEM. Strings in cfg are copied; the attestation is borrowed and must
  * outlive the context. Free with rtid_ctx_free(). */
 RTID_EXPORT int rtid_ctx_new(const struct rtid_config *cfg, struct rtid_ctx **out);
 
@@ -164,7 +174,8 @@ RTID_EXPORT int rtid_resolve(struct rtid_ctx *ctx, int pid, struct rtid_result *
 /* Resolve n pids, results in input order. Driver queries run up to cfg.jobs at
  * once; cfg.deadline_s bounds the whole batch (outstanding pids get
  * RTID_ERR_DEADLINE and their children are killed and reaped). Returns 0 when
- * every slot of out was written, -EINVAL or -ENOMEM otherwise. */
+ * every slot of out was written, -EINVAL or -ENOMEM otherwise. The slots are
+ * cfg.result_size bytes apart, each written whole. */
 RTID_EXPORT int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n,
 		      struct rtid_result *out);
 

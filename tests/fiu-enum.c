@@ -84,7 +84,7 @@ static struct rtid_attestation *att;
 static int run(const struct op *op, unsigned long n, bool *completed)
 {
 	char proc[512];
-	struct rtid_config cfg = { .mode = op->mode, .backend = op->backend, .proc_root = proc,
+	struct rtid_config cfg = { RTID_CONFIG_INIT, .mode = op->mode, .backend = op->backend, .proc_root = proc,
 				   .tool = getenv("FAKE_TOOL"), .libcuda = getenv("MOCK_LIBCUDA"),
 				   .attestation = att, .timeout_s = 10, .jobs = 2 };
 	struct rtid_result r[4];
@@ -163,7 +163,7 @@ static int without_pidfds(void)
 	setenv("FAKE_HANG", "1", 1);
 	{
 		char proc[512];
-		struct rtid_config cfg = { .tool = getenv("FAKE_TOOL"), .timeout_s = 0.3,
+		struct rtid_config cfg = { RTID_CONFIG_INIT, .tool = getenv("FAKE_TOOL"), .timeout_s = 0.3,
 					   .proc_root = proc };
 		struct rtid_ctx *ctx = NULL;
 		struct rtid_result r;

@@ -79,7 +79,7 @@ static bool missed_named(const char *faults, int tid)
 static void run(const char *faults, enum rtid_mode mode, const struct rtid_attestation *att,
 		struct tally *t)
 {
-	struct rtid_config cfg = { .mode = mode, .proc_root = mnt, .tool = env_path("MOCK_TOOL"),
+	struct rtid_config cfg = { RTID_CONFIG_INIT, .mode = mode, .proc_root = mnt, .tool = env_path("MOCK_TOOL"),
 				   .attestation = att, .timeout_s = 10 };
 	struct rtid_ctx *ctx = NULL;
 	struct rtid_result r;

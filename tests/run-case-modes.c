@@ -71,6 +71,7 @@ static const char *libcuda_of(const struct casefile *c)
 void rc_run_lib(const struct casefile *c, struct runner *rn, enum rtid_mode mode, struct got *g)
 {
 	struct rtid_config cfg = {
+		RTID_CONFIG_INIT,
 		.mode = mode, .proc_root = rn->mnt, .tool = env_path("MOCK_TOOL"),
 		.attestation = rn->att, .pattern = c->pattern, .jobs = c->jobs,
 		.timeout_s = c->timeout_s > 0 ? c->timeout_s : CASE_TIMEOUT,

@@ -18,7 +18,7 @@
 
 static struct rtid_result ask(const char *libcuda)
 {
-	struct rtid_config cfg = { .backend = RTID_BACKEND_API, .libcuda = libcuda,
+	struct rtid_config cfg = { RTID_CONFIG_INIT, .backend = RTID_BACKEND_API, .libcuda = libcuda,
 				   .timeout_s = 5 };
 	struct rtid_ctx *ctx = NULL;
 	struct rtid_result r;

@@ -366,7 +366,7 @@ static void exec_failure_is_its_errno(void **state)
  * are not held up. */
 static void no_fds_and_nothing_running(void **state)
 {
-	struct rtid_config cfg = { .mode = RTID_MODE_DRIVER, .tool = env_path("FAKE_TOOL"),
+	struct rtid_config cfg = { RTID_CONFIG_INIT, .mode = RTID_MODE_DRIVER, .tool = env_path("FAKE_TOOL"),
 				   .timeout_s = 10 };
 	struct rlimit old, low;
 	struct rtid_result r[2];

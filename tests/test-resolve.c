@@ -73,7 +73,7 @@ static int reset(void **state)
 
 static struct rtid_config config(enum rtid_mode mode, const struct rtid_attestation *a)
 {
-	return (struct rtid_config){ .mode = mode, .proc_root = root, .attestation = a,
+	return (struct rtid_config){ RTID_CONFIG_INIT, .mode = mode, .proc_root = root, .attestation = a,
 				     .tool = env_path("FAKE_TOOL"), .timeout_s = 10 };
 }
 
@@ -294,6 +294,56 @@ static void bad_arguments(void **state)
 	rtid_ctx_free(ctx);
 }
 
+/* A caller built with another header: a config without its sizes is refused
+ * (the fields after them could be anything), a larger one only when what this
+ * library cannot read is zero, and results go out at the caller's stride, each
+ * slot whole, with nothing past the end of the array. */
+struct bigger_config {
+	struct rtid_config c;
+	int later_field;
+};
+struct bigger_result {
+	struct rtid_result r;
+	unsigned char later[24];
+};
+
+static void sizes_from_other_headers(void **state)
+{
+	struct bigger_config big = { .c = config(RTID_MODE_SCAN, clean) };
+	struct bigger_result out[3];
+	const int pids[] = { P_ONE, P_GONE };
+	struct rtid_config cfg = config(RTID_MODE_DRIVER, NULL);
+	struct rtid_ctx *ctx = NULL;
+
+	(void)state;
+	cfg.size = 0; /* a config made without RTID_CONFIG_INIT */
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), -EINVAL);
+	cfg = config(RTID_MODE_DRIVER, NULL);
+	cfg.result_size = offsetof(struct rtid_result, detail); /* no room for the detail */
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), -EINVAL);
+	assert_null(ctx);
+
+	big.c.size = sizeof(big);
+	big.later_field = 1;
+	assert_int_equal(rtid_ctx_new(&big.c, &ctx), -E2BIG);
+	big.later_field = 0;
+	big.c.result_size = sizeof(out[0]);
+	assert_int_equal(rtid_ctx_new(&big.c, &ctx), 0);
+	memset(out, 0xaa, sizeof(out));
+	assert_int_equal(rtid_resolve_many(ctx, pids, 2, &out[0].r), 0);
+	rtid_ctx_free(ctx);
+	assert_int_equal(out[0].r.pid, P_ONE);
+	assert_int_equal(out[0].r.tid, 102);
+	assert_int_equal(out[0].r.source, RTID_SRC_SCAN);
+	assert_int_equal(out[1].r.pid, P_GONE);
+	assert_int_equal(out[1].r.error, RTID_ERR_NO_SUCH_PROCESS);
+	for (size_t i = 0; i < sizeof(out[0].later); i++) {
+		assert_int_equal(out[0].later[i], 0);
+		assert_int_equal(out[1].later[i], 0);
+	}
+	assert_int_equal(out[2].r.pid, (int)0xaaaaaaaa); /* past n: untouched */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,6 +355,7 @@ int main(void)
 		cmocka_unit_test_setup(crosscheck_verdicts, reset),
 		cmocka_unit_test_setup(batch_keeps_order_and_errors_apart, reset),
 		cmocka_unit_test_setup(bad_arguments, reset),
+		cmocka_unit_test_setup(sizes_from_other_headers, reset),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

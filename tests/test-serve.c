@@ -468,7 +468,7 @@ static void test_actions_not_served(void **state)
 static void test_service_backend(void **state)
 {
 	const int pids[] = { 100, 200, 600, 300, 500, 700, 800 };
-	struct rtid_config cfg = { .backend = RTID_BACKEND_SERVICE, .service_socket = d.sock,
+	struct rtid_config cfg = { RTID_CONFIG_INIT, .backend = RTID_BACKEND_SERVICE, .service_socket = d.sock,
 				   .proc_root = d.proc, .timeout_s = 10 };
 	struct rtid_result r[7];
 	struct rtid_ctx *ctx = NULL;
@@ -522,7 +522,7 @@ static void test_service_backend(void **state)
 static void test_service_backend_timeout(void **state)
 {
 	const int pids[] = { 400, 100 };
-	struct rtid_config cfg = { .backend = RTID_BACKEND_SERVICE, .service_socket = d.sock,
+	struct rtid_config cfg = { RTID_CONFIG_INIT, .backend = RTID_BACKEND_SERVICE, .service_socket = d.sock,
 				   .proc_root = d.proc, .timeout_s = 0.3 };
 	struct rtid_result r[2];
 	struct rtid_ctx *ctx = NULL;
@@ -541,7 +541,7 @@ static void test_service_backend_timeout(void **state)
 static void test_service_backend_daemon_timeout(void **state)
 {
 	const int pids[] = { 400, 100 };
-	struct rtid_config cfg = { .backend = RTID_BACKEND_SERVICE, .service_socket = d.sock,
+	struct rtid_config cfg = { RTID_CONFIG_INIT, .backend = RTID_BACKEND_SERVICE, .service_socket = d.sock,
 				   .proc_root = d.proc, .timeout_s = 20 };
 	struct rtid_result r[2];
 	struct rtid_ctx *ctx = NULL;
@@ -560,7 +560,7 @@ static void test_service_backend_daemon_timeout(void **state)
 static void test_service_backend_deadline(void **state)
 {
 	const int pids[] = { 100, 400, 500 };
-	struct rtid_config cfg = { .backend = RTID_BACKEND_SERVICE, .service_socket = d.sock,
+	struct rtid_config cfg = { RTID_CONFIG_INIT, .backend = RTID_BACKEND_SERVICE, .service_socket = d.sock,
 				   .proc_root = d.proc, .timeout_s = 10, .deadline_s = 0.3 };
 	struct rtid_result r[3];
 	struct rtid_ctx *ctx = NULL;

@@ -46,7 +46,7 @@ static int reset(void **state)
 
 static struct rtid_result ask(const char *tool, double timeout)
 {
-	struct rtid_config cfg = { .mode = RTID_MODE_DRIVER, .tool = tool, .timeout_s = timeout,
+	struct rtid_config cfg = { RTID_CONFIG_INIT, .mode = RTID_MODE_DRIVER, .tool = tool, .timeout_s = timeout,
 				   .proc_root = test_dir };
 	struct rtid_ctx *ctx = NULL;
 	struct rtid_result r;
