@@ -18,8 +18,6 @@
 #include "sys.h"
 #include "worker-proto.h"
 
-#define CU_INVALID_VALUE 1
-#define CU_NOT_INITIALIZED 3
 
 /* Kept in the context for the length of one rtid_resolve_many, so that a
  * batch split in groups (canary) still attaches once. */
@@ -135,29 +133,26 @@ static const char *death(const struct rtid__worker *w, char *buf, size_t len)
 }
 
 /* Every pid from i on that still needs the driver gets e. */
-static void fail_rest(const bool *need, size_t i, size_t n, struct rtid_result *out,
+static void fail_rest(const bool *need, size_t i, size_t n, struct rtid__answer *out,
 		      enum rtid_error e, const char *detail)
 {
 	for (; i < n; i++)
-		if (need[i] && out[i].error == RTID_OK && out[i].tid == 0) {
-			out[i].source = RTID_SRC_API;
-			rtid__set_error(&out[i], e, "%s", detail);
-		}
+		if (need[i] && out[i].error == RTID_OK && out[i].tid == 0)
+			rtid__answer_fail(&out[i], e, "%s", detail);
 }
 
-static void interpret(const struct rtid__reply *r, struct rtid_result *res)
+static void interpret(const struct rtid__reply *r, struct rtid__answer *res)
 {
-	res->source = RTID_SRC_API;
 	res->code = r->cuerr;
-	if (r->cuerr == 0 && r->tid > 0)
+	if (rtid__driver_said(r->cuerr) == RTID__SAID_TID && r->tid > 0)
 		res->tid = r->tid;
-	else if (r->cuerr == 0)
-		rtid__set_error(res, RTID_ERR_BAD_OUTPUT, "driver returned tid %d", r->tid);
-	else if (r->cuerr == CU_INVALID_VALUE || r->cuerr == CU_NOT_INITIALIZED)
+	else if (rtid__driver_said(r->cuerr) == RTID__SAID_TID)
+		rtid__answer_fail(res, RTID_ERR_BAD_OUTPUT, "driver returned tid %d", r->tid);
+	else if (rtid__driver_said(r->cuerr) == RTID__SAID_NONE)
 		res->tid = 0;
 	else
-		rtid__set_error(res, RTID_ERR_API_FAILED, "%s (CUresult %d)",
-				r->name[0] ? r->name : "CUDA error", r->cuerr);
+		rtid__answer_fail(res, RTID_ERR_API_FAILED, "%s (CUresult %d)",
+				  r->name[0] ? r->name : "CUDA error", r->cuerr);
 }
 
 static int hello(struct rtid_ctx *ctx, struct rtid__worker *w, double deadline, char *why, size_t len)
@@ -191,7 +186,7 @@ static void send_some(struct rtid__worker *w, const int *pids, const bool *need,
 }
 
 static void await_replies(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
-			  struct rtid_result *out, double deadline)
+			  struct rtid__answer *out, double deadline)
 {
 	struct rtid__worker *w = ctx->worker;
 	size_t sent = 0;
@@ -254,7 +249,7 @@ static int get_worker(struct rtid_ctx *ctx, double deadline, char *why, size_t l
 }
 
 void rtid__api_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
-		     struct rtid_result *out, double deadline)
+		     struct rtid__answer *out, double deadline)
 {
 	char why[200] = "";
 	bool any = false;

@@ -1,10 +1,22 @@
 /* The driver's answers for a batch: up to cfg.jobs cuda-checkpoint children at
  * once, each under its timeout, all under the batch deadline. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
+
+void rtid__answer_fail(struct rtid__answer *a, enum rtid_error e, const char *fmt, ...)
+{
+	va_list ap;
+
+	a->error = e;
+	a->tid = 0;
+	va_start(ap, fmt);
+	vsnprintf(a->detail, sizeof(a->detail), fmt, ap);
+	va_end(ap);
+}
 
 struct slot {
 	struct rtid__child child;
@@ -21,19 +33,17 @@ static bool transient(int e)
 
 /* Start the query for pid. Returns 0; or the errno, the result then carrying
  * the error (for a transient one the caller may retry instead). */
-static int start_query(struct rtid_ctx *ctx, struct slot *s, int pid, struct rtid_result *r)
+static int start_query(struct rtid_ctx *ctx, struct slot *s, int pid, struct rtid__answer *r)
 {
 	char pidstr[16];
 	char *argv[] = { ctx->tool_path, "--get-restore-tid", "--pid", pidstr, NULL };
 	int e;
 
-	r->source = RTID_SRC_TOOL;
-	r->error = RTID_OK; /* a retry after a transient failure starts clean */
-	r->detail[0] = '\0';
+	memset(r, 0, sizeof(*r)); /* a retry after a transient failure starts clean */
 	if (!ctx->tool_path) {
 		const char *name = ctx->tool_name ? ctx->tool_name : "cuda-checkpoint";
 
-		rtid__set_error(r, RTID_ERR_TOOL_NOT_FOUND, strchr(name, '/') ? "%s: no such "
+		rtid__answer_fail(r, RTID_ERR_TOOL_NOT_FOUND, strchr(name, '/') ? "%s: no such "
 				"executable" : "no %s on PATH", name);
 		return -ENOENT;
 	}
@@ -41,9 +51,9 @@ static int start_query(struct rtid_ctx *ctx, struct slot *s, int pid, struct rti
 	s->start = rtid__now();
 	e = rtid__child_start(&s->child, ctx->tool_path, argv, ctx->cfg.timeout_s);
 	if (e == -ENOENT)
-		rtid__set_error(r, RTID_ERR_TOOL_NOT_FOUND, "%s: no such file", ctx->tool_path);
+		rtid__answer_fail(r, RTID_ERR_TOOL_NOT_FOUND, "%s: no such file", ctx->tool_path);
 	else if (e < 0)
-		rtid__set_error(r, RTID_ERR_SPAWN_FAILED, "%s: %s", ctx->tool_path, strerror(-e));
+		rtid__answer_fail(r, RTID_ERR_SPAWN_FAILED, "%s: %s", ctx->tool_path, strerror(-e));
 	return e;
 }
 
@@ -57,7 +67,7 @@ static bool past(double deadline)
  * started for want of fds or processes while others run (*wait set: the pid
  * is retried once one of them has ended). */
 static bool fill(struct rtid_ctx *ctx, struct slot *s, const int *pids, const bool *need,
-		 size_t n, size_t *next, struct rtid_result *out, double deadline,
+		 size_t n, size_t *next, struct rtid__answer *out, double deadline,
 		 size_t running, bool *wait)
 {
 	while (*next < n && !past(deadline)) {
@@ -81,7 +91,7 @@ static bool fill(struct rtid_ctx *ctx, struct slot *s, const int *pids, const bo
 	return false;
 }
 
-static void finish(struct slot *s, struct rtid_result *out)
+static void finish(struct slot *s, struct rtid__answer *out)
 {
 	rtid__tool_interpret(&s->child, &out[s->idx]);
 	out[s->idx].ms += (rtid__now() - s->start) * 1000.0;
@@ -89,26 +99,24 @@ static void finish(struct slot *s, struct rtid_result *out)
 }
 
 static void deadline_all(struct slot *slots, size_t jobs, const bool *need, size_t next,
-			 size_t n, struct rtid_result *out)
+			 size_t n, struct rtid__answer *out)
 {
 	for (size_t j = 0; j < jobs; j++) {
 		if (!slots[j].busy)
 			continue;
 		rtid__child_abort(&slots[j].child, false);
 		slots[j].busy = false;
-		rtid__set_error(&out[slots[j].idx], RTID_ERR_DEADLINE,
+		rtid__answer_fail(&out[slots[j].idx], RTID_ERR_DEADLINE,
 				"batch deadline passed during the driver query");
 	}
 	for (size_t i = next; i < n; i++)
-		if (need[i]) {
-			out[i].source = RTID_SRC_TOOL;
-			rtid__set_error(&out[i], RTID_ERR_DEADLINE,
-					"batch deadline passed before the driver query");
-		}
+		if (need[i])
+			rtid__answer_fail(&out[i], RTID_ERR_DEADLINE,
+					  "batch deadline passed before the driver query");
 }
 
 static void tool_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
-		       struct rtid_result *out, double deadline)
+		       struct rtid__answer *out, double deadline)
 {
 	struct slot slots[RTID__MAX_CHILDREN] = { 0 };
 	struct rtid__child *cv[RTID__MAX_CHILDREN];
@@ -140,7 +148,7 @@ static void tool_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, 
 }
 
 void rtid__driver_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
-			struct rtid_result *out, double deadline)
+			struct rtid__answer *out, double deadline)
 {
 	if (ctx->cfg.backend == RTID_BACKEND_API)
 		rtid__api_batch(ctx, pids, need, n, out, deadline);
@@ -148,4 +156,9 @@ void rtid__driver_batch(struct rtid_ctx *ctx, const int *pids, const bool *need,
 		rtid__service_batch(ctx, pids, need, n, out, deadline);
 	else
 		tool_batch(ctx, pids, need, n, out, deadline);
+}
+
+void rtid__driver_end(struct rtid_ctx *ctx)
+{
+	rtid__api_end(ctx);
 }

@@ -43,6 +43,21 @@ struct rtid__scan {
 	int candidates; /* matches seen in the walk */
 	int err;        /* negative errno behind SCAN_ERROR, else 0 */
 };
+/* What one scan saw of a process: the facts that the exactly-one-and-stable
+ * rule (decide.c) reads. */
+enum rtid__reread {
+	RTID__REREAD_NOT_DONE, /* the single candidate was not read again */
+	RTID__REREAD_SAME,     /* it still matches */
+	RTID__REREAD_CHANGED,  /* renamed or exited since the walk */
+	RTID__REREAD_ERROR,    /* it could not be read */
+};
+struct rtid__scan_seen {
+	bool gone;       /* the process was not there after the walk */
+	int err;         /* negative errno of a task that could not be read, or 0 */
+	bool incomplete; /* no listing of its tasks was provably complete */
+	int candidates;  /* matching threads in the walk */
+	enum rtid__reread reread;
+};
 /* Always fills *out (the walk itself cannot fail as a call). */
 void rtid__scan(const char *proc_root, int pid, const struct rtid__matcher *m,
 		struct rtid__scan *out);
@@ -124,15 +139,50 @@ double rtid__now(void); /* CLOCK_MONOTONIC seconds */
 int rtid__tool_find(const char *name, char **out);
 /* Whether path is the running program or a byte-identical copy of it. */
 bool rtid__is_self(const char *path);
-/* Turn a finished child into an answer or error in r (tid, source, error, detail). */
-void rtid__tool_interpret(const struct rtid__child *c, struct rtid_result *r);
-/* Set r's error and detail. */
-void rtid__set_error(struct rtid_result *r, enum rtid_error e, const char *fmt, ...)
+/* What a driver backend says about one pid. Backends write only this;
+ * resolve.c alone turns it into the caller's rtid_result. */
+struct rtid__answer {
+	int tid;              /* > 0: the restore thread; 0: none, or see error */
+	enum rtid_error error;
+	int code;             /* the tool's exit status, or -signal; the CUresult */
+	double ms;            /* time spent asking */
+	char detail[sizeof(((struct rtid_result *)0)->detail)];
+};
+/* Make a an error: tid 0, e, and the detail. */
+void rtid__answer_fail(struct rtid__answer *a, enum rtid_error e, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Turn a finished child into an answer or error in a. */
+void rtid__tool_interpret(const struct rtid__child *c, struct rtid__answer *a);
 
 /* --- decide.c: pure decisions --- */
+/* Whether the walk left exactly one candidate to read again. */
+bool rtid__scan_needs_reread(const struct rtid__scan_seen *s);
+/* Exactly one and stable: the status of a scan that saw s. */
+enum rtid__scan_status rtid__scan_rule(const struct rtid__scan_seen *s);
 enum rtid_fallback rtid__scan_fallback(const struct rtid__scan *s);
 enum rtid_xcheck rtid__crosscheck(const struct rtid__scan *s, int driver_tid);
+/* What the scan's trust rests on, for the running driver version. */
+struct rtid__trust {
+	bool attested;         /* a clean attestation */
+	bool revoked;          /* a mismatch on record */
+	bool allow_unattested; /* the caller's permission */
+	bool version_mismatch; /* the configured version is not the running one */
+};
+bool rtid__scan_trusted(const struct rtid__trust *t);
+enum rtid_fallback rtid__untrusted_why(const struct rtid__trust *t);
+bool rtid__canary_may_try(const struct rtid__trust *t);
+enum rtid__canary_step {
+	RTID__CANARY_NEXT_PID,   /* no verdict: cross-check the next pid */
+	RTID__CANARY_SCAN_REST,  /* agreement: scan the rest */
+	RTID__CANARY_DRIVER_REST /* mismatch: the driver for the rest */
+};
+enum rtid__canary_step rtid__canary_next(enum rtid_xcheck x);
+enum rtid__said {
+	RTID__SAID_TID,   /* success: a tid, still to be checked as one */
+	RTID__SAID_NONE,  /* a definite "no CUDA in this process" */
+	RTID__SAID_FAILED /* anything else: an error */
+};
+enum rtid__said rtid__driver_said(int status);
 
 /* --- attest-store.c --- */
 /* Replace path with len bytes atomically, as rtid_attest_save writes: the old
@@ -156,10 +206,13 @@ struct rtid_ctx {
 };
 
 /* --- driver.c: run the driver queries of a batch --- */
-/* For every i with need[i], ask the driver for pids[i] and fill out[i]'s tid,
- * source, error, detail and ms. */
+/* For every i with need[i], ask the configured backend for pids[i] and write
+ * its answer to ans[i] (zeroed by the caller); the others are not touched. */
 void rtid__driver_batch(struct rtid_ctx *ctx, const int *pids, const bool *need,
-			size_t n, struct rtid_result *out, double batch_deadline);
+			size_t n, struct rtid__answer *ans, double batch_deadline);
+/* End what the backend keeps between the groups of one batch (the api
+ * worker, attached once for the batch). Idempotent. */
+void rtid__driver_end(struct rtid_ctx *ctx);
 
 /* --- api.c: the driver-API worker --- */
 /* The worker program to run: RTID_WORKER, else beside the running program,
@@ -168,12 +221,12 @@ void rtid__driver_batch(struct rtid_ctx *ctx, const int *pids, const bool *need,
 int rtid__worker_path(char *buf, size_t len, char *why, size_t wlen);
 
 void rtid__api_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
-		     struct rtid_result *out, double batch_deadline);
+		     struct rtid__answer *ans, double batch_deadline);
 /* Stop the context's worker, if any. */
 void rtid__api_end(struct rtid_ctx *ctx);
 
 /* --- service.c: the driver's answers from rtid serve --- */
 void rtid__service_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
-			 struct rtid_result *out, double batch_deadline);
+			 struct rtid__answer *ans, double batch_deadline);
 
 #endif

@@ -3,7 +3,9 @@
  * (driver.c); scans are quick and run in order. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,7 +139,7 @@ void rtid_ctx_free(struct rtid_ctx *ctx)
 {
 	if (!ctx)
 		return;
-	rtid__api_end(ctx);
+	rtid__driver_end(ctx);
 	rtid__matcher_fini(&ctx->matcher);
 	free(ctx->proc_root);
 	free(ctx->tool_name);
@@ -162,6 +164,27 @@ bool rtid_ctx_attested(const struct rtid_ctx *ctx)
 	return ctx && ctx->attested;
 }
 
+/* An error of resolve's own (the pid is no process), before any source. */
+static __attribute__((format(printf, 3, 4))) void result_fail(struct rtid_result *r,
+							       enum rtid_error e,
+							       const char *fmt, ...)
+{
+	va_list ap;
+
+	r->error = e;
+	r->tid = 0;
+	va_start(ap, fmt);
+	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+	va_end(ap);
+}
+
+static struct rtid__trust trust_of(const struct rtid_ctx *ctx)
+{
+	return (struct rtid__trust){ .attested = ctx->attested, .revoked = ctx->revoked,
+				     .allow_unattested = ctx->cfg.allow_unattested,
+				     .version_mismatch = ctx->version_mismatch };
+}
+
 static enum rtid_source driver_source(const struct rtid_ctx *ctx)
 {
 	if (ctx->cfg.backend == RTID_BACKEND_SERVICE)
@@ -179,8 +202,7 @@ static bool scan_into(struct rtid_ctx *ctx, int pid, struct rtid_result *r, stru
 	if (s->status != RTID__SCAN_NOPROC)
 		return true;
 	r->scan_candidates = -1;
-	rtid__set_error(r, RTID_ERR_NO_SUCH_PROCESS, "no process %d under %s", pid,
-			ctx->proc_root);
+	result_fail(r, RTID_ERR_NO_SUCH_PROCESS, "no process %d under %s", pid, ctx->proc_root);
 	return false;
 }
 
@@ -189,7 +211,9 @@ static bool plan_scan(struct rtid_ctx *ctx, int pid, bool trusted, struct rtid_r
 		      struct rtid__scan *s)
 {
 	if (!trusted) {
-		r->fallback = ctx->version_mismatch ? RTID_FB_VERSION_MISMATCH : RTID_FB_UNATTESTED;
+		struct rtid__trust t = trust_of(ctx);
+
+		r->fallback = rtid__untrusted_why(&t);
 		return true;
 	}
 	if (!scan_into(ctx, pid, r, s))
@@ -216,13 +240,13 @@ static bool is_process(struct rtid_ctx *ctx, int pid, struct rtid_result *r)
 	e = rtid__status_read(fd, pid, &tgid, &n);
 	close(fd);
 	if (e == -ENOENT || e == -ESRCH) {
-		rtid__set_error(r, RTID_ERR_NO_SUCH_PROCESS, "no process %d under %s", pid,
-				ctx->proc_root);
+		result_fail(r, RTID_ERR_NO_SUCH_PROCESS, "no process %d under %s", pid,
+			    ctx->proc_root);
 		return false;
 	}
 	if (e == 0 && tgid != pid) {
-		rtid__set_error(r, RTID_ERR_NOT_A_PROCESS, "%d is a thread of process %d, not a process",
-				pid, tgid);
+		result_fail(r, RTID_ERR_NOT_A_PROCESS, "%d is a thread of process %d, not a process",
+			    pid, tgid);
 		return false;
 	}
 	return true;
@@ -263,7 +287,18 @@ struct batch {
 	struct rtid_result *out;
 	struct rtid__scan *scans;
 	bool *need;
+	struct rtid__answer *ans; /* the driver's, for the pids that need it */
 };
+
+/* The driver's answer into the result, whose source plan() has set. */
+static void take_answer(struct rtid_result *r, const struct rtid__answer *a)
+{
+	r->tid = a->tid;
+	r->error = a->error;
+	r->code = a->code;
+	r->ms += a->ms;
+	memcpy(r->detail, a->detail, sizeof(r->detail));
+}
 
 /* Resolve pids [from, to) in one mode. */
 static void run_group(struct batch *b, size_t from, size_t to, enum rtid_mode mode,
@@ -275,35 +310,37 @@ static void run_group(struct batch *b, size_t from, size_t to, enum rtid_mode mo
 		    b->out[i].source != RTID_SRC_SCAN)
 			b->out[i].fallback = why;
 	}
-	rtid__driver_batch(b->ctx, b->pids + from, b->need + from, to - from, b->out + from,
+	memset(b->ans + from, 0, (to - from) * sizeof(*b->ans));
+	rtid__driver_batch(b->ctx, b->pids + from, b->need + from, to - from, b->ans + from,
 			   b->deadline);
-	for (size_t i = from; i < to; i++)
+	for (size_t i = from; i < to; i++) {
+		if (b->need[i])
+			take_answer(&b->out[i], &b->ans[i]);
 		verdict(mode, &b->out[i], &b->scans[i]);
+	}
 }
 
 /* Canary: cross-check pids one by one until one gives a verdict on the naming
  * (agree or mismatch); then the rest go by scan, or all by the driver. */
 static void run_canary(struct batch *b, size_t n)
 {
-	size_t i = 0;
+	struct rtid__trust t = trust_of(b->ctx);
 
-	if (b->ctx->version_mismatch || b->ctx->revoked) {
-		run_group(b, 0, n, RTID_MODE_DRIVER, false,
-			  b->ctx->version_mismatch ? RTID_FB_VERSION_MISMATCH : RTID_FB_UNATTESTED);
+	if (!rtid__canary_may_try(&t)) {
+		run_group(b, 0, n, RTID_MODE_DRIVER, false, rtid__untrusted_why(&t));
 		return;
 	}
-	for (; i < n; i++) {
-		enum rtid_xcheck x;
-
+	for (size_t i = 0; i < n; i++) {
 		run_group(b, i, i + 1, RTID_MODE_CROSSCHECK, false, RTID_FB_NONE);
-		x = b->out[i].crosscheck;
-		if (x == RTID_XC_AGREE) {
+		switch (rtid__canary_next(b->out[i].crosscheck)) {
+		case RTID__CANARY_SCAN_REST:
 			run_group(b, i + 1, n, RTID_MODE_SCAN, true, RTID_FB_NONE);
 			return;
-		}
-		if (x == RTID_XC_MISMATCH) {
+		case RTID__CANARY_DRIVER_REST:
 			run_group(b, i + 1, n, RTID_MODE_DRIVER, false, RTID_FB_CANARY_MISMATCH);
 			return;
+		case RTID__CANARY_NEXT_PID:
+			break;
 		}
 	}
 }
@@ -328,13 +365,15 @@ static void batch_free(struct batch *b, struct rtid_result *caller)
 {
 	if (b->out != caller)
 		free(b->out);
+	free(b->ans);
 	free(b->scans);
 	free(b->need);
 }
 
 int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n, struct rtid_result *out)
 {
-	struct batch b = { ctx, 0, pids, out, NULL, NULL };
+	struct batch b = { ctx, 0, pids, out, NULL, NULL, NULL };
+	struct rtid__trust t;
 	bool trusted;
 
 	if (!ctx || (n && (!pids || !out)))
@@ -344,21 +383,22 @@ int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n, struct rt
 			return -EINVAL;
 	b.scans = calloc(n ? n : 1, sizeof(*b.scans));
 	b.need = calloc(n ? n : 1, sizeof(*b.need));
+	b.ans = calloc(n ? n : 1, sizeof(*b.ans));
 	if (ctx->cfg.result_size != sizeof(*out))
 		b.out = calloc(n ? n : 1, sizeof(*out));
-	if (!b.scans || !b.need || (n && !b.out)) {
+	if (!b.scans || !b.need || !b.ans || (n && !b.out)) {
 		batch_free(&b, out);
 		return -ENOMEM;
 	}
 	if (ctx->cfg.deadline_s > 0)
 		b.deadline = rtid__now() + ctx->cfg.deadline_s;
-	trusted = !ctx->version_mismatch &&
-		  (ctx->attested || (ctx->cfg.allow_unattested && !ctx->revoked));
+	t = trust_of(ctx);
+	trusted = rtid__scan_trusted(&t);
 	if (ctx->cfg.mode == RTID_MODE_CANARY)
 		run_canary(&b, n);
 	else
 		run_group(&b, 0, n, ctx->cfg.mode, trusted, RTID_FB_NONE);
-	rtid__api_end(ctx);
+	rtid__driver_end(ctx);
 	if (b.out != out)
 		results_out(ctx, b.out, n, out);
 	batch_free(&b, out);

@@ -127,8 +127,7 @@ static bool process_gone(int rootfd, int pid)
 
 /* Re-read the single candidate: a name that changed since the walk proves
  * nothing about which thread is the driver's. */
-static enum rtid__scan_status recheck(int taskfd, int tid, const struct rtid__matcher *m,
-				      int *err)
+static enum rtid__reread reread(int taskfd, int tid, const struct rtid__matcher *m, int *err)
 {
 	char path[64], comm[64];
 	ssize_t n;
@@ -136,34 +135,31 @@ static enum rtid__scan_status recheck(int taskfd, int tid, const struct rtid__ma
 	snprintf(path, sizeof(path), "%d/comm", tid);
 	n = rtid__read_comm(taskfd, path, comm, sizeof(comm));
 	if (vanished(n) && confirm_gone(taskfd, tid, n) == 0)
-		return RTID__SCAN_UNSTABLE;
+		return RTID__REREAD_CHANGED;
 	if (n < 0) {
 		*err = (int)n;
-		return RTID__SCAN_ERROR;
+		return RTID__REREAD_ERROR;
 	}
-	return rtid__matcher_match(m, comm, (size_t)n) ? RTID__SCAN_FOUND : RTID__SCAN_UNSTABLE;
+	return rtid__matcher_match(m, comm, (size_t)n) ? RTID__REREAD_SAME : RTID__REREAD_CHANGED;
 }
 
+/* The facts of the walk, then the rule (decide.c) on them. */
 static void classify(int rootfd, int taskfd, int pid, const struct rtid__matcher *m,
 		     const struct walk *w, struct rtid__scan *out)
 {
+	struct rtid__scan_seen seen = { .gone = process_gone(rootfd, pid), .err = w->err,
+					.incomplete = w->incomplete,
+					.candidates = w->candidates };
+	int err = 0;
+
+	if (rtid__scan_needs_reread(&seen))
+		seen.reread = reread(taskfd, w->first, m, &err);
 	out->candidates = w->candidates;
-	if (process_gone(rootfd, pid))
-		out->status = RTID__SCAN_NOPROC;
-	else if (w->err) {
-		out->status = RTID__SCAN_ERROR;
-		out->err = w->err;
-	} else if (w->incomplete)
-		out->status = RTID__SCAN_UNSTABLE;
-	else if (w->candidates == 0)
-		out->status = RTID__SCAN_ZERO;
-	else if (w->candidates > 1)
-		out->status = RTID__SCAN_MULTIPLE;
-	else {
-		out->status = recheck(taskfd, w->first, m, &out->err);
-		if (out->status == RTID__SCAN_FOUND)
-			out->tid = w->first;
-	}
+	out->status = rtid__scan_rule(&seen);
+	if (out->status == RTID__SCAN_ERROR)
+		out->err = w->err ? w->err : err;
+	if (out->status == RTID__SCAN_FOUND)
+		out->tid = w->first;
 }
 
 void rtid__scan(const char *proc_root, int pid, const struct rtid__matcher *m,

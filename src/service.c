@@ -9,39 +9,33 @@
 #include "internal.h"
 #include "service-client.h"
 
-#define CU_INVALID_VALUE 1
-#define CU_NOT_INITIALIZED 3
-
-static void interpret(const struct rtid__svc_ans *a, struct rtid_result *r)
+static void interpret(const struct rtid__svc_ans *a, struct rtid__answer *r)
 {
-	r->source = RTID_SRC_SERVICE;
 	if (a->kind == RTID__SVC_TID) {
 		r->tid = a->value;
 	} else if (a->kind == RTID__SVC_CUERR) {
 		r->code = a->value;
-		if (a->value != CU_INVALID_VALUE && a->value != CU_NOT_INITIALIZED)
-			rtid__set_error(r, RTID_ERR_API_FAILED, "%s (CUresult %d)",
-					strcmp(a->name, "-") ? a->name : "CUDA error", a->value);
+		if (rtid__driver_said(a->value) != RTID__SAID_NONE)
+			rtid__answer_fail(r, RTID_ERR_API_FAILED, "%s (CUresult %d)",
+					  strcmp(a->name, "-") ? a->name : "CUDA error", a->value);
 	} else if (a->kind == RTID__SVC_ERROR) {
 		enum rtid_error e = !strcmp(a->name, "timeout") ? RTID_ERR_TIMEOUT
 				    : !strcmp(a->name, "worker-crashed") ? RTID_ERR_WORKER_CRASHED
 				    : RTID_ERR_WORKER_FAILED;
 
-		rtid__set_error(r, e, "rtid serve: %s: %s", a->name, a->text);
+		rtid__answer_fail(r, e, "rtid serve: %s: %s", a->name, a->text);
 	} else {
-		rtid__set_error(r, RTID_ERR_WORKER_FAILED, "rtid serve denied the query: %s",
-				a->text);
+		rtid__answer_fail(r, RTID_ERR_WORKER_FAILED, "rtid serve denied the query: %s",
+				  a->text);
 	}
 }
 
-static void fail_from(const bool *need, size_t i, size_t n, struct rtid_result *out,
+static void fail_from(const bool *need, size_t i, size_t n, struct rtid__answer *out,
 		      enum rtid_error e, const char *msg)
 {
 	for (; i < n; i++)
-		if (need[i]) {
-			out[i].source = RTID_SRC_SERVICE;
-			rtid__set_error(&out[i], e, "%s", msg);
-		}
+		if (need[i])
+			rtid__answer_fail(&out[i], e, "%s", msg);
 }
 
 /* RTID_ERR_DEADLINE once the batch's deadline has passed, else e. */
@@ -51,7 +45,7 @@ static enum rtid_error late(double deadline, enum rtid_error e)
 }
 
 void rtid__service_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
-			 struct rtid_result *out, double deadline)
+			 struct rtid__answer *out, double deadline)
 {
 	const char *path = rtid__svc_path(ctx->service_socket);
 	struct rtid__svc_conn c = { .fd = -1 };

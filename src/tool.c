@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,21 +13,6 @@
 
 #include "internal.h"
 
-/* CUDA_ERROR_INVALID_VALUE and CUDA_ERROR_NOT_INITIALIZED, truncated to 8 bits
- * as the tool's exit status. */
-#define EXIT_NONE_INVALID 1
-#define EXIT_NONE_NOTINIT 3
-
-void rtid__set_error(struct rtid_result *r, enum rtid_error e, const char *fmt, ...)
-{
-	va_list ap;
-
-	r->error = e;
-	r->tid = 0;
-	va_start(ap, fmt);
-	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
-	va_end(ap);
-}
 
 /* Same bytes: a copy of the running program under another inode. */
 static bool same_contents(int a, int b)
@@ -146,49 +130,48 @@ static void excerpt(const char *buf, size_t len, char *out, size_t outlen)
 	out[o] = '\0';
 }
 
-static void interpret_exit0(const struct rtid__child *c, struct rtid_result *r)
+static void interpret_exit0(const struct rtid__child *c, struct rtid__answer *r)
 {
 	char ex[64];
 	int tid;
 
 	if (c->out_overflow) {
-		rtid__set_error(r, RTID_ERR_BAD_OUTPUT, "stdout longer than %d bytes",
+		rtid__answer_fail(r, RTID_ERR_BAD_OUTPUT, "stdout longer than %d bytes",
 				RTID__OUT_MAX);
 		return;
 	}
 	if (rtid__parse_tid(c->out, c->out_len, &tid) < 0) {
 		excerpt(c->out, c->out_len, ex, sizeof(ex));
-		rtid__set_error(r, RTID_ERR_BAD_OUTPUT, "stdout is not one positive number: \"%s\"",
+		rtid__answer_fail(r, RTID_ERR_BAD_OUTPUT, "stdout is not one positive number: \"%s\"",
 				ex);
 		return;
 	}
 	r->tid = tid;
 }
 
-void rtid__tool_interpret(const struct rtid__child *c, struct rtid_result *r)
+void rtid__tool_interpret(const struct rtid__child *c, struct rtid__answer *r)
 {
 	char ex[96];
 	int code;
 
-	r->source = RTID_SRC_TOOL;
 	if (c->timed_out) {
-		rtid__set_error(r, RTID_ERR_TIMEOUT, "cuda-checkpoint did not finish in time");
+		rtid__answer_fail(r, RTID_ERR_TIMEOUT, "cuda-checkpoint did not finish in time");
 		return;
 	}
 	r->code = WIFSIGNALED(c->status) ? -WTERMSIG(c->status) : WEXITSTATUS(c->status);
 	if (WIFSIGNALED(c->status)) {
-		rtid__set_error(r, RTID_ERR_TOOL_CRASHED, "cuda-checkpoint killed by signal %d (%s)",
+		rtid__answer_fail(r, RTID_ERR_TOOL_CRASHED, "cuda-checkpoint killed by signal %d (%s)",
 				WTERMSIG(c->status), sigabbrev_np(WTERMSIG(c->status)) ?: "?");
 		return;
 	}
 	code = WEXITSTATUS(c->status);
-	if (code == 0)
+	if (rtid__driver_said(code) == RTID__SAID_TID)
 		interpret_exit0(c, r);
-	else if (code == EXIT_NONE_INVALID || code == EXIT_NONE_NOTINIT)
+	else if (rtid__driver_said(code) == RTID__SAID_NONE)
 		r->tid = 0;
 	else {
 		excerpt(c->err_len ? c->err : c->out, c->err_len ? c->err_len : c->out_len, ex,
 			sizeof(ex));
-		rtid__set_error(r, RTID_ERR_TOOL_FAILED, "cuda-checkpoint exit %d: %s", code, ex);
+		rtid__answer_fail(r, RTID_ERR_TOOL_FAILED, "cuda-checkpoint exit %d: %s", code, ex);
 	}
 }

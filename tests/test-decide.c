@@ -51,6 +51,107 @@ static void crosscheck_table(void **state)
 	}
 }
 
+/* Exactly one and stable: only a present process, wholly read and provably
+ * wholly listed, with one match that still matches, names a thread. */
+static void scan_rule_table(void **state)
+{
+	const enum rtid__reread N = RTID__REREAD_NOT_DONE, S = RTID__REREAD_SAME,
+				C = RTID__REREAD_CHANGED, E = RTID__REREAD_ERROR;
+	const struct {
+		bool gone;
+		int err;
+		bool incomplete;
+		int candidates;
+		enum rtid__reread reread;
+		bool reread_needed;
+		enum rtid__scan_status want;
+	} t[] = {
+		/* gone  err      partial  matches reread  needed  status */
+		{ false, 0, false, 1, S, true, RTID__SCAN_FOUND },
+		{ false, 0, false, 1, C, true, RTID__SCAN_UNSTABLE },  /* renamed after the walk */
+		{ false, 0, false, 1, E, true, RTID__SCAN_ERROR },
+		{ false, 0, false, 1, N, true, RTID__SCAN_UNSTABLE },  /* never found unread */
+		{ false, 0, false, 0, N, false, RTID__SCAN_ZERO },
+		{ false, 0, false, 2, N, false, RTID__SCAN_MULTIPLE },
+		{ false, 0, true, 1, S, false, RTID__SCAN_UNSTABLE },  /* a live thread skipped */
+		{ false, 0, true, 0, N, false, RTID__SCAN_UNSTABLE },
+		{ false, -EIO, false, 1, S, false, RTID__SCAN_ERROR }, /* one task unreadable */
+		{ false, -EIO, true, 1, S, false, RTID__SCAN_ERROR },
+		{ true, 0, false, 1, S, false, RTID__SCAN_NOPROC },
+		{ true, -ENOENT, false, 0, N, false, RTID__SCAN_NOPROC },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct rtid__scan_seen seen = { t[i].gone, t[i].err, t[i].incomplete,
+						t[i].candidates, t[i].reread };
+
+		assert_int_equal(rtid__scan_needs_reread(&seen), t[i].reread_needed);
+		assert_int_equal(rtid__scan_rule(&seen), t[i].want);
+	}
+}
+
+/* When the scan is used, as the README's mode table says: with a clean
+ * attestation, or unattested by permission when nothing is on record
+ * against the version; never on a version other than the running one. The
+ * canary needs no attestation, only no mismatch on record. */
+static void trust_table(void **state)
+{
+	const struct {
+		bool attested, revoked, allow, mismatch;
+		bool scan, canary;
+		enum rtid_fallback why;
+	} t[] = {
+		/* attested revoked allow  mismatch  scan   canary why-not */
+		{ true, false, false, false, true, true, RTID_FB_UNATTESTED },
+		{ true, false, true, false, true, true, RTID_FB_UNATTESTED },
+		{ false, false, false, false, false, true, RTID_FB_UNATTESTED },
+		{ false, false, true, false, true, true, RTID_FB_UNATTESTED },
+		{ false, true, true, false, false, false, RTID_FB_UNATTESTED },
+		{ false, true, false, false, false, false, RTID_FB_UNATTESTED },
+		{ true, false, false, true, false, false, RTID_FB_VERSION_MISMATCH },
+		{ false, false, true, true, false, false, RTID_FB_VERSION_MISMATCH },
+		{ false, true, true, true, false, false, RTID_FB_VERSION_MISMATCH },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct rtid__trust tr = { t[i].attested, t[i].revoked, t[i].allow, t[i].mismatch };
+
+		assert_int_equal(rtid__scan_trusted(&tr), t[i].scan);
+		assert_int_equal(rtid__canary_may_try(&tr), t[i].canary);
+		assert_int_equal(rtid__untrusted_why(&tr), t[i].why);
+	}
+}
+
+/* The canary goes on until a pid gives a verdict on the naming. */
+static void canary_table(void **state)
+{
+	(void)state;
+	assert_int_equal(rtid__canary_next(RTID_XC_AGREE), RTID__CANARY_SCAN_REST);
+	assert_int_equal(rtid__canary_next(RTID_XC_MISMATCH), RTID__CANARY_DRIVER_REST);
+	assert_int_equal(rtid__canary_next(RTID_XC_AGREE_NONE), RTID__CANARY_NEXT_PID);
+	assert_int_equal(rtid__canary_next(RTID_XC_NONE), RTID__CANARY_NEXT_PID);
+}
+
+/* A driver status, the tool's exit or a CUresult: only 1 and 3 say "no CUDA";
+ * 2 (out of memory), 101 (invalid device) or a truncated 999 are errors. */
+static void driver_status_table(void **state)
+{
+	const struct {
+		int status;
+		enum rtid__said said;
+	} t[] = {
+		{ 0, RTID__SAID_TID },    { 1, RTID__SAID_NONE },     { 3, RTID__SAID_NONE },
+		{ 2, RTID__SAID_FAILED }, { 4, RTID__SAID_FAILED },   { 101, RTID__SAID_FAILED },
+		{ 231, RTID__SAID_FAILED }, { 999, RTID__SAID_FAILED }, { -1, RTID__SAID_FAILED },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		assert_int_equal(rtid__driver_said(t[i].status), t[i].said);
+}
+
 static const char *mode_n(int i) { return rtid_mode_name((enum rtid_mode)i); }
 static const char *src_n(int i) { return rtid_source_name((enum rtid_source)i); }
 static const char *fb_n(int i) { return rtid_fallback_name((enum rtid_fallback)i); }
@@ -115,7 +216,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fallback_table), cmocka_unit_test(crosscheck_table),
-		cmocka_unit_test(every_value_named),
+		cmocka_unit_test(scan_rule_table), cmocka_unit_test(trust_table), cmocka_unit_test(canary_table),
+		cmocka_unit_test(driver_status_table), cmocka_unit_test(every_value_named),
 		cmocka_unit_test(names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
