@@ -37,6 +37,36 @@ out=$(RTID_CASE="$work/w.case" "$bin" resolve --backend api --libcuda "$mock" --
 echo "$out" | grep -q "\"tid\": *$pid" || fail "installed rtid, api backend answered: $out"
 echo "install: moved prefix ok ($v, api backend found its worker)"
 
+# A program built against the installed header and library, as a user's is:
+# RTID_CONFIG_INIT, the versioned exports, rtid_version() = rtid --version.
+opt() { meson introspect "$build" --buildoptions |
+	python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]==sys.argv[1]][0])' "$1"; }
+inc="$work/moved$prefix/$(opt includedir)" lib="$work/moved$prefix/$(opt libdir)"
+cat > "$work/user.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <rtid.h>
+int main(int argc, char **argv)
+{
+	struct rtid_config cfg = { RTID_CONFIG_INIT, .backend = RTID_BACKEND_API, .libcuda = argv[1] };
+	struct rtid_ctx *ctx;
+	struct rtid_result r;
+
+	if (argc != 3 || rtid_ctx_new(&cfg, &ctx) < 0 || rtid_resolve(ctx, (int)strtol(argv[2], NULL, 10), &r) < 0)
+		return 2;
+	printf("%s %d %s\n", rtid_version(), r.tid, rtid_source_name(r.source));
+	rtid_ctx_free(ctx);
+	return 0;
+}
+C
+cc -Wall -Werror -I"$inc" -o "$work/user" "$work/user.c" -L"$lib" -lrtid ||
+	fail "a program does not build against the installed rtid.h and librtid"
+worker=$(find "$work/moved" -name rtid-cuda-worker -type f | head -n 1)
+out=$(RTID_CASE="$work/w.case" RTID_WORKER="$worker" LD_LIBRARY_PATH="$lib" "$work/user" "$mock" "$pid") ||
+	fail "the user's program failed: $out"
+[ "$out" = "${v#rtid } $pid api" ] || fail "the user's program printed '$out', not '${v#rtid } $pid api'"
+echo "install: a program built on the installed header resolved $pid ($out)"
+
 # The container recipe: a self-contained rtid and the worker into an empty tree.
 [ "${RTID_SKIP_SELF_CONTAINED:-}" = 1 ] && exit 0
 meson setup "$work/sc" "$src" -Dself_contained=true -Dtests=disabled -Dfuse=disabled \
