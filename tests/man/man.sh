@@ -2,7 +2,8 @@
 # The manuals tell the whole truth about the interface: every command and
 # option of every --help is in rtid(1) and every option there is in some
 # --help; every environment variable the code reads is in rtid(1)'s
-# ENVIRONMENT; every function the header exports is in librtid(3).
+# ENVIRONMENT; every function the header exports is in librtid(3); and all
+# of them, and the Debian changelog, carry the version rtid --version says.
 # Usage: man.sh SOURCE_DIR RTID_BINARY
 set -eu
 src=$1 rtid=$2
@@ -44,5 +45,15 @@ done
 for f in $(grep -A2 RTID_EXPORT "$hdr" | grep -o -E 'rtid_[a-z_]+\(' | tr -d '(' | sort -u); do
 	grep -q -E "$f( \(\)|\()" "$man3" || miss "$f is exported but not in librtid(3)"
 done
+# One version: what rtid --version says is in every manual's header and in
+# the Debian changelog (the meson project's version is the source of both).
+v=$("$rtid" --version | sed -n 's/^rtid \([0-9][0-9.]*\).*/\1/p')
+[ -n "$v" ] || miss "rtid --version gave no version"
+for m in "$src"/src/*.[1-8]; do
+	grep -q -E "^\.TH .*\"rtid $v\"" "$m" || miss "${m#"$src"/}: .TH does not say rtid $v"
+done
+head -n 1 "$src/debian/changelog" | grep -q -F "rtid ($v-" ||
+	miss "debian/changelog does not begin with version $v"
+
 [ "$bad" = 0 ] && echo "man: rtid(1) and librtid(3) cover every command, option, variable and function"
 exit "$bad"
