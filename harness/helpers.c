@@ -150,6 +150,20 @@ int count_lines(const char *path)
 	return n;
 }
 
+const char *slurp(const char *path)
+{
+	static char buf[65536];
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
 const char *env_path(const char *name)
 {
 	const char *p = getenv(name);

@@ -33,6 +33,10 @@ int count_fds(void);
 /* Number of lines in a file, 0 if it does not exist. */
 int count_lines(const char *path);
 
+/* A file's first 64 KiB as a string ("" if it cannot be read), in a buffer
+ * that the next call reuses. */
+const char *slurp(const char *path);
+
 /* Path of a built helper given through the environment (meson sets it). */
 const char *env_path(const char *name);
 

@@ -25,31 +25,6 @@
 /* No timeout of rtid's own unless RTID_TIMEOUT: the real tool has none. */
 #define NO_TIMEOUT 1e7
 
-/* Why the shim fell back, appended to RTID_SHIM_LOG when set: never on
- * stderr, which CRIU reads in front of the real tool's answer. */
-static void note(const char *fmt, ...)
-{
-	const char *path = getenv("RTID_SHIM_LOG");
-	char line[512];
-	va_list ap;
-	int fd, n;
-
-	if (!path || !*path)
-		return;
-	n = snprintf(line, sizeof(line), "%d: ", (int)getpid());
-	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof(line) - 2)
-		n = (int)sizeof(line) - 2;
-	line[n++] = '\n';
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd >= 0) {
-		(void)!write(fd, line, (size_t)n);
-		close(fd);
-	}
-}
-
 /* The real tool: RTID_REAL_TOOL, else the next cuda-checkpoint on PATH that
  * is not rtid (nor a copy of it). */
 static char *real_tool(bool quiet)
@@ -125,19 +100,19 @@ static int configure(struct cli_opts *o, const char *tool)
 
 	/* Checked first: cli_opts_init would say so on stderr. */
 	if (mode && *mode && rtid_mode_parse(mode, &m) < 0)
-		return note("bad RTID_MODE '%s'", mode), -1;
+		return shim_note("bad RTID_MODE '%s'", mode), -1;
 	if (cli_opts_init(o, SHIM) < 0)
-		return note("bad settings"), -1;
+		return shim_note("bad settings"), -1;
 	o->cfg.tool = tool;
 	o->cfg.timeout_s = NO_TIMEOUT;
 	o->cfg.jobs = 1;
 	if (backend && *backend && strcmp(backend, "tool") && strcmp(backend, "api"))
-		return note("bad RTID_BACKEND '%s'", backend), -1;
+		return shim_note("bad RTID_BACKEND '%s'", backend), -1;
 	o->cfg.backend = backend && !strcmp(backend, "api") ? RTID_BACKEND_API : RTID_BACKEND_TOOL;
 	if (timeout && *timeout && cli_parse_seconds(timeout, &o->cfg.timeout_s) < 0)
-		return note("bad RTID_TIMEOUT '%s'", timeout), -1;
+		return shim_note("bad RTID_TIMEOUT '%s'", timeout), -1;
 	if (o->bad_env_version)
-		return note("bad RTID_DRIVER_VERSION '%s'", o->bad_env_version), -1;
+		return shim_note("bad RTID_DRIVER_VERSION '%s'", o->bad_env_version), -1;
 	if (pattern && *pattern)
 		o->cfg.pattern = pattern;
 	o->cfg.allow_unattested = unatt && !strcmp(unatt, "1");
@@ -163,9 +138,9 @@ static int resolve(const struct cli_opts *o, int pid, struct rtid_result *r)
 		e = rtid_resolve(ctx, pid, r);
 	rtid_ctx_free(ctx);
 	if (e < 0)
-		return note("pid %d: cannot set up the resolver: %s", pid, strerror(-e)), -1;
+		return shim_note("pid %d: cannot set up the resolver: %s", pid, strerror(-e)), -1;
 	if (r->error)
-		return note("pid %d: %s: %s", pid, rtid_error_name(r->error), r->detail), -1;
+		return shim_note("pid %d: %s: %s", pid, rtid_error_name(r->error), r->detail), -1;
 	return 0;
 }
 

@@ -2,10 +2,13 @@
  * exactly what the real cuda-checkpoint would have printed. Anything short
  * of a driver answer (no daemon, refused, denied, an error, late) leaves the
  * call to the shim's usual path, which ends in the real tool. */
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "service-client.h"
@@ -88,6 +91,31 @@ static int print(const struct rtid__svc_ans *a)
 	return a->kind == RTID__SVC_CUERR ? a->value & 0xff : 0;
 }
 
+/* Why the shim fell back, appended to RTID_SHIM_LOG when set: never on
+ * stderr, which CRIU reads in front of the real tool's answer. */
+void shim_note(const char *fmt, ...)
+{
+	const char *path = getenv("RTID_SHIM_LOG");
+	char line[512];
+	va_list ap;
+	int fd, n;
+
+	if (!path || !*path)
+		return;
+	n = snprintf(line, sizeof(line), "%d: ", (int)getpid());
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0) {
+		(void)!write(fd, line, (size_t)n);
+		close(fd);
+	}
+}
+
 bool shim_try_service(int argc, char **argv, int *rc)
 {
 	struct rtid__svc_req q = { 0 };
@@ -98,9 +126,13 @@ bool shim_try_service(int argc, char **argv, int *rc)
 	double wait = env_seconds("RTID_SERVICE_TIMEOUT", WAIT_DEFAULT);
 	int r;
 
-	if (!parse(argc, argv, &q) || stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) ||
-	    rtid__svc_open(path, &c) < 0)
+	if (!parse(argc, argv, &q) || stat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
 		return false;
+	/* A daemon is set up from here on: why it did not answer is worth a line. */
+	if ((r = rtid__svc_open(path, &c)) < 0) {
+		shim_note("rtid serve at %s: cannot connect: %s", path, strerror(-r));
+		return false;
+	}
 	/* An action may not be repeated by the tool while the daemon still runs it,
 	 * so its answer is awaited past the daemon's own deadline. */
 	if (q.op >= RTID__OP_LOCK)
@@ -108,8 +140,15 @@ bool shim_try_service(int argc, char **argv, int *rc)
 		       q.timeout_ms / 1000.0;
 	r = rtid__svc_call(&c, &q, rtid__svc_now() + wait, &a);
 	rtid__svc_close(&c);
-	if (r < 0 || a.kind == RTID__SVC_ERROR || a.kind == RTID__SVC_DENIED)
+	if (r < 0) {
+		shim_note("rtid serve at %s: no answer: %s", path, strerror(-r));
 		return false;
+	}
+	if (a.kind == RTID__SVC_ERROR || a.kind == RTID__SVC_DENIED) {
+		shim_note("rtid serve at %s: %s: %s", path,
+			  a.kind == RTID__SVC_DENIED ? "denied" : a.name, a.text);
+		return false;
+	}
 	*rc = print(&a);
 	return true;
 }

@@ -22,7 +22,7 @@
 
 #define VERSION_LINE "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Tue\n"
 
-static char *slurp(const char *path)
+static char *slurp_alloc(const char *path)
 {
 	FILE *f = fopen(path, "r");
 	char *buf = calloc(1, 1 << 20);
@@ -54,7 +54,7 @@ void hd_prepare(struct daemon *d, const char *case_text, const int *pids)
 		char path[512], *text;
 
 		snprintf(path, sizeof(path), "%s/%s.case", env_path("SERVE_CASES"), case_text + 1);
-		text = slurp(path);
+		text = slurp_alloc(path);
 		assert_true(text[0] != '\0');
 		write_file(d->dir, "t.case", text);
 		free(text);
@@ -179,7 +179,7 @@ struct shim_run hd_shim(const struct daemon *d, const char *sock, const char *co
 
 int hd_log_count(const struct daemon *d, const char *needle)
 {
-	char *text = slurp(d->log), *p = text;
+	char *text = slurp_alloc(d->log), *p = text;
 	int n = 0;
 
 	while ((p = strstr(p, needle))) {
@@ -192,7 +192,7 @@ int hd_log_count(const struct daemon *d, const char *needle)
 
 int hd_log_self(const struct daemon *d, const char *needle)
 {
-	char *text = slurp(d->log), *line = text, *next;
+	char *text = slurp_alloc(d->log), *line = text, *next;
 	int self = -1;
 
 	for (; line && *line; line = next) {
@@ -210,7 +210,7 @@ int hd_log_self(const struct daemon *d, const char *needle)
 
 bool hd_said(const struct daemon *d, const char *needle)
 {
-	char *text = slurp(d->stderr_path);
+	char *text = slurp_alloc(d->stderr_path);
 	bool yes = strstr(text, needle) != NULL;
 
 	free(text);
@@ -251,7 +251,7 @@ long hd_rss_kb(pid_t pid)
 	long kb = -1;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	text = slurp(path);
+	text = slurp_alloc(path);
 	if ((p = strstr(text, "VmRSS:")))
 		kb = strtol(p + 6, NULL, 10);
 	free(text);

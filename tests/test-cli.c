@@ -86,18 +86,6 @@ static int rtid(const char *args)
 	return WEXITSTATUS(st);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	static char buf[65536];
-	size_t n;
-
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
 
 static void help_documents_everything(void **state)
 {

@@ -65,7 +65,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-static ssize_t slurp(const char *rel, char *buf, size_t len)
+static ssize_t read_rel(const char *rel, char *buf, size_t len)
 {
 	char path[1024];
 	ssize_t n, total = 0;
@@ -120,23 +120,23 @@ static void looks_like_proc(void **state)
 	assert_int_equal(stat(path, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
 	assert_int_equal(st.st_size, 0); /* as the kernel reports */
-	assert_int_equal(slurp("42/task/44/comm", buf, sizeof(buf)), 16);
+	assert_int_equal(read_rel("42/task/44/comm", buf, sizeof(buf)), 16);
 	assert_memory_equal(buf, "cuda00001400006\n", 16);
 	snprintf(path, sizeof(path), "%s/42/task", mnt);
 	assert_int_equal(stat(path, &st), 0);
 	assert_true(S_ISDIR(st.st_mode));
-	assert_true(slurp("driver/nvidia/version", buf, sizeof(buf)) > 0);
+	assert_true(read_rel("driver/nvidia/version", buf, sizeof(buf)) > 0);
 	assert_non_null(strstr(buf, "580.65.06"));
-	assert_true(slurp("42/status", buf, sizeof(buf)) > 0);
+	assert_true(read_rel("42/status", buf, sizeof(buf)) > 0);
 	assert_non_null(strstr(buf, "Threads:\t3"));
-	assert_int_equal(slurp("99/task", buf, sizeof(buf)), -ENOENT);
-	assert_int_equal(slurp("42/task/99/comm", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(read_rel("99/task", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(read_rel("42/task/99/comm", buf, sizeof(buf)), -ENOENT);
 	/* A thread is reachable as /proc/TID, as on the kernel, but not listed;
 	 * its status names its process. */
-	assert_true(slurp("43/status", buf, sizeof(buf)) > 0);
+	assert_true(read_rel("43/status", buf, sizeof(buf)) > 0);
 	assert_non_null(strstr(buf, "Tgid:\t42\n"));
 	assert_non_null(strstr(buf, "Pid:\t43\n"));
-	assert_int_equal(slurp("43/comm", buf, sizeof(buf)), 15);
+	assert_int_equal(read_rel("43/comm", buf, sizeof(buf)), 15);
 	assert_memory_equal(buf, "cuda-EvtHandlr\n", 15);
 	assert_false(listed("", "43"));
 	assert_true(listed("", "42"));
@@ -172,11 +172,11 @@ static void control_reads_back_and_faults_fire(void **state)
 	(void)state;
 	control("reset\nclear\nfault eacces 42 43 open\nfault eio 42 44 read\n"
 		"fault short-read 42 42\n");
-	assert_true(slurp("rtid-control", buf, sizeof(buf)) > 0);
+	assert_true(read_rel("rtid-control", buf, sizeof(buf)) > 0);
 	assert_non_null(strstr(buf, "fault eacces 42 43 open"));
 	assert_non_null(strstr(buf, "fault eio 42 44 read"));
-	assert_int_equal(slurp("42/task/43/comm", buf, sizeof(buf)), -EACCES);
-	assert_int_equal(slurp("42/task/44/comm", buf, sizeof(buf)), -EIO);
+	assert_int_equal(read_rel("42/task/43/comm", buf, sizeof(buf)), -EACCES);
+	assert_int_equal(read_rel("42/task/44/comm", buf, sizeof(buf)), -EIO);
 	snprintf(buf, sizeof(buf), "%s/42/task/42/comm", mnt);
 	fd = open(buf, O_RDONLY);
 	assert_true(fd >= 0);
@@ -209,8 +209,8 @@ static void exited_thread_reads_esrch(void **state)
 	assert_int_equal(errno, ESRCH);
 	close(fd);
 	assert_false(listed("42/task", "43"));
-	assert_int_equal(slurp("42/task/43/comm", buf, sizeof(buf)), -ENOENT);
-	assert_true(slurp("42/status", buf, sizeof(buf)) > 0);
+	assert_int_equal(read_rel("42/task/43/comm", buf, sizeof(buf)), -ENOENT);
+	assert_true(read_rel("42/status", buf, sizeof(buf)) > 0);
 	assert_non_null(strstr(buf, "Threads:\t2\n"));
 	control("reset\nclear\n");
 }
@@ -283,15 +283,15 @@ static void seeded_probability(void **state)
 	(void)state;
 	control("reset\nclear\nfault eio 42 43 read probability 0.5\n");
 	for (int i = 0; i < 64; i++)
-		first[i] = slurp("42/task/43/comm", buf, sizeof(buf)) == -EIO;
+		first[i] = read_rel("42/task/43/comm", buf, sizeof(buf)) == -EIO;
 	control("reset\n");
 	for (int i = 0; i < 64; i++) {
-		again[i] = slurp("42/task/43/comm", buf, sizeof(buf)) == -EIO;
+		again[i] = read_rel("42/task/43/comm", buf, sizeof(buf)) == -EIO;
 		fails += again[i];
 	}
 	assert_memory_equal(first, again, sizeof(first));
 	assert_true(fails > 16 && fails < 48);
-	assert_true(slurp("rtid-control", buf, sizeof(buf)) > 0);
+	assert_true(read_rel("rtid-control", buf, sizeof(buf)) > 0);
 	control("clear\n");
 }
 

@@ -61,9 +61,12 @@ static void test_which_calls_are_asked(void **state)
 		ARGV("--action", "lock", "--pid", "7", "--timeout", "x"),
 		ARGV("--action", "lock", "--action", "lock", "--pid", "7"),
 	};
+	char log[120];
 	int lfd, rc = -1;
 
 	(void)state;
+	snprintf(log, sizeof(log), "%s/shim.log", dir);
+	setenv("RTID_SHIM_LOG", log, 1);
 	snprintf(path, sizeof(path), "%s/s", dir);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
@@ -76,12 +79,21 @@ static void test_which_calls_are_asked(void **state)
 		assert_false(shim_try_service(count(no[i]), no[i], &rc));
 		assert_false(asked(lfd));
 	}
+	assert_int_equal(access(log, F_OK), -1); /* not the daemon's calls: nothing to say */
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
 		assert_false(shim_try_service(count(yes[i]), yes[i], &rc)); /* late */
 		assert_true(asked(lfd));
 	}
 	assert_int_equal(rc, -1);
+	/* A daemon that does not answer says why in the shim's log, once per call. */
+	assert_int_equal(count_lines(log), (int)(sizeof(yes) / sizeof(yes[0])));
+	assert_non_null(strstr(slurp(log), ": no answer: "));
 	close(lfd);
+	/* The socket is there but nobody listens: that is said too. */
+	assert_false(shim_try_service(count(yes[0]), yes[0], &rc));
+	assert_int_equal(count_lines(log), (int)(sizeof(yes) / sizeof(yes[0])) + 1);
+	assert_non_null(strstr(slurp(log), ": cannot connect: Connection refused"));
+	unsetenv("RTID_SHIM_LOG");
 	unlink(path);
 	/* No socket, or a file at its path: nothing is asked. A bad wait is the
 	 * default wait. */
