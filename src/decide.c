@@ -96,6 +96,21 @@ enum rtid_fallback rtid__untrusted_why(const struct rtid__trust *t)
 	return t->version_mismatch ? RTID_FB_VERSION_MISMATCH : RTID_FB_UNATTESTED;
 }
 
+/* What the mode asks for one pid. Canary: its pids come here as cross-check,
+ * scan or driver (rtid__canary_next); alone it is cross-check. */
+enum rtid__plan rtid__plan_for(enum rtid_mode mode, bool trusted)
+{
+	switch (mode) {
+	case RTID_MODE_SCAN:
+		return trusted ? RTID__PLAN_SCAN_FIRST : RTID__PLAN_UNTRUSTED;
+	case RTID_MODE_CROSSCHECK:
+	case RTID_MODE_CANARY:
+		return RTID__PLAN_BOTH;
+	default:
+		return RTID__PLAN_DRIVER;
+	}
+}
+
 /* The canary's next step after cross-checking one pid: an agreement proves
  * the naming for this batch, a mismatch disproves it; no verdict (the pid
  * had no CUDA, or an error) proves nothing, and the next pid is tried. */

@@ -171,6 +171,13 @@ struct rtid__trust {
 bool rtid__scan_trusted(const struct rtid__trust *t);
 enum rtid_fallback rtid__untrusted_why(const struct rtid__trust *t);
 bool rtid__canary_may_try(const struct rtid__trust *t);
+enum rtid__plan {
+	RTID__PLAN_DRIVER,     /* the driver only */
+	RTID__PLAN_UNTRUSTED,  /* the driver, saying why the scan may not be used */
+	RTID__PLAN_SCAN_FIRST, /* the scan; the driver only when it names no thread */
+	RTID__PLAN_BOTH,       /* the scan and the driver; the driver's answer is used */
+};
+enum rtid__plan rtid__plan_for(enum rtid_mode mode, bool trusted);
 enum rtid__canary_step {
 	RTID__CANARY_NEXT_PID,   /* no verdict: cross-check the next pid */
 	RTID__CANARY_SCAN_REST,  /* agreement: scan the rest */

@@ -54,16 +54,11 @@ static bool scan_into(struct rtid_ctx *ctx, int pid, struct rtid_result *r, stru
 	return false;
 }
 
-/* The scan half of scan mode. trusted: the driver version may be scanned. */
-static bool plan_scan(struct rtid_ctx *ctx, int pid, bool trusted, struct rtid_result *r,
-		      struct rtid__scan *s)
+/* The scan, and its answer when it names the thread; returns whether the
+ * driver must be asked. */
+static bool scan_first(struct rtid_ctx *ctx, int pid, struct rtid_result *r,
+		       struct rtid__scan *s)
 {
-	if (!trusted) {
-		struct rtid__trust t = trust_of(ctx);
-
-		r->fallback = rtid__untrusted_why(&t);
-		return true;
-	}
 	if (!scan_into(ctx, pid, r, s))
 		return false;
 	r->fallback = rtid__scan_fallback(s);
@@ -100,6 +95,26 @@ static bool is_process(struct rtid_ctx *ctx, int pid, struct rtid_result *r)
 	return true;
 }
 
+/* Do the scan half of a plan; returns whether the driver must be asked. */
+static bool follow(struct rtid_ctx *ctx, enum rtid__plan p, int pid, struct rtid_result *r,
+		   struct rtid__scan *s)
+{
+	struct rtid__trust t = trust_of(ctx);
+
+	switch (p) {
+	case RTID__PLAN_UNTRUSTED:
+		r->fallback = rtid__untrusted_why(&t);
+		return true;
+	case RTID__PLAN_SCAN_FIRST:
+		return scan_first(ctx, pid, r, s);
+	case RTID__PLAN_BOTH:
+		return scan_into(ctx, pid, r, s);
+	case RTID__PLAN_DRIVER:
+		break;
+	}
+	return true;
+}
+
 /* Fill what needs no driver; returns whether the driver must be asked. */
 static bool plan(struct rtid_ctx *ctx, enum rtid_mode mode, bool trusted, int pid,
 		 struct rtid_result *r, struct rtid__scan *s)
@@ -112,10 +127,8 @@ static bool plan(struct rtid_ctx *ctx, enum rtid_mode mode, bool trusted, int pi
 	r->scan_candidates = -1;
 	if (!is_process(ctx, pid, r))
 		need = false;
-	else if (mode == RTID_MODE_SCAN)
-		need = plan_scan(ctx, pid, trusted, r, s);
-	else if (mode == RTID_MODE_CROSSCHECK)
-		need = scan_into(ctx, pid, r, s);
+	else
+		need = follow(ctx, rtid__plan_for(mode, trusted), pid, r, s);
 	if (need)
 		r->source = driver_source(ctx);
 	r->ms = (rtid__now() - t0) * 1000.0;
@@ -124,7 +137,7 @@ static bool plan(struct rtid_ctx *ctx, enum rtid_mode mode, bool trusted, int pi
 
 static void verdict(enum rtid_mode mode, struct rtid_result *r, const struct rtid__scan *s)
 {
-	if (mode == RTID_MODE_CROSSCHECK && r->error == RTID_OK)
+	if (rtid__plan_for(mode, false) == RTID__PLAN_BOTH && r->error == RTID_OK)
 		r->crosscheck = rtid__crosscheck(s, r->tid);
 }
 

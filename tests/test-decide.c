@@ -124,6 +124,30 @@ static void trust_table(void **state)
 	}
 }
 
+/* The README's mode table, per pid: driver never scans; scan scans when
+ * trusted and else says why not; cross-check (and the canary's first pid)
+ * always does both, trusted or not. */
+static void plan_table(void **state)
+{
+	const struct {
+		enum rtid_mode mode;
+		bool trusted;
+		enum rtid__plan want;
+	} t[] = {
+		{ RTID_MODE_DRIVER, true, RTID__PLAN_DRIVER },
+		{ RTID_MODE_DRIVER, false, RTID__PLAN_DRIVER },
+		{ RTID_MODE_SCAN, true, RTID__PLAN_SCAN_FIRST },
+		{ RTID_MODE_SCAN, false, RTID__PLAN_UNTRUSTED },
+		{ RTID_MODE_CROSSCHECK, true, RTID__PLAN_BOTH },
+		{ RTID_MODE_CROSSCHECK, false, RTID__PLAN_BOTH },
+		{ RTID_MODE_CANARY, false, RTID__PLAN_BOTH },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		assert_int_equal(rtid__plan_for(t[i].mode, t[i].trusted), t[i].want);
+}
+
 /* The canary goes on until a pid gives a verdict on the naming. */
 static void canary_table(void **state)
 {
@@ -216,7 +240,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fallback_table), cmocka_unit_test(crosscheck_table),
-		cmocka_unit_test(scan_rule_table), cmocka_unit_test(trust_table), cmocka_unit_test(canary_table),
+		cmocka_unit_test(plan_table), cmocka_unit_test(scan_rule_table), cmocka_unit_test(trust_table), cmocka_unit_test(canary_table),
 		cmocka_unit_test(driver_status_table), cmocka_unit_test(every_value_named),
 		cmocka_unit_test(names),
 	};
