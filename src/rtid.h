@@ -149,8 +149,9 @@ struct rtid_ctx;
 
 /* Create a resolver for cfg. Returns 0 and *out, or -EINVAL (bad pattern,
  * mode, or sizes not set by RTID_CONFIG_INIT), -E2BIG (a config from a newer
- * header that sets fields this library does not know), -ENOMEM. Strings in cfg are copied; the attestation is borrowed and must
- * outlive the context. Free with rtid_ctx_free(). */
+ * header that sets fields this library does not know), -ENOMEM. Strings in
+ * cfg are copied; the attestation is borrowed and must outlive the context.
+ * Free with rtid_ctx_free(). */
 RTID_EXPORT int rtid_ctx_new(const struct rtid_config *cfg, struct rtid_ctx **out);
 
 /* Free a context; NULL is allowed. */
