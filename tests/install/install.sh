@@ -39,8 +39,15 @@ echo "install: moved prefix ok ($v, api backend found its worker)"
 
 # A program built against the installed header and library, as a user's is:
 # RTID_CONFIG_INIT, the versioned exports, rtid_version() = rtid --version.
-opt() { meson introspect "$build" --buildoptions |
-	python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]==sys.argv[1]][0])' "$1"; }
+opt() { meson introspect "$build" --buildoptions | python3 -c '
+import json, sys
+v = [o["value"] for o in json.load(sys.stdin) if o["name"] == sys.argv[1]][0]
+print(",".join(v) if isinstance(v, list) else v)' "$1"; }
+# A sanitized library needs its runtime first in the program, as a user's
+# sanitized build would have it.
+san=$(opt b_sanitize) sanflags=
+[ "$san" = none ] || [ -z "$san" ] || sanflags="-fsanitize=$san"
+
 inc="$work/moved$prefix/$(opt includedir)" lib="$work/moved$prefix/$(opt libdir)"
 cat > "$work/user.c" <<'C'
 #include <stdio.h>
@@ -59,7 +66,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-cc -Wall -Werror -I"$inc" -o "$work/user" "$work/user.c" -L"$lib" -lrtid ||
+cc -Wall -Werror $sanflags -I"$inc" -o "$work/user" "$work/user.c" -L"$lib" -lrtid ||
 	fail "a program does not build against the installed rtid.h and librtid"
 worker=$(find "$work/moved" -name rtid-cuda-worker -type f | head -n 1)
 out=$(RTID_CASE="$work/w.case" RTID_WORKER="$worker" LD_LIBRARY_PATH="$lib" "$work/user" "$mock" "$pid") ||
