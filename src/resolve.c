@@ -3,7 +3,6 @@
  * (driver.c); scans are quick and run in order. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -12,18 +11,17 @@
 
 #include "internal.h"
 
-/* An error of resolve's own (the pid is no process), before any source. */
-static __attribute__((format(printf, 3, 4))) void result_fail(struct rtid_result *r,
-							       enum rtid_error e,
-							       const char *fmt, ...)
+/* Resolve's own error, before any source: pid names no process under the
+ * proc root (tgid 0), or is a thread of process tgid. */
+static void not_a_process(const struct rtid_ctx *ctx, int pid, int tgid, struct rtid_result *r)
 {
-	va_list ap;
-
-	r->error = e;
 	r->tid = 0;
-	va_start(ap, fmt);
-	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
-	va_end(ap);
+	r->error = tgid > 0 ? RTID_ERR_NOT_A_PROCESS : RTID_ERR_NO_SUCH_PROCESS;
+	if (tgid > 0)
+		snprintf(r->detail, sizeof(r->detail), "%d is a thread of process %d, not a process",
+			 pid, tgid);
+	else
+		snprintf(r->detail, sizeof(r->detail), "no process %d under %s", pid, ctx->proc_root);
 }
 
 static struct rtid__trust trust_of(const struct rtid_ctx *ctx)
@@ -50,7 +48,7 @@ static bool scan_into(struct rtid_ctx *ctx, int pid, struct rtid_result *r, stru
 	if (s->status != RTID__SCAN_NOPROC)
 		return true;
 	r->scan_candidates = -1;
-	result_fail(r, RTID_ERR_NO_SUCH_PROCESS, "no process %d under %s", pid, ctx->proc_root);
+	not_a_process(ctx, pid, 0, r);
 	return false;
 }
 
@@ -83,13 +81,11 @@ static bool is_process(struct rtid_ctx *ctx, int pid, struct rtid_result *r)
 	e = rtid__status_read(fd, pid, &tgid, &n);
 	close(fd);
 	if (e == -ENOENT || e == -ESRCH) {
-		result_fail(r, RTID_ERR_NO_SUCH_PROCESS, "no process %d under %s", pid,
-			    ctx->proc_root);
+		not_a_process(ctx, pid, 0, r);
 		return false;
 	}
 	if (e == 0 && tgid != pid) {
-		result_fail(r, RTID_ERR_NOT_A_PROCESS, "%d is a thread of process %d, not a process",
-			    pid, tgid);
+		not_a_process(ctx, pid, tgid, r);
 		return false;
 	}
 	return true;
