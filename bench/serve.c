@@ -4,8 +4,6 @@
  * after another, for 103 GPU pids: the shim answered by the daemon against
  * the mock tool, which pays the scaled driver attach on every spawn, and
  * against the floor, a spawn of the shim that does nothing at all. */
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +15,7 @@
 #include "bench.h"
 #include "casefile.h"
 #include "internal.h"
+#include "plugin-call.h"
 
 #define PIDS 103
 #define FIRST 20000
@@ -44,59 +43,29 @@ static void put(const char *rel, const char *text)
 /* The plugin's way to run the tool: returns the exit status, atoi in *tid. */
 static int criu_call(const char *prog, char *const *argv, int *tid)
 {
-	char buf[129] = "", drain[512];
-	int p[2], st;
-	ssize_t n, got = 0;
-	pid_t pid;
+	char buf[129];
+	int rc = plugin_call(prog, argv, NULL, buf, sizeof(buf));
 
-	if (pipe2(p, O_CLOEXEC) < 0)
+	if (rc < 0)
 		exit(1);
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 1);
-		dup2(p[1], 2);
-		execv(prog, argv);
-		_exit(127);
-	}
-	close(p[1]);
-	while (got < 128 && (n = read(p[0], buf + got, (size_t)(128 - got))) > 0)
-		got += n;
-	while (read(p[0], drain, sizeof(drain)) > 0)
-		;
-	close(p[0]);
-	waitpid(pid, &st, 0);
 	if (tid)
 		*tid = atoi(buf); /* the plugin's parsing, on purpose */
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return rc;
 }
 
 static pid_t start_daemon(void)
 {
-	char proc[128], fd[16], ready[8];
-	int p[2];
+	char proc[128];
+	const char *argv[] = { bench_env("RTID_BIN"), "serve", "--socket", sock, "--proc", proc,
+			       "--libcuda", bench_env("MOCK_LIBCUDA"), "--actions", NULL };
 	pid_t pid;
 
 	snprintf(proc, sizeof(proc), "%s/proc", dir);
-	if (pipe(p) < 0)
-		exit(1);
-	snprintf(fd, sizeof(fd), "%d", p[1]);
-	pid = fork();
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		close(p[0]);
-		dup2(null, 2);
-		execl(bench_env("RTID_BIN"), "rtid", "serve", "--socket", sock, "--proc", proc,
-		      "--libcuda", bench_env("MOCK_LIBCUDA"), "--actions", "--ready-fd", fd,
-		      (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	if (read(p[0], ready, sizeof(ready)) != 6) {
-		fprintf(stderr, "rtid-bench: rtid serve did not start\n");
+	pid = serve_spawn(argv, -1, 20);
+	if (pid < 0) {
+		fprintf(stderr, "rtid-bench: rtid serve did not start: %s\n", strerror((int)-pid));
 		exit(1);
 	}
-	close(p[0]);
 	return pid;
 }
 

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
+#include "plugin-call.h"
 #include "serve-harness.h"
 
 #define VERSION_LINE "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Tue\n"
@@ -74,35 +75,16 @@ void hd_prepare(struct daemon *d, const char *case_text, const int *pids)
 
 void hd_start(struct daemon *d, const char *const *extra)
 {
-	char fdnum[16], buf[16];
 	const char *argv[40] = { env_path("RTID_BIN"), "serve", "--socket", d->sock, "--proc",
-				 d->proc, "--libcuda", env_path("MOCK_LIBCUDA"), "--ready-fd" };
-	int n = 9, p[2];
-	struct pollfd pf;
+				 d->proc, "--libcuda", env_path("MOCK_LIBCUDA") };
+	int n = 8, err = open(d->stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	snprintf(fdnum, sizeof(fdnum), "%d", p[1]);
-	argv[n++] = fdnum;
+	assert_true(err >= 0);
 	for (; extra && *extra; extra++)
 		argv[n++] = *extra;
-	d->pid = fork();
-	assert_true(d->pid >= 0);
-	if (d->pid == 0) {
-		int err = open(d->stderr_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
-
-		fcntl(p[1], F_SETFD, 0);
-		dup2(err, 2);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(p[1]);
-	pf = (struct pollfd){ .fd = p[0], .events = POLLIN };
-	assert_int_equal(poll(&pf, 1, (int)(20000 * time_factor())), 1);
-	assert_int_equal(read(p[0], buf, sizeof(buf)), 6); /* "ready\n" */
-	/* Then EOF at once: neither the daemon nor its worker holds the fd. */
-	assert_int_equal(poll(&pf, 1, (int)(20000 * time_factor())), 1);
-	assert_int_equal(read(p[0], buf, sizeof(buf)), 0);
-	close(p[0]);
+	d->pid = serve_spawn(argv, err, 20 * time_factor());
+	close(err);
+	assert_true(d->pid > 0);
 }
 
 int hd_stop(struct daemon *d)
@@ -144,36 +126,18 @@ int hd_ask(const struct daemon *d, int op, int pid, unsigned ms, struct rtid__sv
 struct shim_run hd_shim(const struct daemon *d, const char *sock, const char *const *args)
 {
 	struct shim_run s = { 0 };
-	char shim[400];
-	const char *argv[12] = { "cuda-checkpoint" };
-	int p[2], st, n = 1;
-	ssize_t got, total = 0;
-	pid_t pid;
+	char shim[400], env_sock[600];
+	const char *argv[12] = { "cuda-checkpoint" }, *env[] = { env_sock, NULL };
+	int n = 1;
 
 	snprintf(shim, sizeof(shim), "%s/cuda-checkpoint", d->dir);
 	if (access(shim, F_OK) < 0)
 		assert_int_equal(symlink(env_path("RTID_BIN"), shim), 0);
 	for (; *args; args++)
 		argv[n++] = *args;
-	assert_int_equal(pipe(p), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(p[1], 1);
-		dup2(p[1], 2);
-		close(p[0]);
-		close(p[1]);
-		setenv("RTID_SOCKET", sock ? sock : d->sock, 1);
-		execv(shim, (char *const *)argv);
-		_exit(127);
-	}
-	close(p[1]);
-	while (total < (ssize_t)sizeof(s.out) - 1 &&
-	       (got = read(p[0], s.out + total, sizeof(s.out) - 1 - (size_t)total)) > 0)
-		total += got;
-	close(p[0]);
-	waitpid(pid, &st, 0);
-	s.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	snprintf(env_sock, sizeof(env_sock), "RTID_SOCKET=%s", sock ? sock : d->sock);
+	s.status = plugin_call(shim, (char *const *)argv, env, s.out, sizeof(s.out));
+	assert_true(s.status >= 0);
 	return s;
 }
 

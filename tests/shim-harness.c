@@ -5,42 +5,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "helpers.h"
+#include "plugin-call.h"
 #include "shim-harness.h"
 
 char log_path[512], path_env[2048];
 static char proc_dir[512];
 
-/* CRIU's way: pipe + fork + execvp, both streams in the pipe, 128 bytes. */
+/* CRIU's way: execvp from PATH, both streams in one pipe, 128 bytes. */
 struct criu_call criu(char *const argv[])
 {
 	struct criu_call c = { 0 };
-	int p[2], st;
-	ssize_t n, total = 0;
-	pid_t pid;
+	char path[sizeof(path_env) + 8];
+	const char *env[] = { path, NULL };
 
-	assert_int_equal(pipe(p), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(p[1], 1);
-		dup2(p[1], 2);
-		close(p[0]);
-		close(p[1]);
-		setenv("PATH", path_env, 1);
-		execvp("cuda-checkpoint", argv);
-		_exit(127);
-	}
-	close(p[1]);
-	while (total < 128 && (n = read(p[0], c.out + total, (size_t)(128 - total))) > 0)
-		total += n;
-	close(p[0]);
-	waitpid(pid, &st, 0);
-	c.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	snprintf(path, sizeof(path), "PATH=%s", path_env);
+	c.status = plugin_call("cuda-checkpoint", argv, env, c.out, sizeof(c.out));
+	assert_true(c.status >= 0);
 	c.tid = atoi(c.out); /* the plugin's parsing, on purpose */
 	return c;
 }
