@@ -283,7 +283,11 @@ int cmd_validate(int argc, char **argv)
 	const char *version;
 	int rc = 2, r;
 
-	if (cli_opts_init(&v.o, "rtid validate") < 0 || parse_args(argc, argv, &v) < 0)
+	/* A malformed RTID_DRIVER_VERSION is refused, as by resolve: verdicts
+	 * recorded for the version read from proc instead would attest a driver
+	 * the caller did not name. */
+	if (cli_opts_init(&v.o, "rtid validate") < 0 || parse_args(argc, argv, &v) < 0 ||
+	    cli_check_env(&v.o, "rtid validate") < 0)
 		goto out;
 	v.o.cfg.mode = RTID_MODE_CROSSCHECK;
 	res = calloc(v.n + 1, sizeof(*res));

@@ -340,6 +340,16 @@ static void usage_and_errors(void **state)
 	assert_int_equal(rtid("validate --no-attest --driver-version " V " --report "
 			      "/nonexistent/r.json 1000"), 1);
 	assert_null(strstr(slurp_out(), "recorded in the attestation"));
+	/* A malformed RTID_DRIVER_VERSION: refused by name, nothing written;
+	 * --driver-version overrides it. */
+	remove(report);
+	setenv("RTID_DRIVER_VERSION", "580.x", 1);
+	assert_int_equal(rtid("validate --report '%s' 1000", report), 2);
+	assert_non_null(strstr(slurp_out(), "invalid RTID_DRIVER_VERSION: '580.x'"));
+	assert_int_equal(access(report, F_OK), -1);
+	assert_int_equal(rtid("validate --no-attest --driver-version " V " --report '%s' 1000",
+			      report), 0);
+	unsetenv("RTID_DRIVER_VERSION");
 	assert_int_equal(rtid("validate --help"), 0);
 	assert_int_equal(system("grep -q -- '--report FILE' \"$OUT_FILE\""), 0);
 	/* A report that cannot be written is an error. */
