@@ -518,8 +518,8 @@ static void every_field_checked(void **state)
 		"{\"format\": 2, \"reports\": [], \"legacy\": {\"580.1\": {\"agree_none\": -2}}}",
 		"{\"format\": 2, \"reports\": [], \"legacy\": {\"580.1\": {\"mismatch\": 1.5}}}",
 		"{\"format\": 1, \"drivers\": 3}", "{\"format\": \"1\", \"drivers\": {}}", "3",
-		"{\"format\": 2, \"kind\": \"report\", \"id\": \"r\", \"driver_version\": \"580.1\", "
-		"\"pids\": []}", /* a report is not an attestation */
+		("{\"format\": 2, \"kind\": \"report\", \"id\": \"r\", \"driver_version\": \"580.1\", "
+		 "\"pids\": []}"), /* a report is not an attestation */
 	};
 	static const char *good[] = {
 		PID("\"pid\": 3, \"verdict\": \"agree\", \"start\": null"),

@@ -111,7 +111,7 @@ static void exit_codes(void **state)
 static void bad_outputs(void **state)
 {
 	static const char *const t[] = { "12abc\n", "", "\n", "-5\n", "0\n", "12 13\n",
-					 "4243\n4244\n", "tid: 4243\n", "4243.0\n", "\x01\x7f" "42\n" };
+					 "4243\n4244\n", "tid: 4243\n", "4243.0\n", ("\x01\x7f" "42\n") };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {

@@ -95,7 +95,7 @@ static char *slurp_out(void)
 	return buf;
 }
 
-static int rtid(const char *fmt, ...)
+static __attribute__((format(printf, 1, 2))) int rtid(const char *fmt, ...)
 {
 	char args[2048], cmd[4096];
 	va_list ap;

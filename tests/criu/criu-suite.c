@@ -52,7 +52,8 @@ static struct criu_env env;
 static char dir[512], img[600], path_env[2048], mocklog[600];
 static int failures;
 
-static void check(bool ok, const char *fmt, ...)
+static __attribute__((format(printf, 2, 3))) void check(bool ok, const char *fmt,
+							    ...)
 {
 	va_list ap;
 
