@@ -39,9 +39,12 @@ int rtid__worker_path(char *buf, size_t len, char *why, size_t wlen)
 	char here[PATH_MAX] = "";
 
 	if (env && *env) {
-		if (access(env, X_OK) == 0 && (size_t)snprintf(buf, len, "%s", env) < len)
+		int e = access(env, X_OK) < 0 ? errno : 0;
+
+		if (e == 0 && (size_t)snprintf(buf, len, "%s", env) < len)
 			return 0;
-		snprintf(why, wlen, "driver API worker RTID_WORKER=%s: %s", env, strerror(errno));
+		snprintf(why, wlen, "driver API worker RTID_WORKER=%s: %s", env,
+			 strerror(e ? e : ENAMETOOLONG));
 		return -ENOENT;
 	}
 	if (beside_self(WORKER_NAME, here, sizeof(here)) == 0 && access(here, X_OK) == 0 &&

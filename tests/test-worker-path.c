@@ -1,0 +1,145 @@
+/* Where the api backend and rtid serve find the driver-API worker: the
+ * variable when set (and only there), else beside the program, else the
+ * libexecdir relative to the program, else the configured one; an error that
+ * says what was tried. The places relative to the program are proved by
+ * running a copy of this test from a directory of its own. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "config.h"
+#include "helpers.h"
+#include "internal.h"
+
+/* Run in the copy: print "rc path" or "rc why" on stdout. */
+static int probe(void)
+{
+	char buf[PATH_MAX], why[512];
+	int r = rtid__worker_path(buf, sizeof(buf), why, sizeof(why));
+
+	printf("%d %s\n", r, r == 0 ? buf : why);
+	return 0;
+}
+
+static void copy_self(const char *to)
+{
+	char buf[65536];
+	int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	ssize_t n;
+
+	assert_true(in >= 0 && out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	assert_int_equal(n, 0);
+	close(in);
+	assert_int_equal(close(out), 0);
+}
+
+/* The copy's answer, RTID_WORKER unset. */
+static const char *probe_copy(void)
+{
+	static char out[1024];
+	char exe[600], cmd[1400];
+	FILE *p;
+	size_t n;
+
+	snprintf(exe, sizeof(exe), "%s/bin/probe", test_dir);
+	snprintf(cmd, sizeof(cmd), "env -u RTID_WORKER '%s' --probe", exe);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	assert_int_equal(pclose(p), 0);
+	return out;
+}
+
+static void executable(const char *rel)
+{
+	char path[600];
+
+	write_file(test_dir, rel, "#!/bin/sh\nexit 0\n");
+	snprintf(path, sizeof(path), "%s/%s", test_dir, rel);
+	assert_int_equal(chmod(path, 0755), 0);
+}
+
+static void variable_is_the_only_place(void **state)
+{
+	char buf[PATH_MAX], why[512], path[600];
+
+	(void)state;
+	executable("w/rtid-cuda-worker");
+	snprintf(path, sizeof(path), "%s/w/rtid-cuda-worker", test_dir);
+	setenv("RTID_WORKER", path, 1);
+	assert_int_equal(rtid__worker_path(buf, sizeof(buf), why, sizeof(why)), 0);
+	assert_string_equal(buf, path);
+	/* A path that does not fit: an error, never a cut one. */
+	strcpy(buf, "untouched");
+	assert_int_equal(rtid__worker_path(buf, 8, why, sizeof(why)), -ENOENT);
+	assert_non_null(strstr(why, strerror(ENAMETOOLONG)));
+	/* Not executable: the variable is not passed over for another place. */
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(rtid__worker_path(buf, sizeof(buf), why, sizeof(why)), -ENOENT);
+	assert_non_null(strstr(why, "RTID_WORKER="));
+	assert_non_null(strstr(why, strerror(EACCES)));
+	setenv("RTID_WORKER", "/nonexistent/rtid-cuda-worker", 1);
+	assert_int_equal(rtid__worker_path(buf, sizeof(buf), why, sizeof(why)), -ENOENT);
+	assert_non_null(strstr(why, "/nonexistent/rtid-cuda-worker: "));
+	unsetenv("RTID_WORKER");
+}
+
+static void beside_then_libexec_then_installed(void **state)
+{
+	char self[600], want[700];
+	const char *got;
+
+	(void)state;
+	write_file(test_dir, "bin/.keep", "");
+	snprintf(self, sizeof(self), "%s/bin/probe", test_dir);
+	copy_self(self);
+	/* Beside the program first, as in a build tree. */
+	executable("bin/rtid-cuda-worker");
+	executable("libexec/rtid-cuda-worker");
+	snprintf(want, sizeof(want), "0 %s/bin/rtid-cuda-worker\n", test_dir);
+	assert_string_equal(probe_copy(), want);
+	/* Then the libexecdir relative to the program: an install moved whole. */
+	snprintf(want, sizeof(want), "%s/bin/rtid-cuda-worker", test_dir);
+	assert_int_equal(unlink(want), 0);
+	snprintf(want, sizeof(want), "0 %s/bin/%s\n", test_dir, RTID_WORKER_FROM_BINDIR);
+	assert_string_equal(probe_copy(), want);
+	/* Then the configured path; when that is not there either, the error
+	 * names what was tried and the variable. */
+	snprintf(want, sizeof(want), "%s/libexec/rtid-cuda-worker", test_dir);
+	assert_int_equal(unlink(want), 0);
+	got = probe_copy();
+	if (access(RTID_WORKER_PATH, X_OK) == 0) {
+		snprintf(want, sizeof(want), "0 %s\n", RTID_WORKER_PATH);
+		assert_string_equal(got, want);
+		return;
+	}
+	snprintf(want, sizeof(want), "%d driver API worker not found: tried %s/bin/rtid-cuda-worker "
+		 "and %s (set RTID_WORKER)\n", -ENOENT, test_dir, RTID_WORKER_PATH);
+	assert_string_equal(got, want);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(variable_is_the_only_place),
+		cmocka_unit_test(beside_then_libexec_then_installed),
+	};
+
+	if (argc == 2 && !strcmp(argv[1], "--probe"))
+		return probe();
+	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
+}
