@@ -60,6 +60,15 @@ static bool is_self(const char *cand, const struct stat *self)
 	return same;
 }
 
+/* What execvp would run: a regular file we may execute (a directory of the
+ * name passes access(X_OK), and execvp goes on past it). */
+static bool runnable(const char *cand)
+{
+	struct stat st;
+
+	return stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0;
+}
+
 static int search_path(const char *name, const struct stat *self, char **out)
 {
 	const char *path = getenv("PATH");
@@ -72,7 +81,7 @@ static int search_path(const char *name, const struct stat *self, char **out)
 		if (asprintf(&cand, "%.*s/%s", (int)len, len ? p : ".", name) < 0)
 			return -ENOMEM;
 		/* Skipping rtid itself keeps the shim from calling itself. */
-		if (access(cand, X_OK) == 0 && !(self && is_self(cand, self))) {
+		if (runnable(cand) && !(self && is_self(cand, self))) {
 			*out = cand;
 			return 0;
 		}
@@ -82,18 +91,32 @@ static int search_path(const char *name, const struct stat *self, char **out)
 	return -ENOENT;
 }
 
+/* The running program's stat. Through an open fd, not stat(): a checker
+ * such as valgrind maps the open of /proc/self/exe to the program it runs,
+ * while stat() would see the checker itself. */
+static int self_stat(struct stat *st)
+{
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -errno;
+	r = fstat(fd, st) < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
 bool rtid__is_self(const char *path)
 {
 	struct stat self;
 
-	return stat("/proc/self/exe", &self) == 0 && is_self(path, &self);
+	return self_stat(&self) == 0 && is_self(path, &self);
 }
 
 /* Returns 0 and *out, -ENOENT when there is no such executable, -ENOMEM. */
 int rtid__tool_find(const char *name, char **out)
 {
 	struct stat self;
-	bool have_self = stat("/proc/self/exe", &self) == 0;
+	bool have_self = self_stat(&self) == 0;
 
 	if (!name)
 		name = "cuda-checkpoint";
