@@ -518,6 +518,18 @@ static void every_field_checked(void **state)
 		"{\"format\": 2, \"reports\": [], \"legacy\": {\"580.1\": {\"agree_none\": -2}}}",
 		"{\"format\": 2, \"reports\": [], \"legacy\": {\"580.1\": {\"mismatch\": 1.5}}}",
 		"{\"format\": 1, \"drivers\": 3}", "{\"format\": \"1\", \"drivers\": {}}", "3",
+		"{\"format\": 2, \"reports\": [], \"legacy\": {\"580.1\": {\"revoked\": \"yes\"}}}",
+		"{\"format\": 2, \"reports\": [], \"legacy\": {\"580\": {}}}",
+		"{\"format\": 2, \"reports\": [], \"legacy\": {\"580.1\": {\"agree\": \"3\"}}}",
+		"{\"format\": 1, \"drivers\": {\"580.1\": {\"mismatch\": -1}}}",
+		"{\"format\": 2}", "{\"format\": 3, \"reports\": []}", "[]",
+		"{\"format\": 2, \"kind\": \"other\", \"reports\": []}",
+		PID("\"pid\": 0, \"verdict\": \"agree\""), PID("\"pid\": -4, \"verdict\": \"agree\""),
+		PID("\"pid\": 3, \"verdict\": \"bogus\""),
+		PID("\"pid\": 3, \"verdict\": \"agree\", \"start\": -1"),
+		LIFT(OKL ", \"reports\": [3]"),
+		LIFT("\"id\": \"l\", \"driver_version\": \"580.1\", \"reason\": \"\", \"reports\": []"),
+		LIFT("\"id\": \"l\", \"driver_version\": \"580.1\", \"reason\": 5, \"reports\": []"),
 		("{\"format\": 2, \"kind\": \"report\", \"id\": \"r\", \"driver_version\": \"580.1\", "
 		 "\"pids\": []}"), /* a report is not an attestation */
 	};
