@@ -119,7 +119,7 @@ pid_t serve_spawn(const char *const argv[], int err_fd, double timeout_s)
 	args[n] = NULL;
 	pid = fork();
 	if (pid == 0) {
-		int err = err_fd >= 0 ? err_fd : open("/dev/null", O_WRONLY);
+		int err = err_fd >= 0 ? err_fd : open("/dev/null", O_WRONLY | O_CLOEXEC);
 
 		fcntl(p[1], F_SETFD, 0); /* the one fd the daemon inherits */
 		dup2(err, 2);

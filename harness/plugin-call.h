@@ -13,8 +13,8 @@
  * first outlen - 1 bytes kept in out and NUL-terminated, the rest drained,
  * then waitpid. env: NULL, or NULL-terminated "NAME=value" strings put in
  * the child's environment only. Returns the exit status (128 + the signal
- * for a killed child), or a negative errno when no child could be started;
- * out is then "". */
+ * for a killed child), or a negative errno when no child could be started
+ * (out is then "") or its status could not be had. */
 int plugin_call(const char *file, char *const argv[], const char *const env[], char *out,
 		size_t outlen);
 

@@ -93,10 +93,11 @@ static int search_path(const char *name, const struct stat *self, char **out)
 
 /* The running program's stat. Through an open fd, not stat(): a checker
  * such as valgrind maps the open of /proc/self/exe to the program it runs,
- * while stat() would see the checker itself. */
+ * while stat() would see the checker itself. O_PATH: an execute-only rtid
+ * (mode 0711) must still know itself. */
 static int self_stat(struct stat *st)
 {
-	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), r;
+	int fd = open("/proc/self/exe", O_PATH | O_CLOEXEC), r;
 
 	if (fd < 0)
 		return -errno;

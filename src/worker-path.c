@@ -4,6 +4,7 @@
  * program (an install moved elsewhere), else the configured libexecdir. */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,17 @@ static int beside_self(const char *rel, char *buf, size_t len)
 	return 0;
 }
 
+/* path into buf when it fits whole; buf is left alone otherwise. */
+static bool take(const char *path, char *buf, size_t len)
+{
+	size_t n = strlen(path);
+
+	if (n >= len)
+		return false;
+	memcpy(buf, path, n + 1);
+	return true;
+}
+
 int rtid__worker_path(char *buf, size_t len, char *why, size_t wlen)
 {
 	const char *env = getenv("RTID_WORKER");
@@ -41,24 +53,23 @@ int rtid__worker_path(char *buf, size_t len, char *why, size_t wlen)
 	if (env && *env) {
 		int e = access(env, X_OK) < 0 ? errno : 0;
 
-		if (e == 0 && (size_t)snprintf(buf, len, "%s", env) < len)
+		if (e == 0 && take(env, buf, len))
 			return 0;
 		snprintf(why, wlen, "driver API worker RTID_WORKER=%s: %s", env,
 			 strerror(e ? e : ENAMETOOLONG));
 		return -ENOENT;
 	}
 	if (beside_self(WORKER_NAME, here, sizeof(here)) == 0 && access(here, X_OK) == 0 &&
-	    (size_t)snprintf(buf, len, "%s", here) < len)
+	    take(here, buf, len))
 		return 0;
 #ifdef RTID_WORKER_FROM_BINDIR
 	char moved[PATH_MAX];
 
 	if (beside_self(RTID_WORKER_FROM_BINDIR, moved, sizeof(moved)) == 0 &&
-	    access(moved, X_OK) == 0 && (size_t)snprintf(buf, len, "%s", moved) < len)
+	    access(moved, X_OK) == 0 && take(moved, buf, len))
 		return 0;
 #endif
-	if (access(RTID_WORKER_PATH, X_OK) == 0 &&
-	    (size_t)snprintf(buf, len, "%s", RTID_WORKER_PATH) < len)
+	if (access(RTID_WORKER_PATH, X_OK) == 0 && take(RTID_WORKER_PATH, buf, len))
 		return 0;
 	snprintf(why, wlen, "driver API worker not found: tried %s and %s (set RTID_WORKER)",
 		 *here ? here : "the program's directory", RTID_WORKER_PATH);

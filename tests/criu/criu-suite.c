@@ -289,7 +289,7 @@ static pid_t serve_start(void)
 	pid_t pid;
 
 	snprintf(sock, sizeof(sock), "%s/rtid.sock", dir);
-	pid = serve_spawn(argv, -1, 20);
+	pid = serve_spawn(argv, -1, 20 * time_factor());
 	check(pid > 0, "rtid serve did not start: %s", pid < 0 ? strerror((int)-pid) : "");
 	setenv("RTID_SOCKET", sock, 1);
 	return pid;
