@@ -1,4 +1,5 @@
-/* The attestation file and the validate report as JSON.
+/* The attestation and the validate report, from and to JSON (attest-load.c
+ * reads the file).
  *
  * Format 2 (the attestation, written sorted, so equal sets give equal bytes):
  *   {"format": 2,
@@ -13,14 +14,10 @@
  * A validate report is one report record with "format": 2, "kind": "report"
  * (other keys ignored); a format-1 report (counts, no id) reads as legacy. */
 #include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "attest-int.h"
-#include "attest-sys.h"
 
 #define FAIL(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
 
@@ -295,112 +292,4 @@ json_t *rtid__att_to_json(const struct rtid_attestation *a)
 	}
 	return json_pack("{s:i,s:o*,s:o*,s:o*}", "format", 2, "reports", reps, "legacy", legacy,
 			 "lifts", lifts);
-}
-
-static int open_regular(const char *path)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), e = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (rtid__att_fstat(fd, &st) < 0)
-		e = -errno;
-	else if (!S_ISREG(st.st_mode))
-		e = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-	if (e) {
-		close(fd);
-		return e;
-	}
-	return fd;
-}
-
-/* The whole file, then the parser: jansson reads an fd one byte per call. */
-static json_t *load_fd(int fd, json_error_t *je)
-{
-	size_t len = 0, cap = 65536;
-	char *buf = malloc(cap);
-	json_t *root = NULL;
-	int e = ENOMEM;
-
-	while (buf) {
-		ssize_t n = read(fd, buf + len, cap - len);
-		char *p;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			e = n < 0 ? errno : 0;
-			break;
-		}
-		len += (size_t)n;
-		if (len == cap) {
-			if (!(p = realloc(buf, cap * 2)))
-				break;
-			buf = p;
-			cap *= 2;
-		}
-	}
-	if (buf && e == 0)
-		root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, je);
-	else
-		snprintf(je->text, sizeof(je->text), "%s", strerror(e));
-	if (!root && e) {
-		je->line = je->column = -1;
-	}
-	free(buf);
-	return root;
-}
-
-int rtid__att_load(const char *path, bool evidence, struct rtid_attestation **out, char *err,
-		   size_t errlen)
-{
-	struct rtid_attestation *a;
-	json_error_t je;
-	json_t *root;
-	char dummy[1];
-	int r;
-
-	if (!err) {
-		err = dummy;
-		errlen = sizeof(dummy);
-	}
-	err[0] = '\0';
-	if ((r = rtid_attest_new(&a)) < 0)
-		return r;
-	if ((r = open_regular(path)) < 0) {
-		rtid_attest_free(a);
-		if (r == -ENOENT && !evidence) /* no attestation yet: nothing attested */
-			return rtid_attest_new(out);
-		snprintf(err, errlen, "%s: %s", path, strerror(-r));
-		return r;
-	}
-	root = load_fd(r, &je);
-	close(r);
-	if (!root) {
-		rtid_attest_free(a);
-		snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-		return -EINVAL;
-	}
-	r = rtid__att_from_json(a, root, path, evidence, err, errlen);
-	json_decref(root);
-	if (r == 0)
-		r = rtid__att_normalize(a);
-	if (r < 0) {
-		rtid_attest_free(a);
-		return r;
-	}
-	*out = a;
-	return 0;
-}
-
-int rtid_attest_load(const char *path, struct rtid_attestation **out, char *err, size_t errlen)
-{
-	return rtid__att_load(path, false, out, err, errlen);
-}
-
-int rtid_attest_load_evidence(const char *path, struct rtid_attestation **out, char *err,
-			      size_t errlen)
-{
-	return rtid__att_load(path, true, out, err, errlen);
 }

@@ -233,6 +233,25 @@ static void lay_out(void)
 	rtid_attest_free(b);
 }
 
+/* A file that cannot be read is named with the reason, not as a parse error
+ * at line -1. Returns the number of problems. */
+static int read_error_is_named(void)
+{
+	struct rtid_attestation *a = NULL;
+	char err[600] = "";
+	int r;
+
+	fiu_enable("posix/io/rw/read", 1, (void *)(intptr_t)EIO, FIU_ONETIME);
+	r = rtid_attest_load(path, &a, err, sizeof(err));
+	fiu_disable("posix/io/rw/read");
+	if (r == -EIO && a == NULL && strstr(err, path) && strstr(err, strerror(EIO)) &&
+	    !strstr(err, ":-1:"))
+		return 0;
+	fprintf(stderr, "fiu-attest: a read error gave %d, \"%s\"\n", r, err);
+	rtid_attest_free(a);
+	return 1;
+}
+
 int main(void)
 {
 	unsigned long total = 0;
@@ -254,6 +273,7 @@ int main(void)
 		printf("%-14s: %lu failure points\n", names[op], n - 2);
 		total += n - 2;
 	}
+	problems += read_error_is_named();
 	rm_tree(root);
 	free(root);
 	free(ref_old);
