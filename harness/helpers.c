@@ -124,6 +124,31 @@ void fake_process(const char *root, int pid, const struct fake_thread *t, size_t
 	}
 }
 
+/* Copy the running program to to (mode 0755), its first byte changed when
+ * flip. Returns 0 or -errno. */
+int copy_self(const char *to, bool flip)
+{
+	char buf[65536];
+	int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755), e = 0;
+	ssize_t n = 0;
+
+	if (in < 0 || out < 0)
+		e = errno;
+	for (bool first = true; !e && (n = read(in, buf, sizeof(buf))) > 0; first = false) {
+		buf[0] ^= first && flip ? 1 : 0;
+		if (write(out, buf, (size_t)n) != n)
+			e = errno ? errno : EIO;
+	}
+	if (!e && n < 0)
+		e = errno;
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out) < 0 && !e)
+		e = errno;
+	return -e;
+}
+
 int count_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");

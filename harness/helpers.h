@@ -27,6 +27,10 @@ struct fake_thread {
 };
 void fake_process(const char *root, int pid, const struct fake_thread *t, size_t n);
 
+/* A copy of the running program at to (mode 0755), its first byte changed
+ * when flip (a program of the same size that is not this one). 0 or -errno. */
+int copy_self(const char *to, bool flip);
+
 /* Count open fds of this process (to prove nothing leaks). */
 int count_fds(void);
 

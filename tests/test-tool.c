@@ -1,10 +1,8 @@
 /* The tool as the driver's voice: only exit 0 with one positive number is a
  * tid, 1 and 3 are "none", everything else is an error; nothing is left behind. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
-#include <stdbool.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -228,23 +226,6 @@ static void missing_tool(void **state)
 	assert_int_equal(ask("cuda-checkpoint-not-here", 1).error, RTID_ERR_TOOL_NOT_FOUND);
 }
 
-/* A copy of this program at to, its first byte changed when flip. */
-static void copy_self(const char *to, bool flip)
-{
-	char buf[65536];
-	int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-	ssize_t n;
-
-	assert_true(in >= 0 && out >= 0);
-	for (bool first = true; (n = read(in, buf, sizeof(buf))) > 0; first = false) {
-		buf[0] ^= first && flip ? 1 : 0;
-		assert_int_equal(write(out, buf, (size_t)n), n);
-	}
-	close(in);
-	assert_int_equal(close(out), 0);
-}
-
 /* The PATH search passes over what execvp passes over (a directory, a file
  * we may not run) and over the running program itself (a link to it, a copy
  * of it: the shim must never call itself), and takes the first real tool,
@@ -269,8 +250,8 @@ static void path_search_as_execvp(void **state)
 	write_file(dirs[0], "cuda-checkpoint/.keep", "");       /* a directory */
 	write_file(dirs[1], "cuda-checkpoint", "#!/bin/sh\n"); /* not executable */
 	assert_int_equal(symlink(self, strcat(dirs[2], "/cuda-checkpoint")), 0);
-	copy_self(strcat(dirs[3], "/cuda-checkpoint"), false);
-	copy_self(strcat(dirs[4], "/cuda-checkpoint"), true);
+	assert_int_equal(copy_self(strcat(dirs[3], "/cuda-checkpoint"), false), 0);
+	assert_int_equal(copy_self(strcat(dirs[4], "/cuda-checkpoint"), true), 0);
 	setenv("PATH", path, 1);
 	assert_int_equal(rtid__tool_find(NULL, &found), 0);
 	assert_string_equal(found, dirs[4]);

@@ -4,7 +4,6 @@
  * says what was tried. The places relative to the program are proved by
  * running a copy of this test from a directory of its own. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,21 +28,6 @@ static int probe(void)
 
 	printf("%d %s\n", r, r == 0 ? buf : why);
 	return 0;
-}
-
-static void copy_self(const char *to)
-{
-	char buf[65536];
-	int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-	ssize_t n;
-
-	assert_true(in >= 0 && out >= 0);
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		assert_int_equal(write(out, buf, (size_t)n), n);
-	assert_int_equal(n, 0);
-	close(in);
-	assert_int_equal(close(out), 0);
 }
 
 /* The copy's answer, RTID_WORKER unset. */
@@ -107,7 +91,7 @@ static void beside_then_libexec_then_installed(void **state)
 	(void)state;
 	write_file(test_dir, "bin/.keep", "");
 	snprintf(self, sizeof(self), "%s/bin/probe", test_dir);
-	copy_self(self);
+	assert_int_equal(copy_self(self, false), 0);
 	/* Beside the program first, as in a build tree. */
 	executable("bin/rtid-cuda-worker");
 #ifdef RTID_WORKER_FROM_BINDIR
