@@ -136,9 +136,12 @@ int copy_self(const char *to, bool flip)
 	if (in < 0 || out < 0)
 		e = errno;
 	for (bool first = true; !e && (n = read(in, buf, sizeof(buf))) > 0; first = false) {
+		ssize_t w;
+
 		buf[0] ^= first && flip ? 1 : 0;
-		if (write(out, buf, (size_t)n) != n)
-			e = errno ? errno : EIO;
+		w = write(out, buf, (size_t)n);
+		if (w != n)
+			e = w < 0 ? errno : EIO; /* a short write to a test's own file */
 	}
 	if (!e && n < 0)
 		e = errno;

@@ -137,6 +137,11 @@ double rtid__now(void); /* CLOCK_MONOTONIC seconds */
  * copy of it, never finds itself). Returns 0 and a malloc'd *out, -ENOENT,
  * or -ENOMEM. */
 int rtid__tool_find(const char *name, char **out);
+/* 0 when execve could run path: a regular file we may execute (a directory
+ * passes access(X_OK), and execvp passes over it); else -errno, -EACCES for
+ * anything but a regular file. The PATH search and the worker lookup both
+ * take only what this accepts. */
+int rtid__executable(const char *path);
 /* Whether path is the running program or a byte-identical copy of it. */
 bool rtid__is_self(const char *path);
 /* What a driver backend says about one pid. Backends write only this;

@@ -60,13 +60,15 @@ static bool is_self(const char *cand, const struct stat *self)
 	return same;
 }
 
-/* What execvp would run: a regular file we may execute (a directory of the
- * name passes access(X_OK), and execvp goes on past it). */
-static bool runnable(const char *cand)
+int rtid__executable(const char *path)
 {
 	struct stat st;
 
-	return stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0;
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EACCES; /* what execve says of a directory */
+	return access(path, X_OK) < 0 ? -errno : 0;
 }
 
 static int search_path(const char *name, const struct stat *self, char **out)
@@ -81,7 +83,7 @@ static int search_path(const char *name, const struct stat *self, char **out)
 		if (asprintf(&cand, "%.*s/%s", (int)len, len ? p : ".", name) < 0)
 			return -ENOMEM;
 		/* Skipping rtid itself keeps the shim from calling itself. */
-		if (runnable(cand) && !(self && is_self(cand, self))) {
+		if (rtid__executable(cand) == 0 && !(self && is_self(cand, self))) {
 			*out = cand;
 			return 0;
 		}
@@ -125,7 +127,7 @@ int rtid__tool_find(const char *name, char **out)
 		char *copy;
 
 		/* Known missing now is a clearer error than a child that exits 127. */
-		if (access(name, X_OK) < 0)
+		if (rtid__executable(name) < 0)
 			return -ENOENT;
 		copy = strdup(name);
 		if (!copy)

@@ -51,7 +51,7 @@ int rtid__worker_path(char *buf, size_t len, char *why, size_t wlen)
 	char here[PATH_MAX] = "";
 
 	if (env && *env) {
-		int e = access(env, X_OK) < 0 ? errno : 0;
+		int e = -rtid__executable(env);
 
 		if (e == 0 && take(env, buf, len))
 			return 0;
@@ -59,17 +59,17 @@ int rtid__worker_path(char *buf, size_t len, char *why, size_t wlen)
 			 strerror(e ? e : ENAMETOOLONG));
 		return -ENOENT;
 	}
-	if (beside_self(WORKER_NAME, here, sizeof(here)) == 0 && access(here, X_OK) == 0 &&
+	if (beside_self(WORKER_NAME, here, sizeof(here)) == 0 && rtid__executable(here) == 0 &&
 	    take(here, buf, len))
 		return 0;
 #ifdef RTID_WORKER_FROM_BINDIR
 	char moved[PATH_MAX];
 
 	if (beside_self(RTID_WORKER_FROM_BINDIR, moved, sizeof(moved)) == 0 &&
-	    access(moved, X_OK) == 0 && take(moved, buf, len))
+	    rtid__executable(moved) == 0 && take(moved, buf, len))
 		return 0;
 #endif
-	if (access(RTID_WORKER_PATH, X_OK) == 0 && take(RTID_WORKER_PATH, buf, len))
+	if (rtid__executable(RTID_WORKER_PATH) == 0 && take(RTID_WORKER_PATH, buf, len))
 		return 0;
 	snprintf(why, wlen, "driver API worker not found: tried %s and %s (set RTID_WORKER)",
 		 *here ? here : "the program's directory", RTID_WORKER_PATH);

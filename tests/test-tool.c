@@ -214,6 +214,8 @@ static void missing_tool(void **state)
 	(void)state;
 	r = ask("/nonexistent/cuda-checkpoint", 1);
 	assert_int_equal(r.error, RTID_ERR_TOOL_NOT_FOUND);
+	/* A directory named as the tool is no tool: said before any spawn. */
+	assert_int_equal(ask(test_dir, 1).error, RTID_ERR_TOOL_NOT_FOUND);
 	setenv("PATH", "/nonexistent", 1);
 	r = ask(NULL, 1);
 	assert_int_equal(r.error, RTID_ERR_TOOL_NOT_FOUND);

@@ -77,6 +77,11 @@ static void variable_is_the_only_place(void **state)
 	assert_int_equal(rtid__worker_path(buf, sizeof(buf), why, sizeof(why)), -ENOENT);
 	assert_non_null(strstr(why, "RTID_WORKER="));
 	assert_non_null(strstr(why, strerror(EACCES)));
+	/* A directory is no program, though access(X_OK) passes on it. */
+	snprintf(path, sizeof(path), "%s/w", test_dir);
+	setenv("RTID_WORKER", path, 1);
+	assert_int_equal(rtid__worker_path(buf, sizeof(buf), why, sizeof(why)), -ENOENT);
+	assert_non_null(strstr(why, strerror(EACCES)));
 	setenv("RTID_WORKER", "/nonexistent/rtid-cuda-worker", 1);
 	assert_int_equal(rtid__worker_path(buf, sizeof(buf), why, sizeof(why)), -ENOENT);
 	assert_non_null(strstr(why, "/nonexistent/rtid-cuda-worker: "));
@@ -101,6 +106,8 @@ static void beside_then_libexec_then_installed(void **state)
 	assert_string_equal(probe_copy(), want);
 	snprintf(want, sizeof(want), "%s/bin/rtid-cuda-worker", test_dir);
 	assert_int_equal(unlink(want), 0);
+	/* A directory of the name beside the program is passed over. */
+	assert_int_equal(mkdir(want, 0755), 0);
 #ifdef RTID_WORKER_FROM_BINDIR
 	/* Then the libexecdir relative to the program: an install moved whole
 	 * (only when the configured bindir and libexecdir are relative). */
