@@ -7,7 +7,8 @@
 
 #include "bench.h"
 #include "casefile.h"
-#include "internal.h"
+#include "basic/parse.h"
+#include "core/core.h"
 
 #define PIDS 103
 #define VERSION "580.159.03"
@@ -52,7 +53,7 @@ static struct casefile *lay_out(void)
 		snprintf(text, sizeof(text), "%s\n", c->tasks[i].comm);
 		put(rel, text);
 	}
-	/* The scan proves its walk by Threads: in status (src/walk.c). */
+	/* The scan proves its walk by Threads: in status (src/proc/walk.c). */
 	for (size_t i = 0; i < c->npids; i++) {
 		int n = 0;
 

@@ -23,7 +23,8 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "internal.h"
+#include "basic/parse.h"
+#include "core/core.h"
 
 extern char **environ;
 

@@ -14,7 +14,8 @@
 
 #include "bench.h"
 #include "casefile.h"
-#include "internal.h"
+#include "basic/parse.h"
+#include "core/core.h"
 #include "plugin-call.h"
 
 #define PIDS 103

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "fs.h"
-#include "parse.h"
+#include "basic/parse.h"
 #include "rtid.h"
 
 static const char usage[] =

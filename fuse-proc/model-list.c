@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "model-int.h"
-#include "parse.h"
+#include "basic/parse.h"
 #include "rtid.h"
 
 /* Directory entries in a fixed order; returns how many, writing names. */

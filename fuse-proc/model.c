@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse.h"
+#include "basic/parse.h"
 #include "rtid.h"
 
 struct task *fp__task_of(struct fp_model *m, int pid, int tid)

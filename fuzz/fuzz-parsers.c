@@ -12,11 +12,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "attest-int.h"
+#include "attest/attest.h"
 #include "casefile.h"
-#include "internal.h"
+#include "basic/parse.h"
+#include "core/core.h"
 #include "rtid.h"
-#include "serve-proto.h"
+#include "proto/serve-proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

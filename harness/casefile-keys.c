@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "casefile-int.h"
-#include "parse.h"
+#include "basic/parse.h"
 
 struct keyword {
 	const char *name;

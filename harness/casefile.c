@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "casefile-int.h"
-#include "parse.h"
+#include "basic/parse.h"
 
 int cf__fail(char *err, size_t len, const char *fmt, ...)
 {

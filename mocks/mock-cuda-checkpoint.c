@@ -14,7 +14,7 @@
 
 #include "casefile.h"
 #include "mock-log.h"
-#include "parse.h"
+#include "basic/parse.h"
 #include "rtid.h"
 
 #define WHO "cuda-checkpoint"

@@ -85,7 +85,7 @@ const struct sim_param_doc sim_param_docs[] = {
 					       "a matching thread (cases/nvml-only.case), at "
 					       "no published rate"),
 	P(p_independent, "per process", "assumption: no single wrong match has been "
-				"observed; the exactly-one rule: src/scan.c"),
+				"observed; the exactly-one rule: src/rules/decide.c"),
 };
 
 const size_t sim_param_count = sizeof(sim_param_docs) / sizeof(sim_param_docs[0]);

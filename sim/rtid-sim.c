@@ -14,7 +14,7 @@
 #include "check.h"
 #include "engine.h"
 #include "plot.h"
-#include "parse.h"
+#include "basic/parse.h"
 #include "rtid.h"
 
 static const char *const strategies[] = { "upstream", "scan", "parallel:8", "api", "canary",

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "engine.h"
-#include "parse.h"
+#include "basic/parse.h"
 #include "rtid.h"
 
 const char *const sim_hook_names[SIM_NHOOKS] = { "pause_devices", "checkpoint_devices",

@@ -3,7 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
+#include "shim/shim.h"
 #include "config.h"
 
 static const char main_help[] =

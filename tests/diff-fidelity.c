@@ -31,7 +31,8 @@
 
 #include "fakeproc-run.h"
 #include "helpers.h"
-#include "internal.h"
+#include "basic/parse.h"
+#include "core/core.h"
 
 #define MAXT 8
 

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attest-int.h"
+#include "attest/attest.h"
 #include "fiu-nth.h"
 #include "helpers.h"
 

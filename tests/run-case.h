@@ -3,7 +3,7 @@
 #define RTID_RUN_CASE_H
 
 #include "casefile.h"
-#include "parse.h"
+#include "basic/parse.h"
 #include "rtid.h"
 
 struct runner {

@@ -118,7 +118,7 @@ int hd_ask(const struct daemon *d, int op, int pid, unsigned ms, struct rtid__sv
 
 	if (r < 0)
 		return r;
-	r = rtid__svc_call(&c, &q, rtid__svc_now() + 20 * time_factor(), a);
+	r = rtid__svc_call(&c, &q, rtid__now() + 20 * time_factor(), a);
 	rtid__svc_close(&c);
 	return r;
 }

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "service-client.h"
+#include "proto/service-client.h"
 
 struct daemon {
 	pid_t pid;

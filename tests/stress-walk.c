@@ -24,7 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "basic/parse.h"
+#include "core/core.h"
 
 #define NAME_A "cuda00001400006"
 #define NAME_B "cuda00002000009"

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "attest-int.h"
+#include "attest/attest.h"
 #include "helpers.h"
 
 #define POOL 48

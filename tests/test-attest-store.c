@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "attest-int.h"
+#include "attest/attest.h"
 #include "helpers.h"
 
 static char *path_in(const char *rel)

@@ -6,7 +6,8 @@
 #include <cmocka.h>
 
 #include "config.h"
-#include "internal.h"
+#include "basic/parse.h"
+#include "core/core.h"
 
 static void fallback_table(void **state)
 {

@@ -23,7 +23,8 @@
 #include <cmocka.h>
 
 #include "helpers.h"
-#include "internal.h"
+#include "basic/parse.h"
+#include "core/core.h"
 
 static char fifo[512], out_path[512], pidfile[512], proc_dir[512];
 static int fifo_fd = -1;

@@ -6,7 +6,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "internal.h"
+#include "basic/parse.h"
+#include "core/core.h"
 
 static bool match(const char *pattern, const char *comm, size_t len)
 {

@@ -10,7 +10,8 @@
 #include <cmocka.h>
 
 #include "helpers.h"
-#include "internal.h"
+#include "basic/parse.h"
+#include "core/core.h"
 
 #define VERSION "580.159.03"
 #define P_ONE 100   /* one candidate: 102 */

@@ -12,7 +12,8 @@
 #include <cmocka.h>
 
 #include "helpers.h"
-#include "internal.h"
+#include "basic/parse.h"
+#include "core/core.h"
 
 static char *root;
 static struct rtid__matcher matcher;
@@ -225,7 +226,7 @@ static void real_threads(void **state)
 	assert_int_equal(s.status, RTID__SCAN_ZERO);
 }
 
-/* The walk is proven against Threads: in status (src/walk.c). */
+/* The walk is proven against Threads: in status (src/proc/walk.c). */
 static void walk_needs_its_proof(void **state)
 {
 	char rel[256];

@@ -11,8 +11,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "serve-proto.h"
-#include "service-client.h"
+#include "proto/serve-proto.h"
+#include "proto/service-client.h"
 
 static int req(const char *s, struct rtid__svc_req *q)
 {
@@ -181,7 +181,7 @@ static int call_against(const char *const *said, size_t n, double wait)
 		assert_true(send(sv[1], said[i], strlen(said[i]), 0) >= 0);
 	if (n && !said[n - 1][0])
 		close(sv[1]); /* "" last: the daemon hangs up */
-	r = rtid__svc_call(&c, &q, rtid__svc_now() + wait, &a);
+	r = rtid__svc_call(&c, &q, rtid__now() + wait, &a);
 	rtid__svc_close(&c);
 	rtid__svc_close(&c); /* twice is harmless */
 	if (!n || said[n - 1][0])

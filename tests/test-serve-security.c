@@ -391,7 +391,7 @@ static void measure(long *rss, int *fds)
 	struct rtid__svc_ans a;
 
 	assert_int_equal(rtid__svc_open(d.sock, &c), 0);
-	assert_int_equal(rtid__svc_call(&c, &q, rtid__svc_now() + 20, &a), 0);
+	assert_int_equal(rtid__svc_call(&c, &q, rtid__now() + 20, &a), 0);
 	*rss = hd_rss_kb(d.pid);
 	*fds = hd_fd_count(d.pid);
 	rtid__svc_close(&c);
@@ -432,7 +432,7 @@ static void test_rss_flat(void **state)
 				struct rtid__svc_req q = { .op = RTID__OP_RESTORE_TID, .pid = 100 };
 				struct rtid__svc_ans a;
 
-				assert_int_equal(rtid__svc_call(&c, &q, rtid__svc_now() + 20, &a), 0);
+				assert_int_equal(rtid__svc_call(&c, &q, rtid__now() + 20, &a), 0);
 				assert_int_equal(a.value, 101);
 			}
 			rtid__svc_close(&c);

@@ -304,7 +304,7 @@ static void test_queue_behind_a_hang(void **state)
 	assert_int_equal(rtid__svc_open(d.sock, &c2), 0);
 	n = rtid__svc_req_format(&q1, buf);
 	assert_int_equal(send(c1.fd, buf, n, 0), (ssize_t)n);
-	assert_int_equal(rtid__svc_call(&c2, &q2, rtid__svc_now() + 20, &a2), 0);
+	assert_int_equal(rtid__svc_call(&c2, &q2, rtid__now() + 20, &a2), 0);
 	c1.greeted = false;
 	assert_true(hd_recv(c1.fd, buf, sizeof(buf), 20) > 0); /* the greeting */
 	assert_true(hd_recv(c1.fd, buf, sizeof(buf), 20) > 0);

@@ -221,8 +221,8 @@ static void settings_are_documented(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		if (!file_mentions("src/rtid.1", vars[i]) || !file_mentions("doc/shim.md", vars[i]))
-			fail_msg("%s is not documented in src/rtid.1 and doc/shim.md", vars[i]);
+		if (!file_mentions("man/rtid.1", vars[i]) || !file_mentions("doc/shim.md", vars[i]))
+			fail_msg("%s is not documented in man/rtid.1 and doc/shim.md", vars[i]);
 	}
 }
 

@@ -13,9 +13,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "cli.h"
+#include "cli/cli.h"
+#include "shim/shim.h"
 #include "helpers.h"
-#include "serve.h"
+#include "serve/serve.h"
 
 #define ARGV(...) ((char *[]){ "cuda-checkpoint", __VA_ARGS__, NULL })
 

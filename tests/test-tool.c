@@ -15,7 +15,8 @@
 #include <cmocka.h>
 
 #include "helpers.h"
-#include "internal.h"
+#include "basic/parse.h"
+#include "core/core.h"
 
 static char log_path[512], pid_path[512];
 static const char *const vars[] = { "FAKE_STDOUT", "FAKE_STDERR", "FAKE_EXIT", "FAKE_SIGNAL",

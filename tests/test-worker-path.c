@@ -18,7 +18,8 @@
 
 #include "config.h"
 #include "helpers.h"
-#include "internal.h"
+#include "basic/parse.h"
+#include "core/core.h"
 
 /* Run in the copy: print "rc path" or "rc why" on stdout. */
 static int probe(void)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attest-int.h"
+#include "attest/attest.h"
 
 static unsigned long clamp(unsigned long v)
 {

@@ -9,8 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attest-int.h"
-#include "attest-sys.h"
+#include "attest/attest.h"
+#include "attest/attest-sys.h"
 
 /* Read a small file whole into buf (NUL-terminated). Returns the length. */
 static ssize_t slurp(const char *path, char *buf, size_t len)

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attest-int.h"
+#include "attest/attest.h"
 
 #define FAIL(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
 

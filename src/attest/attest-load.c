@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attest-int.h"
-#include "attest-sys.h"
+#include "attest/attest.h"
+#include "attest/attest-sys.h"
 
 static int open_regular(const char *path)
 {

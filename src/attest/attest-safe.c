@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attest-int.h"
-#include "attest-sys.h"
+#include "attest/attest.h"
+#include "attest/attest-sys.h"
 
 static bool owner_ok(const struct stat *st)
 {

@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attest-int.h"
-#include "attest-sys.h"
+#include "attest/attest.h"
+#include "attest/attest-sys.h"
 
 #define TMP_TRIES 100
 

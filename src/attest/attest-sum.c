@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attest-int.h"
+#include "attest/attest.h"
 
 struct ref { /* one verdict, seen from its version */
 	const char *version;

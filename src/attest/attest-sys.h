@@ -7,7 +7,7 @@
 #include <sys/file.h>
 #include <sys/random.h>
 
-#include "sys.h"
+#include "basic/sys.h"
 
 #define RTID__ATT_FAIL(point, fail_value)      \
 	do {                                   \

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attest-int.h"
+#include "attest/attest.h"
 
 int rtid_attest_new(struct rtid_attestation **out)
 {

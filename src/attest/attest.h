@@ -7,7 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "basic/parse.h"
+#include "rtid.h"
 
 #define ATT_ID_MAX 128
 #define ATT_BOOT_MAX 40
@@ -95,6 +96,10 @@ int rtid__att_dir_safe(const char *dir, char *why, size_t whylen);
  * trying rnd's names in turn (NULL: getrandom). Returns the fd and the name. */
 int rtid__tmp_create(int dirfd, const char *prefix, uint64_t (*rnd)(void *), void *rarg,
 		     char *name, size_t namelen);
+/* Replace path with len bytes atomically, as rtid_attest_save writes: the old
+ * content or the new, never a part; nothing left behind on failure. Under the
+ * lock PATH.lock, which also removes the temp files of killed writers. */
+int rtid__file_replace(const char *path, const void *buf, size_t len);
 /* Write buf as dirfd/base through a temp file; see rtid__file_replace. */
 int rtid__replace_at(int dirfd, const char *base, const void *buf, size_t len);
 

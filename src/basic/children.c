@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "basic/basic.h"
 
 static void close_fd(int *fd)
 {

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "internal.h"
+#include "basic/parse.h"
 
 static bool is_space(char c)
 {

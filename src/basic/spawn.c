@@ -4,7 +4,7 @@
  * and tied to our life: PR_SET_PDEATHSIG kills it if we die, even by SIGKILL.
  * posix_spawn cannot set the death signal, so this forks and sets up the
  * child itself, with async-signal-safe calls only. Every running child is in
- * a registry that rtid_kill_children() empties from a signal handler. */
+ * a registry that rtid__kill_children() empties from a signal handler. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cov.h"
-#include "internal.h"
-#include "sys.h"
+#include "basic/cov.h"
+#include "basic/basic.h"
+#include "basic/sys.h"
 
 extern char **environ;
 
@@ -27,14 +27,6 @@ extern char **environ;
 #define HIGH_FD 10   /* where the child parks its fds before placing them */
 
 static pid_t live[LIVE_MAX];
-
-double rtid__now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 void rtid__wait(pid_t pid, int *status)
 {
@@ -72,7 +64,7 @@ void rtid__live_remove(pid_t pid)
 	}
 }
 
-void rtid_kill_children(void)
+void rtid__kill_children(void)
 {
 	int saved = errno;
 

@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 static const char attest_help[] =
 	"Usage: rtid attest show [FILE]\n"

@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cov.h"
+#include "cli/cli.h"
+#include "basic/cov.h"
 
 static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
 static struct sigaction saved[3];

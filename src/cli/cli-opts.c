@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 const char cli_common_help[] =
 	"  --mode MODE           driver (default), scan, crosscheck or canary   [RTID_MODE]\n"

@@ -1,7 +1,7 @@
 /* How the rtid command shows results: JSON lines or a table. */
 #include <jansson.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 static json_t *str_or_null(const char *s)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 static const char resolve_help[] =
 	"Usage: rtid resolve [OPTIONS] PID...\n"

@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "basic/parse.h"
+#include "cli/cli.h"
 #include "config.h"
-#include "internal.h"
-#include "serve.h"
+#include "driver/driver.h"
+#include "serve/serve.h"
 
 static const char serve_help[] =
 	"Usage: rtid serve [OPTIONS]\n"

@@ -8,7 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "attest/attest.h"
+#include "cli/cli.h"
 
 static const char validate_help[] =
 	"Usage: rtid validate [OPTIONS] --report FILE (--all | PID...)\n"

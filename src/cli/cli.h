@@ -5,7 +5,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "basic/parse.h"
+#include "rtid.h"
 
 struct cli_opts {
 	struct rtid_config cfg;
@@ -54,14 +55,7 @@ void cli_hygiene_before_exec(void);
 int cmd_resolve(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_attest(int argc, char **argv);
-int cmd_shim(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
-/* The shim asks rtid serve first: true when it answered (its output printed,
- * *rc the exit status); false leaves the call to the shim's usual path. */
-bool shim_try_service(int argc, char **argv, int *rc);
-/* Append one line (the pid, then fmt) to RTID_SHIM_LOG when it is set: why the
- * shim did not answer itself. Never on stderr, which CRIU reads. */
-void shim_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* getopt_long values of the common long options. */
 enum {

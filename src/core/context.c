@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "basic/basic.h"
+#include "basic/parse.h"
+#include "core/core.h"
 
 static int dup_opt(const char *s, char **out)
 {
@@ -63,9 +65,9 @@ static int ctx_setup(struct rtid_ctx *ctx, const struct rtid_config *cfg)
 	if (ctx->cfg.jobs > RTID__MAX_CHILDREN)
 		ctx->cfg.jobs = RTID__MAX_CHILDREN;
 	if ((r = dup_opt(cfg->proc_root ? cfg->proc_root : "/proc", &ctx->proc_root)) < 0 ||
-	    (r = dup_opt(cfg->tool, &ctx->tool_name)) < 0 ||
-	    (r = dup_opt(cfg->libcuda, &ctx->libcuda)) < 0 ||
-	    (r = dup_opt(cfg->service_socket, &ctx->service_socket)) < 0)
+	    (r = dup_opt(cfg->tool, &ctx->drv.tool_name)) < 0 ||
+	    (r = dup_opt(cfg->libcuda, &ctx->drv.libcuda)) < 0 ||
+	    (r = dup_opt(cfg->service_socket, &ctx->drv.service_socket)) < 0)
 		return r;
 	/* Not kept: the caller's strings may go; ctx holds its own copies. */
 	ctx->cfg.driver_version = NULL;
@@ -75,10 +77,13 @@ static int ctx_setup(struct rtid_ctx *ctx, const struct rtid_config *cfg)
 		return r;
 	/* A tool that is missing is reported per pid, where it is needed. */
 	if (cfg->backend == RTID_BACKEND_TOOL) {
-		r = rtid__tool_find(cfg->tool, &ctx->tool_path);
+		r = rtid__tool_find(cfg->tool, &ctx->drv.tool_path);
 		if (r < 0 && r != -ENOENT)
 			return r;
 	}
+	ctx->drv.backend = ctx->cfg.backend;
+	ctx->drv.timeout_s = ctx->cfg.timeout_s;
+	ctx->drv.jobs = ctx->cfg.jobs;
 	return 0;
 }
 
@@ -135,13 +140,13 @@ void rtid_ctx_free(struct rtid_ctx *ctx)
 {
 	if (!ctx)
 		return;
-	rtid__driver_end(ctx);
+	rtid__driver_end(&ctx->drv);
 	rtid__matcher_fini(&ctx->matcher);
 	free(ctx->proc_root);
-	free(ctx->tool_name);
-	free(ctx->tool_path);
-	free(ctx->libcuda);
-	free(ctx->service_socket);
+	free(ctx->drv.tool_name);
+	free(ctx->drv.tool_path);
+	free(ctx->drv.libcuda);
+	free(ctx->drv.service_socket);
 	free(ctx);
 }
 

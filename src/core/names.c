@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "basic/basic.h"
 #include "config.h"
 #include "rtid.h"
 
@@ -84,4 +85,11 @@ int rtid_mode_parse(const char *s, enum rtid_mode *out)
 const char *rtid_version(void)
 {
 	return RTID_VERSION;
+}
+
+/* The children registry lives with the spawning code (basic/spawn.c); the
+ * library exports it under its public name. */
+void rtid_kill_children(void)
+{
+	rtid__kill_children();
 }

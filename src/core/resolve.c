@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "basic/basic.h"
+#include "core/core.h"
+#include "rules/rules.h"
 
 /* Resolve's own error, before any source: pid names no process under the
  * proc root (tgid 0), or is a thread of process tgid. */
@@ -168,7 +170,7 @@ static void run_group(struct batch *b, size_t from, size_t to, enum rtid_mode mo
 			b->out[i].fallback = why;
 	}
 	memset(b->ans + from, 0, (to - from) * sizeof(*b->ans));
-	rtid__driver_batch(b->ctx, b->pids + from, b->need + from, to - from, b->ans + from,
+	rtid__driver_batch(&b->ctx->drv, b->pids + from, b->need + from, to - from, b->ans + from,
 			   b->deadline);
 	for (size_t i = from; i < to; i++) {
 		if (b->need[i])
@@ -255,7 +257,7 @@ int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n, struct rt
 		run_canary(&b, n);
 	else
 		run_group(&b, 0, n, ctx->cfg.mode, trusted, RTID_FB_NONE);
-	rtid__driver_end(ctx);
+	rtid__driver_end(&ctx->drv);
 	if (b.out != out)
 		results_out(ctx, b.out, n, out);
 	batch_free(&b, out);

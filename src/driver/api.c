@@ -14,9 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "sys.h"
-#include "worker-proto.h"
+#include "basic/basic.h"
+#include "driver/driver.h"
+#include "proto/worker-proto.h"
+#include "rules/rules.h"
 
 
 /* Kept in the context for the length of one rtid_resolve_many, so that a
@@ -26,27 +27,27 @@ struct rtid__worker {
 	int sock;
 };
 
-static double until_of(const struct rtid_ctx *ctx, double deadline)
+static double until_of(const struct rtid__driver *d, double deadline)
 {
-	double t = rtid__now() + ctx->cfg.timeout_s;
+	double t = rtid__now() + d->timeout_s;
 
 	return deadline > 0 && deadline < t ? deadline : t;
 }
 
-static int start_worker(struct rtid_ctx *ctx, struct rtid__worker *w, char *why, size_t len)
+static int start_worker(struct rtid__driver *d, struct rtid__worker *w, char *why, size_t len)
 {
-	char path[PATH_MAX], parent[16];
+	struct rtid__worker_cmd cmd;
+	char path[PATH_MAX];
 	int sv[2], r;
 
 	r = rtid__worker_path(path, sizeof(path), why, len);
 	if (r < 0)
 		return r;
-	if (rtid__socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		return -errno;
-	snprintf(parent, sizeof(parent), "%d", (int)getpid());
-	char *argv[] = { path, parent, ctx->libcuda ? ctx->libcuda : "libcuda.so.1", NULL };
+	if ((r = rtid__worker_pair(sv)) < 0)
+		return r;
+	rtid__worker_argv(&cmd, path, d->libcuda);
 	/* The worker lives as long as the batch; its own deadline is not used. */
-	r = rtid__child_start_fd(&w->child, path, argv, 1e9, sv[1]);
+	r = rtid__child_start_fd(&w->child, path, cmd.argv, 1e9, sv[1]);
 	close(sv[1]);
 	if (r < 0) {
 		close(sv[0]);
@@ -100,9 +101,9 @@ static ssize_t wait_msg(struct rtid__worker *w, void *buf, size_t len, double un
 	}
 }
 
-static void stop_worker(struct rtid_ctx *ctx)
+static void stop_worker(struct rtid__driver *d)
 {
-	struct rtid__worker *w = ctx->worker;
+	struct rtid__worker *w = d->worker;
 	struct rtid__child *v[1];
 
 	if (!w)
@@ -113,13 +114,9 @@ static void stop_worker(struct rtid_ctx *ctx)
 	rtid__children_wait(v, 1, rtid__now() + RTID__EXIT_GRACE_S, false);
 	rtid__child_abort(&w->child, false);
 	free(w);
-	ctx->worker = NULL;
+	d->worker = NULL;
 }
 
-void rtid__api_end(struct rtid_ctx *ctx)
-{
-	stop_worker(ctx);
-}
 
 static const char *death(const struct rtid__worker *w, char *buf, size_t len)
 {
@@ -155,20 +152,20 @@ static void interpret(const struct rtid__reply *r, struct rtid__answer *res)
 				  r->name[0] ? r->name : "CUDA error", r->cuerr);
 }
 
-static int hello(struct rtid_ctx *ctx, struct rtid__worker *w, double deadline, char *why, size_t len)
+static int hello(struct rtid__driver *d, struct rtid__worker *w, double deadline, char *why, size_t len)
 {
 	struct rtid__hello h;
-	char d[64];
-	ssize_t n = wait_msg(w, &h, sizeof(h), until_of(ctx, deadline));
+	char dd[64];
+	ssize_t n = wait_msg(w, &h, sizeof(h), until_of(d, deadline));
 
-	if (n == (ssize_t)sizeof(h) && h.ok)
+	if (rtid__worker_greeting(&h, n, why, len) == 0)
 		return 0;
 	if (n == (ssize_t)sizeof(h))
-		snprintf(why, len, "driver API worker: %.120s", h.why);
+		; /* why says what the worker said */
 	else if (n == -ETIMEDOUT)
 		snprintf(why, len, "driver API worker did not start in time");
 	else
-		snprintf(why, len, "driver API worker %s before it was ready", death(w, d, sizeof(d)));
+		snprintf(why, len, "driver API worker %s before it was ready", death(w, dd, sizeof(dd)));
 	return n == -ETIMEDOUT ? -ETIMEDOUT : -EIO;
 }
 
@@ -185,12 +182,12 @@ static void send_some(struct rtid__worker *w, const int *pids, const bool *need,
 	}
 }
 
-static void await_replies(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
+static void await_replies(struct rtid__driver *d, const int *pids, const bool *need, size_t n,
 			  struct rtid__answer *out, double deadline)
 {
-	struct rtid__worker *w = ctx->worker;
+	struct rtid__worker *w = d->worker;
 	size_t sent = 0;
-	char d[64], msg[160];
+	char dd[64], msg[160];
 
 	for (size_t i = 0; i < n; i++) {
 		struct rtid__reply r;
@@ -200,7 +197,7 @@ static void await_replies(struct rtid_ctx *ctx, const int *pids, const bool *nee
 		send_some(w, pids, need, n, &sent);
 		if (!need[i])
 			continue;
-		got = wait_msg(w, &r, sizeof(r), until_of(ctx, deadline));
+		got = wait_msg(w, &r, sizeof(r), until_of(d, deadline));
 		out[i].ms += (rtid__now() - t0) * 1000.0;
 		if (got == (ssize_t)sizeof(r) && r.pid == pids[i]) {
 			interpret(&r, &out[i]);
@@ -213,43 +210,43 @@ static void await_replies(struct rtid_ctx *ctx, const int *pids, const bool *nee
 				  "the driver API did not answer in time");
 			fail_rest(need, i + 1, n, out, dl ? RTID_ERR_DEADLINE : RTID_ERR_WORKER_FAILED,
 				  "driver API worker stopped after a query timed out");
-			stop_worker(ctx);
+			stop_worker(d);
 			return;
 		}
-		snprintf(msg, sizeof(msg), "driver API worker %s", death(w, d, sizeof(d)));
+		snprintf(msg, sizeof(msg), "driver API worker %s", death(w, dd, sizeof(dd)));
 		fail_rest(need, i, n, out, RTID_ERR_WORKER_CRASHED, msg);
-		stop_worker(ctx);
+		stop_worker(d);
 		return;
 	}
 }
 
 /* The context's worker, started and greeted if there is none yet. */
-static int get_worker(struct rtid_ctx *ctx, double deadline, char *why, size_t len)
+static int get_worker(struct rtid__driver *d, double deadline, char *why, size_t len)
 {
 	struct rtid__worker *w;
 	int r;
 
-	if (ctx->worker)
+	if (d->worker)
 		return 0;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	r = start_worker(ctx, w, why, len);
+	r = start_worker(d, w, why, len);
 	if (r < 0) {
 		if (!*why)
 			snprintf(why, len, "cannot start the driver API worker: %s", strerror(-r));
 		free(w);
 		return r;
 	}
-	ctx->worker = w;
-	r = hello(ctx, w, deadline, why, len);
+	d->worker = w;
+	r = hello(d, w, deadline, why, len);
 	if (r < 0)
-		stop_worker(ctx);
+		stop_worker(d);
 	return r;
 }
 
-void rtid__api_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
-		     struct rtid__answer *out, double deadline)
+static void api_batch(struct rtid__driver *d, const int *pids, const bool *need, size_t n,
+		      struct rtid__answer *out, double deadline)
 {
 	char why[200] = "";
 	bool any = false;
@@ -259,11 +256,13 @@ void rtid__api_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, si
 		any |= need[i];
 	if (!any)
 		return;
-	r = get_worker(ctx, deadline, why, sizeof(why));
+	r = get_worker(d, deadline, why, sizeof(why));
 	if (r < 0)
 		fail_rest(need, 0, n, out,
 			  r == -ETIMEDOUT && deadline > 0 && rtid__now() >= deadline
 				  ? RTID_ERR_DEADLINE : RTID_ERR_WORKER_FAILED, why);
 	else
-		await_replies(ctx, pids, need, n, out, deadline);
+		await_replies(d, pids, need, n, out, deadline);
 }
+
+const struct rtid__backend rtid__api_backend = { .batch = api_batch, .end = stop_worker };

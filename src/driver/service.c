@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
-#include "service-client.h"
+#include "basic/basic.h"
+#include "driver/driver.h"
+#include "proto/service-client.h"
+#include "rules/rules.h"
 
 static void interpret(const struct rtid__svc_ans *a, struct rtid__answer *r)
 {
@@ -44,10 +46,10 @@ static enum rtid_error late(double deadline, enum rtid_error e)
 	return deadline > 0 && rtid__now() >= deadline ? RTID_ERR_DEADLINE : e;
 }
 
-void rtid__service_batch(struct rtid_ctx *ctx, const int *pids, const bool *need, size_t n,
+static void service_batch(struct rtid__driver *d, const int *pids, const bool *need, size_t n,
 			 struct rtid__answer *out, double deadline)
 {
-	const char *path = rtid__svc_path(ctx->service_socket);
+	const char *path = rtid__svc_path(d->service_socket);
 	struct rtid__svc_conn c = { .fd = -1 };
 	char msg[160];
 	int r = -ENOENT;
@@ -62,7 +64,7 @@ void rtid__service_batch(struct rtid_ctx *ctx, const int *pids, const bool *need
 	}
 	for (; i < n; i++) {
 		struct rtid__svc_req q = { .op = RTID__OP_RESTORE_TID, .pid = pids[i] };
-		double t0 = rtid__now(), until = t0 + ctx->cfg.timeout_s;
+		double t0 = rtid__now(), until = t0 + d->timeout_s;
 		struct rtid__svc_ans a;
 
 		if (!need[i])
@@ -85,3 +87,5 @@ void rtid__service_batch(struct rtid_ctx *ctx, const int *pids, const bool *need
 	}
 	rtid__svc_close(&c);
 }
+
+const struct rtid__backend rtid__service_backend = { .batch = service_batch, .end = NULL };

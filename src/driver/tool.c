@@ -1,5 +1,6 @@
-/* cuda-checkpoint as a source of the driver's answer: finding the program and
- * reading what it did. Only exit 0 with one positive decimal on stdout is a
+/* cuda-checkpoint as a source of the driver's answer: up to d->jobs children
+ * at once, each under its timeout, all under the batch deadline, and what
+ * each one did read as an answer. Only exit 0 with one positive decimal on stdout is a
  * tid; exit 1 or 3 is the driver's "no restore thread"; all else is an error. */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,132 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
-
-
-/* Same bytes: a copy of the running program under another inode. */
-static bool same_contents(int a, int b)
-{
-	char x[16384], y[sizeof(x)];
-
-	for (;;) {
-		ssize_t n = read(a, x, sizeof(x)), m;
-
-		if (n < 0)
-			return false;
-		for (ssize_t got = 0; got < n; got += m) {
-			m = read(b, y + got, (size_t)(n - got));
-			if (m <= 0)
-				return false;
-		}
-		if (n == 0)
-			return read(b, y, 1) == 0;
-		if (memcmp(x, y, (size_t)n))
-			return false;
-	}
-}
-
-/* Is cand the running program (self: its stat), by inode or by content? A
- * second copy of rtid on PATH must never stand in for the real tool. */
-static bool is_self(const char *cand, const struct stat *self)
-{
-	struct stat st;
-	int a, b;
-	bool same;
-
-	if (stat(cand, &st) < 0)
-		return false;
-	if (st.st_dev == self->st_dev && st.st_ino == self->st_ino)
-		return true;
-	if (st.st_size != self->st_size || !S_ISREG(st.st_mode))
-		return false;
-	a = open(cand, O_RDONLY | O_CLOEXEC);
-	b = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-	same = a >= 0 && b >= 0 && same_contents(a, b);
-	if (a >= 0)
-		close(a);
-	if (b >= 0)
-		close(b);
-	return same;
-}
-
-int rtid__executable(const char *path)
-{
-	struct stat st;
-
-	if (stat(path, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EACCES; /* what execve says of a directory */
-	return access(path, X_OK) < 0 ? -errno : 0;
-}
-
-static int search_path(const char *name, const struct stat *self, char **out)
-{
-	const char *path = getenv("PATH");
-	const char *p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
-
-	while (*p) {
-		size_t len = strcspn(p, ":");
-		char *cand;
-
-		if (asprintf(&cand, "%.*s/%s", (int)len, len ? p : ".", name) < 0)
-			return -ENOMEM;
-		/* Skipping rtid itself keeps the shim from calling itself. */
-		if (rtid__executable(cand) == 0 && !(self && is_self(cand, self))) {
-			*out = cand;
-			return 0;
-		}
-		free(cand);
-		p += len + (p[len] == ':');
-	}
-	return -ENOENT;
-}
-
-/* The running program's stat. Through an open fd, not stat(): a checker
- * such as valgrind maps the open of /proc/self/exe to the program it runs,
- * while stat() would see the checker itself. O_PATH: an execute-only rtid
- * (mode 0711) must still know itself. */
-static int self_stat(struct stat *st)
-{
-	int fd = open("/proc/self/exe", O_PATH | O_CLOEXEC), r;
-
-	if (fd < 0)
-		return -errno;
-	r = fstat(fd, st) < 0 ? -errno : 0;
-	close(fd);
-	return r;
-}
-
-bool rtid__is_self(const char *path)
-{
-	struct stat self;
-
-	return self_stat(&self) == 0 && is_self(path, &self);
-}
-
-/* Returns 0 and *out, -ENOENT when there is no such executable, -ENOMEM. */
-int rtid__tool_find(const char *name, char **out)
-{
-	struct stat self;
-	bool have_self = self_stat(&self) == 0;
-
-	if (!name)
-		name = "cuda-checkpoint";
-	if (strchr(name, '/')) {
-		char *copy;
-
-		/* Known missing now is a clearer error than a child that exits 127. */
-		if (rtid__executable(name) < 0)
-			return -ENOENT;
-		copy = strdup(name);
-		if (!copy)
-			return -ENOMEM;
-		*out = copy;
-		return 0;
-	}
-	return search_path(name, have_self ? &self : NULL, out);
-}
+#include "basic/basic.h"
+#include "basic/parse.h"
+#include "driver/driver.h"
+#include "rules/rules.h"
 
 /* A printable excerpt of foreign bytes for an error message. */
 static void excerpt(const char *buf, size_t len, char *out, size_t outlen)
@@ -201,3 +80,134 @@ void rtid__tool_interpret(const struct rtid__child *c, struct rtid__answer *r)
 		rtid__answer_fail(r, RTID_ERR_TOOL_FAILED, "cuda-checkpoint exit %d: %s", code, ex);
 	}
 }
+
+struct slot {
+	struct rtid__child child;
+	size_t idx;   /* which pid */
+	bool busy;
+	double start; /* monotonic seconds */
+};
+
+/* Out of fds or processes: passes once a running child has ended. */
+static bool transient(int e)
+{
+	return e == -EMFILE || e == -ENFILE || e == -EAGAIN || e == -ENOMEM;
+}
+
+/* Start the query for pid. Returns 0; or the errno, the result then carrying
+ * the error (for a transient one the caller may retry instead). */
+static int start_query(struct rtid__driver *d, struct slot *s, int pid, struct rtid__answer *r)
+{
+	char pidstr[16];
+	char *argv[] = { d->tool_path, "--get-restore-tid", "--pid", pidstr, NULL };
+	int e;
+
+	memset(r, 0, sizeof(*r)); /* a retry after a transient failure starts clean */
+	if (!d->tool_path) {
+		const char *name = d->tool_name ? d->tool_name : "cuda-checkpoint";
+
+		rtid__answer_fail(r, RTID_ERR_TOOL_NOT_FOUND, strchr(name, '/') ? "%s: no such "
+				"executable" : "no %s on PATH", name);
+		return -ENOENT;
+	}
+	snprintf(pidstr, sizeof(pidstr), "%d", pid);
+	s->start = rtid__now();
+	e = rtid__child_start(&s->child, d->tool_path, argv, d->timeout_s);
+	if (e == -ENOENT)
+		rtid__answer_fail(r, RTID_ERR_TOOL_NOT_FOUND, "%s: no such file", d->tool_path);
+	else if (e < 0)
+		rtid__answer_fail(r, RTID_ERR_SPAWN_FAILED, "%s: %s", d->tool_path, strerror(-e));
+	return e;
+}
+
+static bool past(double deadline)
+{
+	return deadline > 0 && rtid__now() >= deadline;
+}
+
+/* Give a free slot the next pid that needs the driver. Returns false when
+ * there is none left (or the deadline passed), or when the pid could not be
+ * started for want of fds or processes while others run (*wait set: the pid
+ * is retried once one of them has ended). */
+static bool fill(struct rtid__driver *d, struct slot *s, const int *pids, const bool *need,
+		 size_t n, size_t *next, struct rtid__answer *out, double deadline,
+		 size_t running, bool *wait)
+{
+	while (*next < n && !past(deadline)) {
+		size_t i = (*next)++;
+		int e;
+
+		if (!need[i])
+			continue;
+		e = start_query(d, s, pids[i], &out[i]);
+		if (e == 0) {
+			s->idx = i;
+			s->busy = true;
+			return true;
+		}
+		if (transient(e) && running > 0) {
+			(*next)--;
+			*wait = true;
+			return false;
+		}
+	}
+	return false;
+}
+
+static void finish(struct slot *s, struct rtid__answer *out)
+{
+	rtid__tool_interpret(&s->child, &out[s->idx]);
+	out[s->idx].ms += (rtid__now() - s->start) * 1000.0;
+	s->busy = false;
+}
+
+static void deadline_all(struct slot *slots, size_t jobs, const bool *need, size_t next,
+			 size_t n, struct rtid__answer *out)
+{
+	for (size_t j = 0; j < jobs; j++) {
+		if (!slots[j].busy)
+			continue;
+		rtid__child_abort(&slots[j].child, false);
+		slots[j].busy = false;
+		rtid__answer_fail(&out[slots[j].idx], RTID_ERR_DEADLINE,
+				"batch deadline passed during the driver query");
+	}
+	for (size_t i = next; i < n; i++)
+		if (need[i])
+			rtid__answer_fail(&out[i], RTID_ERR_DEADLINE,
+					  "batch deadline passed before the driver query");
+}
+
+static void tool_batch(struct rtid__driver *d, const int *pids, const bool *need, size_t n,
+		       struct rtid__answer *out, double deadline)
+{
+	struct slot slots[RTID__MAX_CHILDREN] = { 0 };
+	struct rtid__child *cv[RTID__MAX_CHILDREN];
+	size_t jobs = d->jobs, next = 0;
+
+	for (;;) {
+		size_t nact = 0, running = 0;
+		bool wait = false;
+
+		for (size_t j = 0; j < jobs; j++)
+			running += slots[j].busy;
+		for (size_t j = 0; j < jobs; j++) {
+			if (!slots[j].busy && !wait &&
+			    fill(d, &slots[j], pids, need, n, &next, out, deadline, running, &wait))
+				running++;
+			if (slots[j].busy)
+				cv[nact++] = &slots[j].child;
+		}
+		if (nact == 0)
+			break;
+		if (rtid__children_wait(cv, nact, deadline, true))
+			break;
+		for (size_t j = 0; j < jobs; j++)
+			if (slots[j].busy && rtid__child_done(&slots[j].child))
+				finish(&slots[j], out);
+	}
+	/* Whatever is still running or not started has met the deadline. */
+	deadline_all(slots, jobs, need, next, n, out);
+}
+
+const struct rtid__backend rtid__tool_backend = { .batch = tool_batch, .end = NULL };

@@ -11,7 +11,8 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "internal.h"
+#include "basic/basic.h"
+#include "driver/driver.h"
 
 #define WORKER_NAME "rtid-cuda-worker"
 

@@ -8,8 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "sys.h"
+#include "basic/parse.h"
+#include "basic/sys.h"
+#include "proc/proc.h"
 
 static bool holds_nvidia(int rootfd, int pid)
 {

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "proc/proc.h"
 
 int rtid__matcher_init(struct rtid__matcher *m, const char *pattern)
 {

@@ -12,41 +12,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "sys.h"
+#include "basic/basic.h"
+#include "basic/sys.h"
+#include "proc/proc.h"
 
-ssize_t rtid__read_comm(int dirfd, const char *path, char *buf, size_t buflen)
+/* A comm file without its newline (the names are compared as they are). */
+static ssize_t read_comm(int dirfd, const char *path, char *buf, size_t buflen)
 {
-	size_t len = 0;
-	int fd = rtid__openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	ssize_t n = rtid__read_at(dirfd, path, buf, buflen, RTID__READ_WHOLE);
 
-	if (fd < 0)
-		return -errno;
-	/* Loop to EOF: a read may return fewer bytes than are there. */
-	for (;;) {
-		ssize_t n;
-
-		if (len == buflen) {
-			close(fd);
-			return -EOVERFLOW;
-		}
-		n = read(fd, buf + len, buflen - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			close(fd);
-			return -e;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (len > 0 && buf[len - 1] == '\n')
-		len--;
-	return (ssize_t)len;
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	return n;
 }
 
 /* A task that exited between readdir and open is normal, not an error. */
@@ -82,7 +59,7 @@ static bool visit_task(int taskfd, int tid, const struct rtid__matcher *m, struc
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%d/comm", tid);
-	n = rtid__read_comm(taskfd, path, comm, sizeof(comm));
+	n = read_comm(taskfd, path, comm, sizeof(comm));
 	if (vanished(n) && (w->err = confirm_gone(taskfd, tid, n)) == 0)
 		return true;
 	if (n < 0) {
@@ -133,7 +110,7 @@ static enum rtid__reread reread(int taskfd, int tid, const struct rtid__matcher 
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%d/comm", tid);
-	n = rtid__read_comm(taskfd, path, comm, sizeof(comm));
+	n = read_comm(taskfd, path, comm, sizeof(comm));
 	if (vanished(n) && confirm_gone(taskfd, tid, n) == 0)
 		return RTID__REREAD_CHANGED;
 	if (n < 0) {

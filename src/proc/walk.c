@@ -41,8 +41,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "sys.h"
+#include "basic/basic.h"
+#include "basic/parse.h"
+#include "basic/sys.h"
+#include "proc/proc.h"
 
 #define RECORD_MAX 32  /* a task's getdents64 record: 19-byte header, <= 10 digits, NUL */
 #define NAME_RECORD 280 /* the largest record of any name (NAME_MAX 255) */
@@ -55,7 +57,7 @@ int rtid__status_read(int rootfd, int pid, int *tgid, int *threads)
 	int t, g;
 
 	snprintf(path, sizeof(path), "%d/status", pid);
-	n = rtid__read_comm(rootfd, path, buf, sizeof(buf));
+	n = rtid__read_at(rootfd, path, buf, sizeof(buf), RTID__READ_WHOLE);
 	if (n < 0)
 		return (int)n;
 	if (rtid__status_field(buf, (size_t)n, "Tgid", &g) < 0 || g <= 0 ||

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "rtid.h"
-#include "serve-proto.h"
+#include "proto/serve-proto.h"
 
 #define MAX_WORDS 6
 

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "worker-proto.h"
+#include "proto/worker-proto.h"
 
 #define RTID__SVC_VERSION 1
 #define RTID__SVC_MSG_MAX 256

@@ -10,15 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "service-client.h"
-
-double rtid__svc_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "basic/basic.h"
+#include "proto/service-client.h"
 
 const char *rtid__svc_path(const char *path)
 {
@@ -58,7 +51,7 @@ static ssize_t await(int fd, char *buf, double until)
 {
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		double left = (until - rtid__svc_now()) * 1000.0;
+		double left = (until - rtid__now()) * 1000.0;
 		ssize_t n;
 
 		if (left <= 0)

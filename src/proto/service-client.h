@@ -5,16 +5,14 @@
 
 #include <stdbool.h>
 
-#include "serve-proto.h"
+#include "basic/basic.h" /* rtid__now(): the clock of every deadline here */
+#include "proto/serve-proto.h"
 
 struct rtid__svc_conn {
 	int fd;
 	bool greeted; /* the daemon's greeting has been read */
 	bool actions; /* the daemon serves actions (known once greeted) */
 };
-
-/* CLOCK_MONOTONIC seconds, the clock of every deadline here. */
-double rtid__svc_now(void);
 
 /* The socket clients use: path if given, else $RTID_SOCKET, else the default. */
 const char *rtid__svc_path(const char *path);

@@ -4,6 +4,8 @@
 #ifndef RTID_WORKER_PROTO_H
 #define RTID_WORKER_PROTO_H
 
+#include <sys/types.h>
+
 #define RTID__WORKER_FD 3          /* the worker's end of the socketpair */
 #define RTID__API_MIN_VERSION 12080 /* CUDA 12.8: the checkpoint API appeared */
 
@@ -38,5 +40,21 @@ struct rtid__reply {
 	char name[40];   /* cuGetErrorName, when there is one */
 	char text[80];   /* cuGetErrorString, when there is one */
 };
+
+/* --- worker-start.c: shared by everyone who starts the worker --- */
+/* The socketpair between starter (sv[0]) and worker (sv[1], to become its
+ * fd RTID__WORKER_FD), both ends close-on-exec. 0 or a negative errno. */
+int rtid__worker_pair(int sv[2]);
+/* The worker's command line: path, our pid (it dies with us), libcuda
+ * (NULL: libcuda.so.1). cmd->argv stays valid as long as cmd, path, libcuda. */
+struct rtid__worker_cmd {
+	char parent[16];
+	char *argv[4];
+};
+void rtid__worker_argv(struct rtid__worker_cmd *cmd, const char *path, const char *libcuda);
+/* The worker's greeting h, of n bytes as received: 0 when it is ready; else
+ * -EIO, and why says what the worker said when it said something (why is
+ * untouched for a short or failed read: the starter knows the reason). */
+int rtid__worker_greeting(const struct rtid__hello *h, ssize_t n, char *why, size_t len);
 
 #endif

@@ -2,7 +2,7 @@
  * what the driver said: when a scan names the thread, when it may be used,
  * what the canary does next and what a driver status means. One place to
  * read them, one table of tests (tests/test-decide.c) to prove them. */
-#include "internal.h"
+#include "rules/rules.h"
 
 bool rtid__scan_needs_reread(const struct rtid__scan_seen *s)
 {

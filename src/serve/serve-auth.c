@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "serve.h"
+#include "serve/serve.h"
 
 #define MAX_GROUPS 256
 

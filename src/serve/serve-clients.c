@@ -8,15 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "serve-loop.h"
-
-double sv_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "serve/serve-loop.h"
 
 void sv_drop(struct server *s, int i)
 {
@@ -36,7 +28,7 @@ void sv_answer(struct server *s, int i, struct rtid__svc_ans *a)
 	a->pid = c->req.pid;
 	n = rtid__svc_ans_format(a, buf);
 	c->queued = false;
-	c->idle_until = sv_now() + s->cfg->client_timeout_s;
+	c->idle_until = rtid__now() + s->cfg->client_timeout_s;
 	if (send(c->fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)n)
 		sv_drop(s, i); /* gone, or not reading: its loss alone */
 }
@@ -93,7 +85,7 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 		return;
 	}
 	c->seq = ++s->seq;
-	c->req_until = sv_now() + sv_deadline_of(s->cfg, &c->req);
+	c->req_until = rtid__now() + sv_deadline_of(s->cfg, &c->req);
 }
 
 void sv_client_readable(struct server *s, int i)
@@ -122,7 +114,7 @@ void sv_client_readable(struct server *s, int i)
 	n = snprintf(buf, sizeof(buf), "hello %d %s", RTID__SVC_VERSION,
 		     s->cfg->actions ? "actions" : "queries");
 	c->greeted = true;
-	c->idle_until = sv_now() + s->cfg->client_timeout_s;
+	c->idle_until = rtid__now() + s->cfg->client_timeout_s;
 	if (send(c->fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) != n)
 		sv_drop(s, i);
 }
@@ -146,6 +138,6 @@ void sv_accept_all(struct server *s)
 			continue;
 		}
 		s->c[i] = (struct client){ .fd = fd, .uid = cr.uid, .gid = cr.gid, .peer = cr.pid,
-					   .idle_until = sv_now() + s->cfg->client_timeout_s };
+					   .idle_until = rtid__now() + s->cfg->client_timeout_s };
 	}
 }

@@ -19,7 +19,7 @@
 #include <systemd/sd-daemon.h>
 #endif
 
-#include "serve.h"
+#include "serve/serve.h"
 
 #define BACKLOG 128
 

@@ -3,7 +3,7 @@
 #ifndef RTID_SERVE_LOOP_H
 #define RTID_SERVE_LOOP_H
 
-#include "serve.h"
+#include "serve/serve.h"
 
 struct client {
 	int fd; /* -1: a free slot */
@@ -29,8 +29,6 @@ struct server {
 	double stop_until;
 };
 
-/* CLOCK_MONOTONIC seconds. */
-double sv_now(void);
 /* Close client i. */
 void sv_drop(struct server *s, int i);
 /* Answer client i's request; the client then has its idle deadline again. */

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "serve.h"
+#include "serve/serve.h"
 
 extern char **environ;
 
@@ -23,14 +23,6 @@ extern char **environ;
 #define BACKOFF_FIRST 0.1
 #define BACKOFF_MAX 5.0
 #define QUIT_WAIT_MS 1000
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 void sw_init(struct sworker *w)
 {
@@ -43,18 +35,11 @@ void sw_init(struct sworker *w)
 static size_t read_version(const struct serve_cfg *cfg, char *buf, size_t cap)
 {
 	char path[4096];
-	size_t len = 0;
 	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "%s/driver/nvidia/version", cfg->proc_root);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return (size_t)-1;
-	while (len < cap && (n = read(fd, buf + len, cap - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	return len;
+	n = rtid__read_at(AT_FDCWD, path, buf, cap, RTID__READ_NOFOLLOW);
+	return n < 0 ? (size_t)-1 : (size_t)n;
 }
 
 bool sw_version_changed(const struct sworker *w, const struct serve_cfg *cfg)
@@ -70,13 +55,13 @@ bool sw_version_changed(const struct sworker *w, const struct serve_cfg *cfg)
  * of the worker's may look like an answer), signals as the worker expects. */
 static int spawn_worker(const struct serve_cfg *cfg, int sock, pid_t *pid)
 {
-	char parent[16], *argv[] = { (char *)cfg->worker, parent, (char *)cfg->libcuda, NULL };
+	struct rtid__worker_cmd cmd;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, def;
 	int r;
 
-	snprintf(parent, sizeof(parent), "%d", (int)getpid());
+	rtid__worker_argv(&cmd, cfg->worker, cfg->libcuda);
 	sigemptyset(&none);
 	sigemptyset(&def);
 	sigaddset(&def, SIGPIPE);
@@ -88,7 +73,7 @@ static int spawn_worker(const struct serve_cfg *cfg, int sock, pid_t *pid)
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, &def);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	r = posix_spawn(pid, cfg->worker, &fa, &at, argv, environ);
+	r = posix_spawn(pid, cfg->worker, &fa, &at, cmd.argv, environ);
 	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
 	return -r;
@@ -98,11 +83,11 @@ int sw_start(struct sworker *w, const struct serve_cfg *cfg)
 {
 	int sv[2], r;
 
-	if (w->state != SW_DOWN || now() < w->retry_at)
+	if (w->state != SW_DOWN || rtid__now() < w->retry_at)
 		return w->state == SW_DOWN ? -EAGAIN : 0;
 	/* Never fd 3 itself: dup2 onto the same fd would keep its O_CLOEXEC. */
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		return -errno;
+	if ((r = rtid__worker_pair(sv)) < 0)
+		return r;
 	w->version_len = read_version(cfg, w->version, sizeof(w->version));
 	r = sv[1] == 3 ? -EBADF : spawn_worker(cfg, sv[1], &w->pid);
 	close(sv[1]);
@@ -112,13 +97,13 @@ int sw_start(struct sworker *w, const struct serve_cfg *cfg)
 		snprintf(w->why, sizeof(w->why), "cannot start the worker %s: %s", cfg->worker,
 			 strerror(-r));
 		w->failures++;
-		w->retry_at = now() + BACKOFF_MAX;
+		w->retry_at = rtid__now() + BACKOFF_MAX;
 		return r;
 	}
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	w->sock = sv[0];
 	w->state = SW_STARTING;
-	w->until = now() + cfg->attach_timeout_s;
+	w->until = rtid__now() + cfg->attach_timeout_s;
 	w->attaches++;
 	return 0;
 }
@@ -159,7 +144,7 @@ void sw_stop(struct sworker *w, bool failed)
 	}
 	for (unsigned i = 1; i < w->failures && delay < BACKOFF_MAX; i++)
 		delay *= 2;
-	w->retry_at = w->failures ? now() + (delay < BACKOFF_MAX ? delay : BACKOFF_MAX) : 0;
+	w->retry_at = w->failures ? rtid__now() + (delay < BACKOFF_MAX ? delay : BACKOFF_MAX) : 0;
 	w->failures++;
 }
 
@@ -170,13 +155,11 @@ int sw_read_hello(struct sworker *w)
 
 	if (n < 0 && errno == EAGAIN)
 		return 0;
-	if (n == (ssize_t)sizeof(h) && h.ok) {
+	if (rtid__worker_greeting(&h, n, w->why, sizeof(w->why)) == 0) {
 		w->state = SW_READY;
 		return 1;
 	}
-	if (n == (ssize_t)sizeof(h))
-		snprintf(w->why, sizeof(w->why), "driver API worker: %.120s", h.why);
-	else
+	if (n != (ssize_t)sizeof(h))
 		snprintf(w->why, sizeof(w->why), "driver API worker ended before it was ready");
 	return -1;
 }

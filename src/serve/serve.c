@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "serve-loop.h"
+#include "serve/serve-loop.h"
 
 #define STOP_GRACE 5.0 /* seconds a request in flight may still take at SIGTERM */
 
@@ -31,7 +31,7 @@ static void worker_down(struct server *s, const char *reason)
 
 	snprintf(why, sizeof(why), "%s", s->w.why);
 	sw_stop(&s->w, true);
-	serve_log("%s; a new attach %s", why, s->w.retry_at > sv_now() ? "after a backoff" : "at once");
+	serve_log("%s; a new attach %s", why, s->w.retry_at > rtid__now() ? "after a backoff" : "at once");
 	if (s->inflight >= 0)
 		sv_fail(s, s->inflight, reason, why);
 	s->inflight = -1;
@@ -138,7 +138,7 @@ static void dispatch(struct server *s)
 		return;
 	}
 	s->inflight = i;
-	s->inflight_until = sv_now() + sv_deadline_of(s->cfg, &s->c[i].req);
+	s->inflight_until = rtid__now() + sv_deadline_of(s->cfg, &s->c[i].req);
 }
 
 static void expire(struct server *s, double t)
@@ -174,7 +174,7 @@ static void begin_stop(struct server *s)
 	serve_log("stopping");
 	sl_stopping();
 	s->stopping = true;
-	s->stop_until = sv_now() + STOP_GRACE;
+	s->stop_until = rtid__now() + STOP_GRACE;
 	sl_close(&s->l, s->cfg);
 	sv_fail_queued(s, "shutting-down", "the daemon is stopping");
 }
@@ -187,7 +187,7 @@ static double min_d(double a, double b)
 /* The earliest time something must happen. */
 static double next_event(const struct server *s)
 {
-	double t = s->stopping ? s->stop_until : sv_now() + 3600;
+	double t = s->stopping ? s->stop_until : rtid__now() + 3600;
 
 	if (s->inflight >= 0)
 		t = min_d(t, s->inflight_until);
@@ -204,7 +204,7 @@ enum { P_SIG, P_LISTEN, P_WORKER, P_FIXED };
 static void poll_once(struct server *s, struct pollfd *p, int *slot)
 {
 	nfds_t np = P_FIXED;
-	double left = (next_event(s) - sv_now()) * 1000.0;
+	double left = (next_event(s) - rtid__now()) * 1000.0;
 
 	p[P_SIG] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
 	p[P_LISTEN] = (struct pollfd){ .fd = s->stopping ? -1 : s->l.fd, .events = POLLIN };
@@ -292,9 +292,9 @@ int serve_run(const struct serve_cfg *cfg)
 	/* The attach is paid now, before the first request, not by it. */
 	if (sw_start(&s.w, cfg) < 0)
 		worker_down(&s, "worker-failed");
-	while (!s.stopping || (s.inflight >= 0 && sv_now() < s.stop_until)) {
+	while (!s.stopping || (s.inflight >= 0 && rtid__now() < s.stop_until)) {
 		poll_once(&s, p, slot);
-		expire(&s, sv_now());
+		expire(&s, rtid__now());
 		if (s.stopping)
 			sv_fail_queued(&s, "shutting-down", "the daemon is stopping");
 		else

@@ -7,7 +7,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "serve-proto.h"
+#include "basic/basic.h"
+#include "proto/serve-proto.h"
 
 struct serve_cfg {
 	const char *socket_path;  /* default RTID__SVC_SOCKET_DEFAULT */

@@ -10,8 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "service-client.h"
+#include "basic/parse.h"
+#include "cli/cli.h"
+#include "proto/service-client.h"
+#include "shim/shim.h"
 
 #define WAIT_DEFAULT 2.0 /* seconds for connect and reply (RTID_SERVICE_TIMEOUT) */
 #define ACTION_WAIT_DEFAULT 660.0 /* the daemon's action deadline, and some */
@@ -138,7 +140,7 @@ bool shim_try_service(int argc, char **argv, int *rc)
 	if (q.op >= RTID__OP_LOCK)
 		wait = env_seconds("RTID_SERVICE_ACTION_TIMEOUT", ACTION_WAIT_DEFAULT) +
 		       q.timeout_ms / 1000.0;
-	r = rtid__svc_call(&c, &q, rtid__svc_now() + wait, &a);
+	r = rtid__svc_call(&c, &q, rtid__now() + wait, &a);
 	rtid__svc_close(&c);
 	if (r < 0) {
 		shim_note("rtid serve at %s: no answer: %s", path, strerror(-r));

@@ -16,8 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cov.h"
+#include "attest/attest.h"
+#include "basic/basic.h"
+#include "basic/cov.h"
+#include "cli/cli.h"
+#include "shim/shim.h"
 
 #define SHIM "cuda-checkpoint (rtid shim)"
 #define EXIT_UNKNOWN 231 /* CUDA_ERROR_UNKNOWN (999) truncated to 8 bits */

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "rtid.h"
-#include "parse.h"
-#include "worker-proto.h"
+#include "basic/parse.h"
+#include "proto/worker-proto.h"
 
 typedef int (*cu_init_fn)(unsigned);
 typedef int (*cu_version_fn)(int *);

@@ -13,9 +13,9 @@ bad=0
 miss() { echo "abi: $*" >&2; bad=1; }
 command -v nm > /dev/null || { echo "abi: nm (binutils) is not installed" >&2; exit 77; }
 
-hdr="$src/src/rtid.h"
+hdr="$src/include/rtid.h"
 grep -A2 RTID_EXPORT "$hdr" | grep -o -E 'rtid_[a-z0-9_]+\(' | tr -d '(' | sort -u > "$work/header"
-sed -n 's/^[[:space:]]*\(rtid_[a-z0-9_]*\);$/\1/p' "$src/src/librtid.sym" | sort -u > "$work/script"
+sed -n 's/^[[:space:]]*\(rtid_[a-z0-9_]*\);$/\1/p' "$src/src/core/librtid.sym" | sort -u > "$work/script"
 nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRW]$/ { print $3 }' > "$work/dynamic"
 sed 's/@.*//' "$work/dynamic" | sort -u > "$work/exported"
 [ -s "$work/header" ] || miss "no RTID_EXPORT function found in $hdr"
@@ -31,7 +31,7 @@ done | grep -q x && bad=1
 # Public names belong to rtid.h: a type that an internal header defines is
 # either rtid.h's opaque type or internal by its name.
 grep -o -E '^(struct|enum) rtid_[a-z][a-z0-9_]*' "$hdr" | sort -u > "$work/public-types"
-for h in "$src"/src/*.h; do
+for h in "$src"/src/*/*.h; do
 	[ "$h" = "$hdr" ] && continue
 	grep -o -E '^(struct|enum) rtid_[a-z][a-z0-9_]* \{' "$h" | sed 's/ {$//' | while read -r t; do
 		grep -q -x -F "$t" "$work/public-types" ||

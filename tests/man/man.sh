@@ -7,7 +7,7 @@
 # Usage: man.sh SOURCE_DIR RTID_BINARY
 set -eu
 src=$1 rtid=$2
-man1="$src/src/rtid.1" man3="$src/src/librtid.3" hdr="$src/src/rtid.h"
+man1="$src/man/rtid.1" man3="$src/man/librtid.3" hdr="$src/include/rtid.h"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM HUP
 bad=0
@@ -37,7 +37,7 @@ for o in $(comm -13 "$work/help-opts" "$work/man-opts"); do
 done
 
 # Environment variables read by the code.
-for v in $(grep -h -o -E 'getenv\("[A-Z_]+"\)' "$src"/src/*.c | sed 's/getenv("\(.*\)")/\1/' | sort -u); do
+for v in $(grep -h -o -E 'getenv\("[A-Z_]+"\)' "$src"/src/*.c "$src"/src/*/*.c | sed 's/getenv("\(.*\)")/\1/' | sort -u); do
 	section ENVIRONMENT | grep -q -E "^\.B $v\$" || miss "$v is read by rtid but not in rtid(1)'s ENVIRONMENT"
 done
 
@@ -49,7 +49,7 @@ done
 # the Debian changelog (the meson project's version is the source of both).
 v=$("$rtid" --version | sed -n 's/^rtid \([0-9][0-9.]*\).*/\1/p')
 [ -n "$v" ] || miss "rtid --version gave no version"
-for m in "$src"/src/*.[1-8]; do
+for m in "$src"/man/*.[1-8]; do
 	grep -q -E "^\.TH .*\"rtid $v\"" "$m" || miss "${m#"$src"/}: .TH does not say rtid $v"
 done
 head -n 1 "$src/debian/changelog" | grep -q -F "rtid ($v-" ||

@@ -1,0 +1,89 @@
+/* rtid's rules, as pure functions over facts gathered elsewhere: the
+ * exactly-one-and-stable rule over what a scan saw, trust in the scan, the
+ * mode's plan for a pid, the canary's next step, what a driver status means,
+ * the fallback and cross-check verdicts. Depends on nothing of rtid's but the
+ * public header (see rules/README.md); tested row by row in test-decide. */
+#ifndef RTID_RULES_H
+#define RTID_RULES_H
+
+#include <stdbool.h>
+
+#include "rtid.h"
+
+/* What a scan concluded about a process. */
+enum rtid__scan_status {
+	RTID__SCAN_FOUND,    /* exactly one candidate, stable on re-read */
+	RTID__SCAN_ZERO,
+	RTID__SCAN_MULTIPLE,
+	RTID__SCAN_UNSTABLE, /* the single candidate changed or vanished, or the walk
+			     * could not be proven complete */
+	RTID__SCAN_ERROR,    /* a task could not be read: uniqueness unproven */
+	RTID__SCAN_NOPROC,   /* the process is not there */
+};
+struct rtid__scan {
+	enum rtid__scan_status status;
+	int tid;        /* the candidate when FOUND */
+	int candidates; /* matches seen in the walk */
+	int err;        /* negative errno behind SCAN_ERROR, else 0 */
+};
+/* What one scan saw of a process: the facts the rule reads. */
+enum rtid__reread {
+	RTID__REREAD_NOT_DONE, /* the single candidate was not read again */
+	RTID__REREAD_SAME,     /* it still matches */
+	RTID__REREAD_CHANGED,  /* renamed or exited since the walk */
+	RTID__REREAD_ERROR,    /* it could not be read */
+};
+struct rtid__scan_seen {
+	bool gone;       /* the process was not there after the walk */
+	int err;         /* negative errno of a task that could not be read, or 0 */
+	bool incomplete; /* no listing of its tasks was provably complete */
+	int candidates;  /* matching threads in the walk */
+	enum rtid__reread reread;
+};
+
+/* Whether the walk left exactly one candidate to read again. */
+bool rtid__scan_needs_reread(const struct rtid__scan_seen *s);
+/* Exactly one and stable: the status of a scan that saw s. */
+enum rtid__scan_status rtid__scan_rule(const struct rtid__scan_seen *s);
+/* Why a scan that did not find gives way to the driver. */
+enum rtid_fallback rtid__scan_fallback(const struct rtid__scan *s);
+/* The scan's verdict against the driver's tid (0: none). */
+enum rtid_xcheck rtid__crosscheck(const struct rtid__scan *s, int driver_tid);
+
+/* What the scan's trust rests on, for the running driver version. */
+struct rtid__trust {
+	bool attested;         /* a clean attestation */
+	bool revoked;          /* a mismatch on record */
+	bool allow_unattested; /* the caller's permission */
+	bool version_mismatch; /* the configured version is not the running one */
+};
+bool rtid__scan_trusted(const struct rtid__trust *t);
+enum rtid_fallback rtid__untrusted_why(const struct rtid__trust *t);
+bool rtid__canary_may_try(const struct rtid__trust *t);
+
+enum rtid__plan {
+	RTID__PLAN_DRIVER,     /* the driver only */
+	RTID__PLAN_UNTRUSTED,  /* the driver, saying why the scan may not be used */
+	RTID__PLAN_SCAN_FIRST, /* the scan; the driver only when it names no thread */
+	RTID__PLAN_BOTH,       /* the scan and the driver; the driver's answer is used */
+};
+/* The mode's plan for one pid, given whether the scan is trusted. */
+enum rtid__plan rtid__plan_for(enum rtid_mode mode, bool trusted);
+
+enum rtid__canary_step {
+	RTID__CANARY_NEXT_PID,   /* no verdict: cross-check the next pid */
+	RTID__CANARY_SCAN_REST,  /* agreement: scan the rest */
+	RTID__CANARY_DRIVER_REST /* mismatch: the driver for the rest */
+};
+enum rtid__canary_step rtid__canary_next(enum rtid_xcheck x);
+
+enum rtid__said {
+	RTID__SAID_TID,   /* success: a tid, still to be checked as one */
+	RTID__SAID_NONE,  /* a definite "no CUDA in this process" */
+	RTID__SAID_FAILED /* anything else: an error */
+};
+/* What a driver status (the tool's exit status, the CUresult) means, for
+ * every backend alike. */
+enum rtid__said rtid__driver_said(int status);
+
+#endif
