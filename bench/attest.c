@@ -71,11 +71,11 @@ void bench_attest(void)
 			t[k] = now() - t0;
 			rtid_attest_free(a);
 		}
-		double per = bench_median(t, 5) * 1e6 / sizes[s];
+		double per = median(t, 5) * 1e6 / sizes[s];
 
 		if (s == 0)
 			base = per;
-		printf("| %d | %.1f | %.2f | %.2fx |\n", sizes[s], bench_median(t, 5) * 1e3, per,
+		printf("| %d | %.1f | %.2f | %.2fx |\n", sizes[s], median(t, 5) * 1e3, per,
 		       per / base);
 	}
 	unlink(path);

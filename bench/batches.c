@@ -82,8 +82,8 @@ static double run(const struct strategy *s, const struct casefile *c,
 {
 	char proc[96];
 	struct rtid_config cfg = { RTID_CONFIG_INIT, .mode = s->mode, .backend = s->backend, .jobs = s->jobs,
-				   .proc_root = proc, .tool = bench_env("MOCK_TOOL"),
-				   .libcuda = bench_env("MOCK_LIBCUDA"), .attestation = att,
+				   .proc_root = proc, .tool = env_path("MOCK_TOOL"),
+				   .libcuda = env_path("MOCK_LIBCUDA"), .attestation = att,
 				   .timeout_s = 60 };
 	struct rtid_result r[PIDS];
 	struct rtid_ctx *ctx = NULL;

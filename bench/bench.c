@@ -28,30 +28,6 @@
 
 extern char **environ;
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-double bench_median(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-const char *bench_env(const char *name)
-{
-	const char *v = getenv(name);
-
-	if (!v) {
-		fprintf(stderr, "rtid-bench: %s is not set (run it with make bench)\n", name);
-		exit(2);
-	}
-	return v;
-}
-
 /* --- 2. the scan of 1000 real threads --- */
 
 static int stop_pipe[2];
@@ -128,10 +104,10 @@ static void bench_scan_1000(void)
 	printf("\n## Scan of one process with 1000 real threads (median of %d)\n\n", REPS);
 	printf("| what | ms | ratio to floor |\n| --- | ---: | ---: |\n");
 	printf("| rtid scan (found tid: %s) | %.2f | %.2f |\n",
-	       s.status == RTID__SCAN_FOUND ? "yes" : "NO", bench_median(t_scan, REPS) * 1e3,
-	       bench_median(t_scan, REPS) / bench_median(t_floor, REPS));
+	       s.status == RTID__SCAN_FOUND ? "yes" : "NO", median(t_scan, REPS) * 1e3,
+	       median(t_scan, REPS) / median(t_floor, REPS));
 	printf("| floor: opendir/readdir/openat/read/close | %.2f | 1.00 |\n",
-	       bench_median(t_floor, REPS) * 1e3);
+	       median(t_floor, REPS) * 1e3);
 }
 
 /* --- 3. the cost of one tool spawn --- */
@@ -139,7 +115,7 @@ static void bench_scan_1000(void)
 static void bench_spawn(void)
 {
 	enum { REPS = 200 };
-	const char *tool = bench_env("FAKE_TOOL");
+	const char *tool = env_path("FAKE_TOOL");
 	struct rtid_config cfg = { RTID_CONFIG_INIT, .tool = tool, .timeout_s = 10 };
 	double t_rtid[REPS], t_bare[REPS];
 	struct rtid_ctx *ctx = NULL;
@@ -173,10 +149,10 @@ static void bench_spawn(void)
 	printf("\n## One tool query: rtid against a bare spawn of the same program (median of %d)\n\n",
 	       REPS);
 	printf("| what | ms |\n| --- | ---: |\n");
-	printf("| rtid driver query (tid %d) | %.3f |\n", res.tid, bench_median(t_rtid, REPS) * 1e3);
-	printf("| bare posix_spawn + waitpid | %.3f |\n", bench_median(t_bare, REPS) * 1e3);
+	printf("| rtid driver query (tid %d) | %.3f |\n", res.tid, median(t_rtid, REPS) * 1e3);
+	printf("| bare posix_spawn + waitpid | %.3f |\n", median(t_bare, REPS) * 1e3);
 	printf("| rtid's overhead beyond the spawn | %.3f |\n",
-	       (bench_median(t_rtid, REPS) - bench_median(t_bare, REPS)) * 1e3);
+	       (median(t_rtid, REPS) - median(t_bare, REPS)) * 1e3);
 }
 
 int main(void)

@@ -4,8 +4,7 @@
 
 #include <stddef.h>
 
-double bench_median(double *v, size_t n);
-const char *bench_env(const char *name);
+#include "helpers.h" /* median(), env_path(): shared with the tests */
 /* Part 1: 103 pids, every strategy, one table. */
 void bench_batches(void);
 /* Part 4: attestation loading against its size. */

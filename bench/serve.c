@@ -57,8 +57,8 @@ static int criu_call(const char *prog, char *const *argv, int *tid)
 static pid_t start_daemon(void)
 {
 	char proc[128];
-	const char *argv[] = { bench_env("RTID_BIN"), "serve", "--socket", sock, "--proc", proc,
-			       "--libcuda", bench_env("MOCK_LIBCUDA"), "--actions", NULL };
+	const char *argv[] = { env_path("RTID_BIN"), "serve", "--socket", sock, "--proc", proc,
+			       "--libcuda", env_path("MOCK_LIBCUDA"), "--actions", NULL };
 	pid_t pid;
 
 	snprintf(proc, sizeof(proc), "%s/proc", dir);
@@ -139,7 +139,7 @@ static void run_seq(const char *prog, const struct seq *s, struct timing *t)
 
 static void row(const char *what, struct timing *t)
 {
-	double call = bench_median(t->call, (size_t)t->n), fl = bench_median(t->floor, (size_t)t->n);
+	double call = median(t->call, (size_t)t->n), fl = median(t->floor, (size_t)t->n);
 
 	printf("| %s | %d | %.3f | %.3f | %.3f | %.2fx | %d |\n", what, t->n, t->total, call * 1e3,
 	       fl * 1e3, call / fl, t->bad);
@@ -148,7 +148,7 @@ static void row(const char *what, struct timing *t)
 void bench_serve(void)
 {
 	const struct seq *seqs[] = { &query, &dump, &restore };
-	const char *tool = bench_env("MOCK_TOOL");
+	const char *tool = env_path("MOCK_TOOL");
 	double scale = cf_scaled(1.0), floor_s = 0, per = 1;
 	char casefile[128];
 	pid_t daemon;
@@ -168,7 +168,7 @@ void bench_serve(void)
 		snprintf(rel, sizeof(rel), "proc/%d/status", FIRST + 10 * i);
 		put(rel, "Name:\tpython3\n");
 	}
-	if (symlink(bench_env("RTID_BIN"), shim) < 0)
+	if (symlink(env_path("RTID_BIN"), shim) < 0)
 		exit(1);
 	setenv("RTID_CASE", casefile, 1);
 	setenv("RTID_REAL_TOOL", tool, 1);
@@ -191,7 +191,7 @@ void bench_serve(void)
 		snprintf(what, sizeof(what), "%s: the tool, attach every spawn", seqs[k]->what);
 		row(what, &tt);
 		if (k == 0)
-			floor_s = bench_median(ts.floor, (size_t)ts.n), per = bench_median(ts.call, (size_t)ts.n);
+			floor_s = median(ts.floor, (size_t)ts.n), per = median(ts.call, (size_t)ts.n);
 	}
 	printf("\nAt the write-up's real attach of %.3f s a tool call costs %.3f s + a spawn, "
 	       "%.0fx the %.2f ms of a call through the shim and rtid serve.\n",

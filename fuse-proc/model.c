@@ -12,22 +12,6 @@
 #include "basic/parse.h"
 #include "rtid.h"
 
-struct task *fp__task_of(struct fp_model *m, int pid, int tid)
-{
-	for (size_t i = 0; i < m->ntasks; i++)
-		if (m->tasks[i].pid == pid && m->tasks[i].tid == tid)
-			return &m->tasks[i];
-	return NULL;
-}
-
-struct proc *fp__proc_of(struct fp_model *m, int pid)
-{
-	for (size_t i = 0; i < m->nprocs; i++)
-		if (m->procs[i].pid == pid)
-			return &m->procs[i];
-	return NULL;
-}
-
 /* Back to the case's first state; armed faults are re-armed unfired. */
 void fp__reset(struct fp_model *m)
 {

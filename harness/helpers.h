@@ -43,6 +43,8 @@ const char *slurp(const char *path);
 
 /* Path of a built helper given through the environment (meson sets it). */
 const char *env_path(const char *name);
+/* The median of v[0..n) (n > 0); sorts v. */
+double median(double *v, size_t n);
 
 /* Why FUSE cannot be used here, or NULL when it can. */
 const char *fuse_unusable(void);

@@ -9,6 +9,12 @@
 
 #include "attest/attest.h"
 
+unsigned long rtid__att_sat_add(unsigned long a, unsigned long b)
+{
+	return a > ATT_COUNT_MAX - (b > ATT_COUNT_MAX ? ATT_COUNT_MAX : b) ? ATT_COUNT_MAX
+									   : a + b;
+}
+
 struct ref { /* one verdict, seen from its version */
 	const char *version;
 	const struct att_report *r;

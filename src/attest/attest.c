@@ -70,12 +70,6 @@ int rtid__att_copy(char *dst, size_t n, const char *s)
 	return 0;
 }
 
-unsigned long rtid__att_sat_add(unsigned long a, unsigned long b)
-{
-	return a > ATT_COUNT_MAX - (b > ATT_COUNT_MAX ? ATT_COUNT_MAX : b) ? ATT_COUNT_MAX
-									   : a + b;
-}
-
 /* Grow *v (elements of size sz, *cap of them) to hold one more. */
 static int grow(void **v, size_t *cap, size_t n, size_t sz)
 {

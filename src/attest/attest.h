@@ -1,7 +1,7 @@
 /* Internals of the attestation: the evidence set (attest.c), its derived
  * summary (attest-sum.c), JSON (attest-json.c), storage (attest-store.c). */
-#ifndef RTID_ATTEST_INT_H
-#define RTID_ATTEST_INT_H
+#ifndef RTID_ATTEST_H
+#define RTID_ATTEST_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -74,10 +74,11 @@ int rtid__att_absorb(struct rtid_attestation *dst, const struct rtid_attestation
 bool rtid__att_id_valid(const char *s);
 /* Copy s into a field of size n; -EINVAL when it does not fit. */
 int rtid__att_copy(char *dst, size_t n, const char *s);
-unsigned long rtid__att_sat_add(unsigned long a, unsigned long b);
 
 /* attest-sum.c: the entries derived from the set. */
 int rtid__att_summarize(struct rtid_attestation *a);
+/* a + b, held at ATT_COUNT_MAX rather than wrapping. */
+unsigned long rtid__att_sat_add(unsigned long a, unsigned long b);
 
 /* attest-json.c */
 /* Fill a from a parsed file (reports too when evidence). -EINVAL with err. */
