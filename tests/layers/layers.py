@@ -31,7 +31,7 @@ LAYERS = {
     'worker': {'basic', 'proto'},
     'cli': {'basic', 'rules', 'proc', 'proto', 'driver', 'attest', 'core', 'serve'},
     'shim': {'basic', 'rules', 'proc', 'proto', 'driver', 'attest', 'core', 'cli'},
-    'main': {'cli', 'shim', 'serve'},
+    'main': {'cli', 'shim'},
 }
 # Headers that name no folder: the public API and the generated one.
 PLAIN = {'rtid.h', 'config.h'}
