@@ -9,31 +9,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attest/attest.h"
 #include "attest/attest-sys.h"
+#include "attest/attest.h"
+#include "basic/basic.h"
 
-/* Read a small file whole into buf (NUL-terminated). Returns the length. */
+/* Read a small file into buf (NUL-terminated, cut at len - 1 bytes).
+ * Returns the length or a negative errno. */
 static ssize_t slurp(const char *path, char *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n, got = 0;
+	ssize_t n = rtid__read_at(AT_FDCWD, path, buf, len - 1, 0);
 
-	if (fd < 0)
-		return -errno;
-	while ((size_t)got < len - 1 && (n = read(fd, buf + got, len - 1 - (size_t)got)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			close(fd);
-			return -e;
-		}
-		got += n;
-	}
-	close(fd);
-	buf[got] = '\0';
-	return got;
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
 }
 
 /* One line of allowed characters (a uuid, a hex id), without its newline. */
