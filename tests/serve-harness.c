@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "casefile.h"
 #include "helpers.h"
 #include "plugin-call.h"
 #include "serve-harness.h"
@@ -66,6 +67,23 @@ void hd_prepare(struct daemon *d, const char *case_text, const int *pids)
 	for (; pids && *pids; pids++) {
 		snprintf(rel, sizeof(rel), "%d/status", *pids);
 		write_file(d->proc, rel, "Name:\tpython3\n");
+	}
+	/* The case's threads, as the kernel shows them: a tid the driver names
+	 * is an answer only as a thread of the process asked about. */
+	{
+		struct casefile *c;
+		char err[256], comm[CF_COMM_MAX + 2];
+
+		if (cf_load(d->casefile, &c, err, sizeof(err)) == 0) {
+			for (size_t i = 0; i < c->ntasks; i++) {
+				snprintf(rel, sizeof(rel), "%d/task/%d/comm", c->tasks[i].pid,
+					 c->tasks[i].tid);
+				snprintf(comm, sizeof(comm), "%.*s\n", (int)c->tasks[i].comm_len,
+					 c->tasks[i].comm);
+				write_file(d->proc, rel, comm);
+			}
+			cf_free(c);
+		}
 	}
 	setenv("RTID_CASE", d->casefile, 1);
 	setenv("RTID_MOCK_LOG", d->log, 1);
@@ -126,8 +144,10 @@ int hd_ask(const struct daemon *d, int op, int pid, unsigned ms, struct rtid__sv
 struct shim_run hd_shim(const struct daemon *d, const char *sock, const char *const *args)
 {
 	struct shim_run s = { 0 };
-	char shim[400], env_sock[600];
-	const char *argv[12] = { "cuda-checkpoint" }, *env[] = { env_sock, NULL };
+	char shim[400], env_sock[600], env_proc[600];
+	/* The shim sees the tree the daemon serves: it applies the request rule
+	 * to the number before it asks. */
+	const char *argv[12] = { "cuda-checkpoint" }, *env[] = { env_sock, env_proc, NULL };
 	int n = 1;
 
 	snprintf(shim, sizeof(shim), "%s/cuda-checkpoint", d->dir);
@@ -136,6 +156,7 @@ struct shim_run hd_shim(const struct daemon *d, const char *sock, const char *co
 	for (; *args; args++)
 		argv[n++] = *args;
 	snprintf(env_sock, sizeof(env_sock), "RTID_SOCKET=%s", sock ? sock : d->sock);
+	snprintf(env_proc, sizeof(env_proc), "RTID_PROC=%s", d->proc);
 	s.status = plugin_call(shim, (char *const *)argv, env, s.out, sizeof(s.out));
 	assert_true(s.status >= 0);
 	return s;

@@ -3,6 +3,9 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "config.h"
@@ -237,13 +240,115 @@ static void every_value_named(void **state)
 	assert_string_equal(rtid_version(), RTID_VERSION);
 }
 
+/* The request rule, row by row, and README's table of it: each row of the
+ * table is a request the function must decide as the table says. */
+static enum rtid__req_verdict ask(enum rtid__req_kind kind, bool present, int tgid, uid_t owner,
+				  uid_t caller, bool may_act)
+{
+	struct rtid__req_facts f = { .kind = kind, .pid = 100, .present = present, .tgid = tgid,
+				     .owner_known = true, .owner = owner, .check_caller = true,
+				     .caller = caller, .may_act = may_act };
+
+	return rtid__request_rule(&f);
+}
+
+static void request_rule_table(void **state)
+{
+	struct rtid__req_facts lib = { .kind = RTID__REQ_QUERY, .pid = 100, .present = true,
+				       .tgid = 100, .owner = 7 };
+
+	(void)state;
+	/* Actions: root always; others only with may_act, and then only their own. */
+	assert_int_equal(ask(RTID__REQ_ACTION, true, 100, 7, 0, false), RTID__REQ_OK);
+	assert_int_equal(ask(RTID__REQ_ACTION, true, 100, 7, 7, false), RTID__REQ_NO_ACTIONS);
+	assert_int_equal(ask(RTID__REQ_ACTION, false, 0, 7, 7, false), RTID__REQ_NO_ACTIONS);
+	assert_int_equal(ask(RTID__REQ_ACTION, true, 100, 7, 7, true), RTID__REQ_OK);
+	assert_int_equal(ask(RTID__REQ_ACTION, true, 100, 0, 7, true), RTID__REQ_NOT_YOURS);
+	assert_int_equal(ask(RTID__REQ_ACTION, true, 1, 0, 7, true), RTID__REQ_A_THREAD);
+	assert_int_equal(ask(RTID__REQ_ACTION, true, 1, 7, 0, false), RTID__REQ_A_THREAD);
+	/* Queries: a process of the caller's, or anything for root. */
+	assert_int_equal(ask(RTID__REQ_QUERY, true, 100, 7, 7, false), RTID__REQ_OK);
+	assert_int_equal(ask(RTID__REQ_QUERY, true, 100, 8, 7, false), RTID__REQ_NOT_YOURS);
+	assert_int_equal(ask(RTID__REQ_QUERY, true, 100, 8, 0, false), RTID__REQ_OK);
+	assert_int_equal(ask(RTID__REQ_QUERY, false, 0, 8, 0, false), RTID__REQ_NO_PROCESS);
+	assert_int_equal(ask(RTID__REQ_QUERY, true, 99, 7, 7, false), RTID__REQ_A_THREAD);
+	/* get-state takes a thread (CRIU asks with the restore tid), still the caller's. */
+	assert_int_equal(ask(RTID__REQ_STATE, true, 99, 7, 7, false), RTID__REQ_OK);
+	assert_int_equal(ask(RTID__REQ_STATE, true, 99, 8, 7, false), RTID__REQ_NOT_YOURS);
+	/* A status that could not be read (tgid 0) leaves the thread question open. */
+	assert_int_equal(ask(RTID__REQ_QUERY, true, 0, 7, 7, false), RTID__REQ_OK);
+	/* An owner not known is not the caller's. */
+	lib.check_caller = true;
+	lib.caller = 7;
+	lib.owner_known = false;
+	assert_int_equal(rtid__request_rule(&lib), RTID__REQ_NOT_YOURS);
+	/* The library asks as its caller: no caller rows. */
+	lib.check_caller = false;
+	assert_int_equal(rtid__request_rule(&lib), RTID__REQ_OK);
+	lib.kind = RTID__REQ_ACTION;
+	assert_int_equal(rtid__request_rule(&lib), RTID__REQ_OK);
+	for (int v = 0; v < RTID__REQ_VERDICT_MAX; v++)
+		assert_true(v == RTID__REQ_OK ? !*rtid__request_why(v) : !!*rtid__request_why(v));
+}
+
+/* One row of README's table: its cells, lower-cased, as one line. */
+static bool row_has(const char *row, const char *word)
+{
+	return strstr(row, word) != NULL;
+}
+
+static void readme_request_table(void **state)
+{
+	const char *root = getenv("RTID_SOURCE_ROOT");
+	char path[4096], line[1024];
+	int rows = 0;
+	bool in = false;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(root);
+	snprintf(path, sizeof(path), "%s/README.md", root);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		enum rtid__req_kind kind = row_has(line, "| get-state") ? RTID__REQ_STATE :
+					   row_has(line, "| action") ? RTID__REQ_ACTION :
+					   RTID__REQ_QUERY;
+		bool thread = row_has(line, "a thread"), nothing = row_has(line, "names nothing");
+		bool other = row_has(line, "another uid"), may_act = !row_has(line, "may not act");
+		uid_t caller = row_has(line, "| root") ? 0 : 7;
+		enum rtid__req_verdict want;
+
+		if (strstr(line, "<!-- request-rule -->"))
+			in = true;
+		else if (strstr(line, "<!-- /request-rule -->"))
+			break;
+		if (!in || line[0] != '|' || row_has(line, "---") || row_has(line, "| request"))
+			continue;
+		want = row_has(line, "allowed") ? RTID__REQ_OK :
+		       row_has(line, rtid__request_why(RTID__REQ_NO_ACTIONS)) ? RTID__REQ_NO_ACTIONS :
+		       row_has(line, rtid__request_why(RTID__REQ_NO_PROCESS)) ? RTID__REQ_NO_PROCESS :
+		       row_has(line, "a thread, not a process") ? RTID__REQ_A_THREAD :
+		       row_has(line, rtid__request_why(RTID__REQ_NOT_YOURS)) ? RTID__REQ_NOT_YOURS :
+		       RTID__REQ_VERDICT_MAX;
+		if (want == RTID__REQ_VERDICT_MAX)
+			fail_msg("README's request table: no verdict in: %s", line);
+		if (ask(kind, !nothing, thread ? 99 : 100, other ? 8 : 7, caller, may_act) != want)
+			fail_msg("README's request table and rtid__request_rule differ at: %s", line);
+		rows++;
+	}
+	fclose(f);
+	assert_int_equal(rows, 6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fallback_table), cmocka_unit_test(crosscheck_table),
 		cmocka_unit_test(plan_table), cmocka_unit_test(scan_rule_table), cmocka_unit_test(trust_table), cmocka_unit_test(canary_table),
 		cmocka_unit_test(driver_status_table), cmocka_unit_test(every_value_named),
-		cmocka_unit_test(names),
+		cmocka_unit_test(names), cmocka_unit_test(request_rule_table),
+		cmocka_unit_test(readme_request_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,6 +56,9 @@ static int setup(void **state)
 
 		snprintf(rel, sizeof(rel), "proc/%d/task/%d/comm", pid, pid);
 		write_file(test_dir, rel, "python3\n");
+		/* The thread the stand-in tool names (a tid is an answer only as one). */
+		snprintf(rel, sizeof(rel), "proc/%d/task/4244/comm", pid);
+		write_file(test_dir, rel, "cuda00001400006\n");
 	}
 	snprintf(proc_dir, sizeof(proc_dir), "%s/proc", test_dir);
 	setenv("RTID_PROC", proc_dir, 1);

@@ -95,9 +95,9 @@ static void driver_mode_never_scans(void **state)
 	struct rtid_result r;
 
 	(void)state;
-	setenv("FAKE_STDOUT", "555\n", 1);
+	setenv("FAKE_STDOUT", "101\n", 1); /* the driver's word, though the scan would differ */
 	r = run(&cfg, P_ONE);
-	assert_int_equal(r.tid, 555);
+	assert_int_equal(r.tid, 101);
 	assert_int_equal(r.source, RTID_SRC_TOOL);
 	assert_int_equal(r.scan_candidates, -1);
 	assert_int_equal(count_lines(log_path), 1);
@@ -124,21 +124,22 @@ static void attested_scan_spawns_nothing(void **state)
 
 static void scan_fallbacks(void **state)
 {
-	static const struct { int pid; enum rtid_fallback fb; } t[] = {
-		{ P_TWO, RTID_FB_MULTIPLE_MATCHES },
-		{ P_ZERO, RTID_FB_ZERO_MATCHES },
-		{ P_BAD, RTID_FB_SCAN_ERROR },
+	static const struct { int pid; enum rtid_fallback fb; const char *out; int tid; } t[] = {
+		{ P_TWO, RTID_FB_MULTIPLE_MATCHES, "201\n", 201 },
+		{ P_ZERO, RTID_FB_ZERO_MATCHES, "301\n", 301 },
+		{ P_BAD, RTID_FB_SCAN_ERROR, "102\n", 102 },
 	};
 
 	(void)state;
-	setenv("FAKE_STDOUT", "201\n", 1);
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		struct rtid_config cfg = config(RTID_MODE_SCAN, clean);
-		struct rtid_result r = run(&cfg, t[i].pid);
+		struct rtid_result r;
 
+		setenv("FAKE_STDOUT", t[i].out, 1);
+		r = run(&cfg, t[i].pid);
 		assert_int_equal(r.fallback, t[i].fb);
 		assert_int_equal(r.source, RTID_SRC_TOOL);
-		assert_int_equal(r.tid, 201);
+		assert_int_equal(r.tid, t[i].tid);
 		assert_int_equal(count_lines(log_path), (int)i + 1);
 	}
 }

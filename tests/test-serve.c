@@ -25,7 +25,8 @@
 #define TOOL_CALLS "\"mock\":\"cuda-checkpoint\",\"event\":\"start\""
 
 static const char basic_case[] = CASE_HEAD
-	"task 100 100 python3\n"
+	"task 100 100 python3\ntask 100 101 cuda00001400006\n"
+	"task 500 500 python3\ntask 500 501 cuda00001400006\n"
 	"answer 100 tid 101\nanswer 200 none\nanswer 300 crash 11\nanswer 400 hang\n"
 	"answer 500 tid 501\nanswer 600 exit 700\nanswer 700 exit 77\nanswer 800 not-initialized\n"
 	"answer 900 tid 0\n"

@@ -31,6 +31,9 @@ static int setup(void **state)
 	setenv("FAKE_LOG", log_path, 1);
 	setenv("FAKE_PIDFILE", pid_path, 1);
 	write_file(test_dir, "4242/task/4242/comm", "python3\n"); /* the process asked about */
+	/* The threads the stand-in tool names: a tid is an answer only as one. */
+	write_file(test_dir, "4242/task/4243/comm", "cuda00001400006\n");
+	write_file(test_dir, "4242/task/77/comm", "worker\n");
 	/* Orphans of the tool come to us, so we can prove they were killed. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	return 0;

@@ -64,6 +64,9 @@ static int setup(void **state)
 		write_file(test_dir, rel, "python3\n");
 		snprintf(rel, sizeof(rel), "proc/%d/task/%d/comm", pid, pid + 2);
 		write_file(test_dir, rel, "cuda00001400006\n");
+		/* The thread a lying driver names (FAKE_TID_1050=1051): a real one. */
+		snprintf(rel, sizeof(rel), "proc/%d/task/%d/comm", pid, pid + 1);
+		write_file(test_dir, rel, "cuda-EvtHandlr\n");
 		write_stat(pid, 5000 + (unsigned long long)i);
 		snprintf(env, sizeof(env), "FAKE_TID_%d", pid);
 		snprintf(rel, sizeof(rel), "%d", pid + 2);

@@ -71,26 +71,26 @@ static bool scan_first(struct rtid_ctx *ctx, int pid, struct rtid_result *r,
 
 /* The number must name a process before anything acts on it: the kernel
  * also serves a thread as <proc>/<tid> (not listed), and cuda-checkpoint
- * acting on a tid can harm the real process. Tgid: settles it. Returns false
- * after setting the error; a status that cannot be read for another reason
- * (EACCES under hidepid) leaves the question to the driver, as before. */
+ * acting on a tid can harm the real process. The request rule (rules/)
+ * settles it, as at every entry point; the library asks as its caller, whom
+ * the kernel and the driver check. Returns false after setting the error; a
+ * status that cannot be read for another reason (EACCES under hidepid)
+ * leaves the question to the driver. */
 static bool is_process(struct rtid_ctx *ctx, int pid, struct rtid_result *r)
 {
-	int fd = open(ctx->proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), tgid, n, e;
+	struct rtid__req_facts f = { .kind = RTID__REQ_QUERY };
 
-	if (fd < 0)
-		return true;
-	e = rtid__status_read(fd, pid, &tgid, &n);
-	close(fd);
-	if (e == -ENOENT || e == -ESRCH) {
+	rtid__request_facts(ctx->proc_root, pid, &f);
+	switch (rtid__request_rule(&f)) {
+	case RTID__REQ_NO_PROCESS:
 		not_a_process(ctx, pid, 0, r);
 		return false;
-	}
-	if (e == 0 && tgid != pid) {
-		not_a_process(ctx, pid, tgid, r);
+	case RTID__REQ_A_THREAD:
+		not_a_process(ctx, pid, f.tgid, r);
 		return false;
+	default:
+		return true;
 	}
-	return true;
 }
 
 /* Do the scan half of a plan; returns whether the driver must be asked. */
@@ -149,14 +149,27 @@ struct batch {
 	struct rtid__answer *ans; /* the driver's, for the pids that need it */
 };
 
-/* The driver's answer into the result, whose source plan() has set. */
-static void take_answer(struct rtid_result *r, const struct rtid__answer *a)
+/* The driver's answer into the result, whose source plan() has set. A tid
+ * is returned only as a live thread of the process asked about: a driver or
+ * tool that names another number (1, a thread of another process, one gone)
+ * gives an error, never that number. */
+static void take_answer(const struct rtid_ctx *ctx, struct rtid_result *r,
+			const struct rtid__answer *a)
 {
+	int e;
+
 	r->tid = a->tid;
 	r->error = a->error;
 	r->code = a->code;
 	r->ms += a->ms;
 	memcpy(r->detail, a->detail, sizeof(r->detail));
+	if (r->tid <= 0 || (e = rtid__thread_of(ctx->proc_root, r->pid, r->tid)) == 0)
+		return;
+	snprintf(r->detail, sizeof(r->detail), "the driver named tid %d, %s", r->tid,
+		 e == -EXDEV ? "a thread of another process" :
+		 e == -ESRCH ? "which is no thread" : "whose status cannot be read");
+	r->error = RTID_ERR_NOT_A_THREAD;
+	r->tid = 0;
 }
 
 /* Resolve pids [from, to) in one mode. */
@@ -174,7 +187,7 @@ static void run_group(struct batch *b, size_t from, size_t to, enum rtid_mode mo
 			   b->deadline);
 	for (size_t i = from; i < to; i++) {
 		if (b->need[i])
-			take_answer(&b->out[i], &b->ans[i]);
+			take_answer(b->ctx, &b->out[i], &b->ans[i]);
 		verdict(mode, &b->out[i], &b->scans[i]);
 	}
 }

@@ -49,4 +49,16 @@ void rtid__tasks_free(struct rtid__tasks *l);
 /* Read <proc>/driver/nvidia/version. Returns 0 and out, or a negative errno. */
 int rtid__driver_version_read(const char *proc_root, char *out, size_t outlen);
 
+/* --- ident.c: what a number names, for the rule of who may ask what --- */
+/* Fill f's facts about pid under proc_root (present, tgid, owner); the
+ * caller's part of f (kind, check_caller, caller, may_act) is left as it is.
+ * Never fails: what cannot be read stays unknown (present: only ENOENT and
+ * ESRCH say "not there"). */
+void rtid__request_facts(const char *proc_root, int pid, struct rtid__req_facts *f);
+/* Whether tid is a live thread of process pid: 0 when <proc>/<pid>/task/<tid>
+ * is there; -EXDEV when it is not and <proc>/<tid>/status names another
+ * process; -ESRCH when it names no thread at all; another negative errno
+ * when the task cannot be looked up. */
+int rtid__thread_of(const char *proc_root, int pid, int tid);
+
 #endif

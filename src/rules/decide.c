@@ -142,3 +142,32 @@ enum rtid__said rtid__driver_said(int status)
 		return RTID__SAID_NONE;
 	return RTID__SAID_FAILED;
 }
+
+enum rtid__req_verdict rtid__request_rule(const struct rtid__req_facts *f)
+{
+	bool root = f->check_caller && f->caller == 0;
+
+	if (f->kind == RTID__REQ_ACTION && f->check_caller && !root && !f->may_act)
+		return RTID__REQ_NO_ACTIONS;
+	if (!f->present)
+		return RTID__REQ_NO_PROCESS;
+	/* A thread's status names its process: only get-state takes a thread. */
+	if (f->kind != RTID__REQ_STATE && f->tgid > 0 && f->tgid != f->pid)
+		return RTID__REQ_A_THREAD;
+	if (f->check_caller && !root && (!f->owner_known || f->owner != f->caller))
+		return RTID__REQ_NOT_YOURS;
+	return RTID__REQ_OK;
+}
+
+const char *rtid__request_why(enum rtid__req_verdict v)
+{
+	static const char *const why[RTID__REQ_VERDICT_MAX] = {
+		[RTID__REQ_OK] = "",
+		[RTID__REQ_NO_ACTIONS] = "actions are for root and the action group only",
+		[RTID__REQ_NO_PROCESS] = "no such process",
+		[RTID__REQ_A_THREAD] = "a thread, not a process: only get-state takes a thread",
+		[RTID__REQ_NOT_YOURS] = "the process belongs to another user",
+	};
+
+	return why[v]; /* v comes from rtid__request_rule */
+}

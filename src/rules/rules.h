@@ -7,6 +7,7 @@
 #define RTID_RULES_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "rtid.h"
 
@@ -85,5 +86,41 @@ enum rtid__said {
 /* What a driver status (the tool's exit status, the CUresult) means, for
  * every backend alike. */
 enum rtid__said rtid__driver_said(int status);
+
+/* Who may ask what about which number: the one rule every entry point
+ * applies (the library's resolve, the daemon's intake, the shim before it
+ * asks anyone), over facts that proc/ gathers (rtid__request_facts). Its
+ * table is in README.md and rtid(1), checked against this by test-decide. */
+enum rtid__req_kind {
+	RTID__REQ_QUERY,  /* get-restore-tid: a process only */
+	RTID__REQ_STATE,  /* get-state: a process, or a thread (CRIU asks with the restore tid) */
+	RTID__REQ_ACTION, /* lock, checkpoint, restore, unlock: a process only */
+};
+struct rtid__req_facts {
+	enum rtid__req_kind kind;
+	int pid;           /* the number asked about */
+	bool present;      /* <proc>/<pid> is there */
+	int tgid;          /* its Tgid: (0: the status could not be read) */
+	bool owner_known;  /* owner is the uid of <proc>/<pid> */
+	uid_t owner;
+	bool check_caller; /* the entry point answers for a caller (the daemon, the shim) */
+	uid_t caller;      /* the caller's uid */
+	bool may_act;      /* the caller may ask for actions at all (root, the action group) */
+};
+enum rtid__req_verdict {
+	RTID__REQ_OK,
+	RTID__REQ_NO_ACTIONS, /* actions, for a caller who may not act */
+	RTID__REQ_NO_PROCESS, /* the number names nothing */
+	RTID__REQ_A_THREAD,   /* a thread where a process is expected */
+	RTID__REQ_NOT_YOURS,  /* not root, and not the owner */
+	RTID__REQ_VERDICT_MAX,
+};
+/* The verdict on a request, first matching row first: actions for a caller
+ * who may not act; no such number; a thread where only a process is taken;
+ * a caller (not root) who does not own it. Root may ask and act on anything;
+ * anyone else only on what is theirs, and acts only with may_act. */
+enum rtid__req_verdict rtid__request_rule(const struct rtid__req_facts *f);
+/* The reason a daemon or a shim gives for a verdict ("" for OK). */
+const char *rtid__request_why(enum rtid__req_verdict v);
 
 #endif

@@ -1,63 +1,52 @@
-/* Who may ask the daemon what. The peer's credentials come from SO_PEERCRED
- * (the kernel's, not the client's word); the request names only a pid, and
- * the only path built from it is <proc>/<pid>, stat'ed, never opened. */
-#include <grp.h>
-#include <pwd.h>
-#include <stdio.h>
+/* Who may ask the daemon what: the request rule of rules/ (the same one the
+ * library and the shim apply), over the facts proc/ reads of the number and
+ * the peer's credentials from the kernel (SO_PEERCRED, SO_PEERGROUPS), never
+ * the client's word nor the user database. */
 #include <stdlib.h>
-#include <sys/stat.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include "proc/proc.h"
+#include "rules/rules.h"
 #include "serve/serve.h"
 
-#define MAX_GROUPS 256
+#define MAX_GROUPS 1024
 
-/* Whether uid (primary group gid) is a member of g. */
-static bool member(uid_t uid, gid_t gid, gid_t g)
+bool sa_may_act(const struct serve_cfg *cfg, int fd, uid_t uid, gid_t gid)
 {
-	struct passwd pw, *res = NULL;
 	gid_t groups[MAX_GROUPS];
-	int n = MAX_GROUPS;
-	char buf[4096];
+	socklen_t len = sizeof(groups);
 
-	if (gid == g)
+	if (uid == 0)
 		return true;
-	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) != 0 || !res)
+	if (!cfg->have_action_group)
 		return false;
-	if (getgrouplist(pw.pw_name, gid, groups, &n) < 0)
-		return false; /* more groups than we look at: not proven */
-	for (int i = 0; i < n; i++)
-		if (groups[i] == g)
+	if (gid == cfg->action_group)
+		return true;
+	/* The groups the peer held when it connected: what the kernel says. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+		return false; /* more groups than we look at, or none known: not proven */
+	for (size_t i = 0; i < len / sizeof(gid_t); i++)
+		if (groups[i] == cfg->action_group)
 			return true;
 	return false;
 }
 
-/* The owner of the process, or -1 when there is no such process. */
-static int owner(const struct serve_cfg *cfg, int pid, uid_t *uid)
+static enum rtid__req_kind kind_of(int op)
 {
-	char path[4096];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%s/%d", cfg->proc_root, pid);
-	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
-		return -1;
-	*uid = st.st_uid;
-	return 0;
+	if (op == RTID__OP_RESTORE_TID)
+		return RTID__REQ_QUERY;
+	return op == RTID__OP_GET_STATE ? RTID__REQ_STATE : RTID__REQ_ACTION;
 }
 
-const char *sa_check(const struct serve_cfg *cfg, uid_t uid, gid_t gid,
+const char *sa_check(const struct serve_cfg *cfg, uid_t uid, bool may_act,
 		     const struct rtid__svc_req *q)
 {
-	uid_t own;
+	struct rtid__req_facts f = { .kind = kind_of(q->op), .check_caller = true, .caller = uid,
+				     .may_act = may_act };
+	enum rtid__req_verdict v;
 
-	if (q->op >= RTID__OP_LOCK) {
-		if (uid == 0 || (cfg->have_action_group && member(uid, gid, cfg->action_group)))
-			return NULL;
-		return "actions are for root and the action group only";
-	}
-	if (uid == 0)
-		return NULL;
-	if (owner(cfg, q->pid, &own) < 0)
-		return "no such process";
-	return own == uid ? NULL : "the process belongs to another user";
+	rtid__request_facts(cfg->proc_root, q->pid, &f);
+	v = rtid__request_rule(&f);
+	return v == RTID__REQ_OK ? NULL : rtid__request_why(v);
 }

@@ -71,7 +71,7 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 		sv_fail(s, i, "not-served", "this daemon serves queries only (see --actions)");
 		return;
 	}
-	if ((why = sa_check(s->cfg, c->uid, c->gid, &c->req))) {
+	if ((why = sa_check(s->cfg, c->uid, c->may_act, &c->req))) {
 		struct rtid__svc_ans a = { .kind = RTID__SVC_DENIED };
 
 		serve_log("denied uid %d (pid %d): %s %d: %s", (int)c->uid, (int)c->peer,
@@ -138,6 +138,7 @@ void sv_accept_all(struct server *s)
 			continue;
 		}
 		s->c[i] = (struct client){ .fd = fd, .uid = cr.uid, .gid = cr.gid, .peer = cr.pid,
+					   .may_act = sa_may_act(s->cfg, fd, cr.uid, cr.gid),
 					   .idle_until = rtid__now() + s->cfg->client_timeout_s };
 	}
 }

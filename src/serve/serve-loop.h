@@ -11,6 +11,7 @@ struct client {
 	gid_t gid;
 	pid_t peer;
 	bool greeted, queued;
+	bool may_act; /* root, or in the action group (sa_may_act) */
 	struct rtid__svc_req req;
 	double idle_until, req_until;
 	unsigned long seq;

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc/proc.h"
 #include "serve/serve-loop.h"
 
 #define STOP_GRACE 5.0 /* seconds a request in flight may still take at SIGTERM */
@@ -38,9 +39,15 @@ static void worker_down(struct server *s, const char *reason)
 	set_ready(s);
 }
 
-/* What the real tool would have produced, from the worker's reply. */
-static void translate(const struct rtid__reply *r, int op, struct rtid__svc_ans *a)
+/* What the real tool would have produced, from the worker's reply. A tid is
+ * answered only as a live thread of the process asked about (the rule of
+ * every entry point); anything else is an error, and the client asks the
+ * tool. */
+static void translate(const struct serve_cfg *cfg, const struct rtid__reply *r, int op,
+		      struct rtid__svc_ans *a)
 {
+	int e;
+
 	if (r->missing) {
 		a->kind = RTID__SVC_ERROR;
 		snprintf(a->name, sizeof(a->name), "unsupported");
@@ -50,6 +57,12 @@ static void translate(const struct rtid__reply *r, int op, struct rtid__svc_ans 
 		a->value = r->cuerr;
 		snprintf(a->name, sizeof(a->name), "%s", r->name);
 		snprintf(a->text, sizeof(a->text), "%s", r->text);
+	} else if (op == RTID__OP_RESTORE_TID && r->tid > 0 &&
+		   (e = rtid__thread_of(cfg->proc_root, r->pid, r->tid)) < 0) {
+		a->kind = RTID__SVC_ERROR;
+		snprintf(a->name, sizeof(a->name), "not-a-thread");
+		snprintf(a->text, sizeof(a->text), "the driver named tid %d, %s", r->tid,
+			 e == -EXDEV ? "a thread of another process" : "which is no thread of it");
 	} else if (op == RTID__OP_RESTORE_TID && r->tid > 0) {
 		a->kind = RTID__SVC_TID;
 		a->value = r->tid;
@@ -93,7 +106,7 @@ static void worker_readable(struct server *s)
 		return;
 	}
 	s->w.failures = 0;
-	translate(&r, s->c[s->inflight].req.op, &a);
+	translate(s->cfg, &r, s->c[s->inflight].req.op, &a);
 	sv_answer(s, s->inflight, &a);
 	s->inflight = -1;
 }

@@ -58,8 +58,13 @@ int sw_read_hello(struct sworker *w);
 bool sw_version_changed(const struct sworker *w, const struct serve_cfg *cfg);
 
 /* --- serve-auth.c: who may ask what --- */
-/* NULL when a peer of uid/gid may make request q, else why not. */
-const char *sa_check(const struct serve_cfg *cfg, uid_t uid, gid_t gid,
+/* Whether the peer on fd (uid, primary gid) may ask for actions at all:
+ * root, or a member of the action group by the groups the kernel gives for
+ * the connection (SO_PEERGROUPS). */
+bool sa_may_act(const struct serve_cfg *cfg, int fd, uid_t uid, gid_t gid);
+/* NULL when a peer of uid (may_act: sa_may_act's) may make request q, else
+ * why not: the request rule of rules/ (rtid__request_rule). */
+const char *sa_check(const struct serve_cfg *cfg, uid_t uid, bool may_act,
 		     const struct rtid__svc_req *q);
 
 /* --- serve-listen.c: the socket, systemd, readiness --- */

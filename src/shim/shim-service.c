@@ -2,17 +2,21 @@
  * exactly what the real cuda-checkpoint would have printed. Anything short
  * of a driver answer (no daemon, refused, denied, an error, late) leaves the
  * call to the shim's usual path, which ends in the real tool. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "basic/parse.h"
 #include "cli/cli.h"
+#include "proc/proc.h"
 #include "proto/service-client.h"
+#include "rules/rules.h"
 #include "shim/shim.h"
 
 #define WAIT_DEFAULT 2.0 /* seconds for connect and reply (RTID_SERVICE_TIMEOUT) */
@@ -62,6 +66,47 @@ static bool parse(int argc, char **argv, struct rtid__svc_req *q)
 	}
 	/* The real tool takes --timeout for lock only; anything else is its to judge. */
 	return op && pid && (!timeout || q->op == RTID__OP_LOCK);
+}
+
+/* The request rule, applied before anyone is asked: as the caller (its own
+ * processes, or any for root), who may ask for actions here as the real tool
+ * would let it (the daemon applies its own stricter rule again). NULL when
+ * the call may go ahead, else why not. */
+static const char *refused(const struct rtid__svc_req *q)
+{
+	const char *proc = getenv("RTID_PROC");
+	struct rtid__req_facts f = {
+		.kind = q->op == RTID__OP_RESTORE_TID ? RTID__REQ_QUERY :
+			q->op == RTID__OP_GET_STATE ? RTID__REQ_STATE : RTID__REQ_ACTION,
+		.check_caller = true, .caller = geteuid(), .may_act = true,
+	};
+	enum rtid__req_verdict v;
+
+	rtid__request_facts(proc && *proc ? proc : "/proc", q->pid, &f);
+	v = rtid__request_rule(&f);
+	return v == RTID__REQ_OK ? NULL : rtid__request_why(v);
+}
+
+/* The daemon answers only when it is root's, ours, or the uid named by
+ * RTID_SERVE_UID: anyone else listening on the path could lie. NULL when it
+ * may be trusted, else why not (in buf). */
+static const char *untrusted(int fd, char *buf, size_t len)
+{
+	const char *want = getenv("RTID_SERVE_UID");
+	struct ucred cr;
+	socklen_t n = sizeof(cr);
+	int uid;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0) {
+		snprintf(buf, len, "its credentials cannot be read: %s", strerror(errno));
+		return buf;
+	}
+	if (cr.uid == 0 || cr.uid == geteuid() ||
+	    (want && rtid__parse_pid(want, &uid) == 0 && (uid_t)uid == cr.uid))
+		return NULL;
+	snprintf(buf, len, "it runs as uid %u, not root%s", (unsigned)cr.uid,
+		 want ? " nor RTID_SERVE_UID" : "");
+	return buf;
 }
 
 static double env_seconds(const char *name, double def)
@@ -126,13 +171,25 @@ bool shim_try_service(int argc, char **argv, int *rc)
 	const char *path = rtid__svc_path(NULL);
 	struct stat st;
 	double wait = env_seconds("RTID_SERVICE_TIMEOUT", WAIT_DEFAULT);
+	const char *why;
+	char buf[120];
 	int r;
 
 	if (!parse(argc, argv, &q) || stat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
 		return false;
+	if ((why = refused(&q))) {
+		shim_note("%s --pid %d: %s: not asked of rtid serve", rtid__svc_op_name(q.op), q.pid,
+			  why);
+		return false;
+	}
 	/* A daemon is set up from here on: why it did not answer is worth a line. */
 	if ((r = rtid__svc_open(path, &c)) < 0) {
 		shim_note("rtid serve at %s: cannot connect: %s", path, strerror(-r));
+		return false;
+	}
+	if ((why = untrusted(c.fd, buf, sizeof(buf)))) {
+		shim_note("rtid serve at %s: not trusted: %s", path, why);
+		rtid__svc_close(&c);
 		return false;
 	}
 	/* An action may not be repeated by the tool while the daemon still runs it,

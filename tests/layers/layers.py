@@ -27,7 +27,7 @@ LAYERS = {
     'driver': {'basic', 'rules', 'proto'},
     'attest': {'basic', 'rules'},
     'core': {'basic', 'rules', 'proc', 'proto', 'driver', 'attest'},
-    'serve': {'basic', 'proto'},
+    'serve': {'basic', 'rules', 'proc', 'proto'},
     'worker': {'basic', 'proto'},
     'cli': {'basic', 'rules', 'proc', 'proto', 'driver', 'attest', 'core', 'serve'},
     'shim': {'basic', 'rules', 'proc', 'proto', 'driver', 'attest', 'core', 'cli'},
