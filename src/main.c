@@ -88,6 +88,7 @@ int main(int argc, char **argv)
 {
 	int rc;
 
+	cli_hygiene_reset_signals();
 	cli_hygiene_init();
 	rc = run(argc, argv);
 	cli_kill_strays(); /* what the tools' descendants left */

@@ -72,7 +72,7 @@ void hd_prepare(struct daemon *d, const char *case_text, const int *pids)
 	 * is an answer only as a thread of the process asked about. */
 	{
 		struct casefile *c;
-		char err[256], comm[CF_COMM_MAX + 2];
+		char err[256], comm[64];
 
 		if (cf_load(d->casefile, &c, err, sizeof(err)) == 0) {
 			for (size_t i = 0; i < c->ntasks; i++) {
@@ -80,6 +80,12 @@ void hd_prepare(struct daemon *d, const char *case_text, const int *pids)
 					 c->tasks[i].tid);
 				snprintf(comm, sizeof(comm), "%.*s\n", (int)c->tasks[i].comm_len,
 					 c->tasks[i].comm);
+				write_file(d->proc, rel, comm);
+				if (c->tasks[i].tid == c->tasks[i].pid)
+					continue;
+				/* The kernel serves a thread as /proc/<tid> too (unlisted). */
+				snprintf(rel, sizeof(rel), "%d/status", c->tasks[i].tid);
+				snprintf(comm, sizeof(comm), "Tgid:\t%d\nThreads:\t2\n", c->tasks[i].pid);
 				write_file(d->proc, rel, comm);
 			}
 			cf_free(c);

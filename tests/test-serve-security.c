@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -135,17 +136,70 @@ static void test_denied_peer(void **state)
 	assert_int_equal(a.kind, RTID__SVC_DONE);
 }
 
-/* A group named for actions lets its members act. */
+/* A client in another pid namespace names its own pids: pid 1 there is not
+ * the daemon's pid 1. Every request of it is refused (the shim then asks the
+ * real tool, in the caller's namespace). Needs root for unshare. */
+static void test_other_pid_namespace(void **state)
+{
+	struct rtid__svc_ans a;
+	unsigned char k = 0xff;
+	int p[2], st;
+	pid_t pid;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions"));
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pid_t inner;
+
+		close(p[0]);
+		if (unshare(CLONE_NEWPID) < 0)
+			_exit(77);
+		inner = fork(); /* pid 1 of the new namespace */
+		if (inner == 0) {
+			unsigned char kind = 0xfe;
+
+			if (hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a) == 0)
+				kind = (unsigned char)a.kind;
+			_exit(write(p[1], &kind, 1) == 1 ? 0 : 4);
+		}
+		_exit(inner > 0 && waitpid(inner, &st, 0) == inner && WIFEXITED(st) ? WEXITSTATUS(st)
+										   : 5);
+	}
+	close(p[1]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
+		close(p[0]);
+		skip(); /* no unshare here (not root) */
+	}
+	assert_int_equal(read(p[0], &k, 1), 1);
+	close(p[0]);
+	assert_int_equal(k, RTID__SVC_DENIED);
+	assert_true(hd_said(&d, "another pid namespace"));
+	/* From the daemon's own namespace the same request is answered. */
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+}
+
+/* A group named for actions lets its members act on their own processes,
+ * never on another user's: root's process 100 stays out of reach. */
 static void test_action_group(void **state)
 {
-	const struct rtid__svc_req q[] = { { RTID__OP_LOCK, 500, 1000 }, { RTID__OP_UNLOCK, 500, 0 } };
-	unsigned char k[2];
+	const struct rtid__svc_req q[] = { { RTID__OP_LOCK, 500, 1000 }, { RTID__OP_UNLOCK, 500, 0 },
+					   { RTID__OP_LOCK, 100, 1000 },
+					   { RTID__OP_CHECKPOINT, 100, 0 } };
+	unsigned char k[4];
 
 	(void)state;
 	hd_start(&d, ARGS("--group", "65534", "--actions", "--action-group", "nogroup"));
-	as_nobody(q, 2, k);
+	as_nobody(q, 4, k);
 	assert_int_equal(k[0], RTID__SVC_DONE);
 	assert_int_equal(k[1], RTID__SVC_DONE);
+	assert_int_equal(k[2], RTID__SVC_DENIED);
+	assert_int_equal(k[3], RTID__SVC_DENIED);
+	assert_int_equal(hd_log_count(&d, "\"event\":\"lock\",\"pid\":100"), 0);
 }
 
 /* Membership is the user's groups, not the peer's word: nobody is not in root's. */
@@ -455,6 +509,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_socket_mode_and_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_denied_peer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_group, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_pid_namespace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_group_non_member, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_default_root_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unusable_paths, setup, teardown),

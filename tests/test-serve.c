@@ -268,6 +268,50 @@ static void test_driver_lacks_actions(void **state)
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
 }
 
+/* A thread where a process is expected, as every entry point rules it: the
+ * daemon refuses actions and get-restore-tid for it and answers get-state
+ * (CRIU asks with the restore tid); the shim does not ask the daemon for an
+ * action on it, and the real tool answers instead: the driver never acts on
+ * a thread through rtid. */
+static void test_thread_is_not_a_process(void **state)
+{
+	struct rtid__svc_ans a;
+	struct shim_run r;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions"));
+	assert_int_equal(hd_ask(&d, RTID__OP_LOCK, 101, 1000, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_DENIED);
+	assert_non_null(strstr(a.text, "a thread, not a process"));
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 101, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_DENIED);
+	assert_int_equal(hd_ask(&d, RTID__OP_GET_STATE, 101, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_STATE);
+	r = hd_shim(&d, NULL, ARGS("--action", "lock", "--pid", "101"));
+	(void)r;
+	assert_int_equal(hd_log_count(&d, "\"mock\":\"libcuda\",\"event\":\"lock\""), 0);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1); /* the real tool's to judge */
+}
+
+/* The driver names a thread of another process (or 1): the daemon answers it
+ * as an error, never as a tid, and the shim leaves the call to the real tool. */
+static void test_tid_of_another_process(void **state)
+{
+	struct rtid__svc_ans a;
+
+	(void)state;
+	write_file(d.dir, "t.case", CASE_HEAD "task 100 100 python3\ntask 500 500 python3\n"
+		   "task 500 501 cuda00001400006\nanswer 100 tid 501\nanswer 500 tid 1\n"
+		   "expect driver 100 error=not-a-thread\n");
+	hd_start(&d, NULL);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "not-a-thread");
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 500, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "not-a-thread");
+}
+
 /* No worker program: worker-failed, and the daemon still answers. */
 static void test_worker_missing(void **state)
 {
@@ -608,6 +652,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_worker_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attach_crashes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_driver_lacks_actions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_is_not_a_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tid_of_another_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_behind_a_hang, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silent_client, setup_silent, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_messages, setup, teardown),

@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <grp.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -66,6 +69,11 @@ static void test_which_calls_are_asked(void **state)
 	int lfd, rc = -1;
 
 	(void)state;
+	/* pid 7: a process of the caller's in a tree of the test's own (the shim
+	 * applies the request rule before it asks). */
+	write_file(dir, "proc/7/task/7/comm", "python3\n");
+	snprintf(path, sizeof(path), "%s/proc", dir);
+	setenv("RTID_PROC", path, 1);
 	snprintf(log, sizeof(log), "%s/shim.log", dir);
 	setenv("RTID_SHIM_LOG", log, 1);
 	snprintf(path, sizeof(path), "%s/s", dir);
@@ -106,6 +114,104 @@ static void test_which_calls_are_asked(void **state)
 	free(dir);
 }
 
+/* A stand-in daemon at path, run as uid (when not ours): greets, answers one
+ * get-restore-tid with tid 4244, then exits. Returns its pid once it listens. */
+static pid_t fake_daemon(const char *path, uid_t uid)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char buf[RTID__SVC_MSG_MAX];
+		struct rtid__svc_req q;
+		struct rtid__svc_ans a = { .kind = RTID__SVC_TID, .value = 4244 };
+		int lfd, fd;
+		ssize_t n;
+
+		if (uid != geteuid() && (setgroups(0, NULL) < 0 || setgid(uid) < 0 || setuid(uid) < 0))
+			_exit(3);
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+		lfd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+		if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 4) < 0)
+			_exit(4);
+		if (write(ready[1], "r", 1) != 1 || (fd = accept(lfd, NULL, NULL)) < 0)
+			_exit(5);
+		if (recv(fd, buf, sizeof(buf), 0) <= 0)
+			_exit(0); /* the shim hung up at once */
+		n = snprintf(buf, sizeof(buf), "hello %d actions", RTID__SVC_VERSION);
+		if (send(fd, buf, (size_t)n, 0) != n || (n = recv(fd, buf, sizeof(buf), 0)) <= 0 ||
+		    rtid__svc_req_parse(buf, (size_t)n, &q) < 0)
+			_exit(0);
+		a.op = q.op;
+		a.pid = q.pid;
+		n = (ssize_t)rtid__svc_ans_format(&a, buf);
+		_exit(send(fd, buf, (size_t)n, 0) == n ? 0 : 6);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	return pid;
+}
+
+/* The shim reads an answer only from a daemon that runs as root, as itself,
+ * or as RTID_SERVE_UID: anyone else who got to listen on the path could
+ * name any tid. */
+static void test_untrusted_daemon_is_not_read(void **state)
+{
+	char **q = ARGV("--get-restore-tid", "--pid", "7");
+	char *dir = tmp_dir(), path[200], log[200];
+	int rc = -1, st;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0) {
+		rm_tree(dir);
+		free(dir);
+		skip(); /* a daemon of another uid needs root to start */
+	}
+	assert_int_equal(chmod(dir, 0755), 0);
+	write_file(dir, "proc/7/task/7/comm", "python3\n");
+	write_file(dir, "sock/.keep", "");
+	snprintf(path, sizeof(path), "%s/sock", dir);
+	assert_int_equal(chmod(path, 0777), 0);
+	snprintf(path, sizeof(path), "%s/proc", dir);
+	setenv("RTID_PROC", path, 1);
+	snprintf(log, sizeof(log), "%s/shim.log", dir);
+	setenv("RTID_SHIM_LOG", log, 1);
+	snprintf(path, sizeof(path), "%s/sock/s", dir);
+	setenv("RTID_SOCKET", path, 1);
+	setenv("RTID_SERVICE_TIMEOUT", "5", 1);
+	unsetenv("RTID_SERVE_UID");
+	/* Another uid's daemon: not asked further, said in the log. */
+	pid = fake_daemon(path, 65534);
+	assert_false(shim_try_service(count(q), q, &rc));
+	assert_non_null(strstr(slurp(log), "not trusted: it runs as uid 65534, not root"));
+	waitpid(pid, &st, 0);
+	unlink(path);
+	/* The same daemon, named by RTID_SERVE_UID: its answer is the shim's. */
+	setenv("RTID_SERVE_UID", "65534", 1);
+	pid = fake_daemon(path, 65534);
+	assert_true(shim_try_service(count(q), q, &rc));
+	assert_int_equal(rc, 0);
+	waitpid(pid, &st, 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	unlink(path);
+	unsetenv("RTID_SERVE_UID");
+	/* Root's daemon is trusted as it is. */
+	pid = fake_daemon(path, 0);
+	assert_true(shim_try_service(count(q), q, &rc));
+	waitpid(pid, &st, 0);
+	unsetenv("RTID_SHIM_LOG");
+	unsetenv("RTID_SOCKET");
+	rm_tree(dir);
+	free(dir);
+}
+
 /* The daemon's log: one line per event, cut rather than split when long. */
 static void test_log_line_is_bounded(void **state)
 {
@@ -134,6 +240,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_which_calls_are_asked),
 		cmocka_unit_test(test_log_line_is_bounded),
+		cmocka_unit_test(test_untrusted_daemon_is_not_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
+#include "plugin-call.h"
 #include "shim-harness.h"
 
 static void driver_mode_gives_the_tools_tid(void **state)
@@ -173,10 +174,31 @@ static void other_failures(void **state)
 
 /* rtid's own failures end in the real tool's answer, never in an exit of
  * rtid's (which CRIU would read as "no CUDA here"). */
+/* A caller that ignores SIGCHLD hands that down through exec: the kernel
+ * would then reap the tool itself and its exit status would be lost (every
+ * answer an error, the real tool run a second time). The shim resets it:
+ * one tool run, its answer. */
+static void inherited_sigchld_ignore(void **state)
+{
+	char *argv[] = { "env", "--ignore-signal=CHLD", "cuda-checkpoint", "--get-restore-tid",
+			 "--pid", "4242", NULL };
+	char path[sizeof(path_env) + 8], out[129] = "";
+	const char *env[] = { path, NULL };
+
+	(void)state;
+	setenv("FAKE_STDOUT", "4244\n", 1);
+	setenv("FAKE_STDERR", "", 1);
+	snprintf(path, sizeof(path), "PATH=%s", path_env);
+	assert_int_equal(plugin_call("env", argv, env, out, sizeof(out)), 0);
+	assert_string_equal(out, "4244\n");
+	assert_int_equal(count_lines(log_path), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(driver_mode_gives_the_tools_tid, shim_reset),
+		cmocka_unit_test_setup(inherited_sigchld_ignore, shim_reset),
 		cmocka_unit_test_setup(bad_version_variable_keeps_driver_mode, shim_reset),
 		cmocka_unit_test_setup(attested_scan_spawns_no_tool, shim_reset),
 		cmocka_unit_test_setup(none_exits_like_the_tool, shim_reset),

@@ -71,8 +71,13 @@ static void drain(struct rtid__child *c, int i)
 static void reap(struct rtid__child *c)
 {
 	double grace = rtid__now() + RTID__EXIT_GRACE_S;
+	siginfo_t si;
 
-	killpg(c->pid, SIGKILL);
+	/* Only while the child or its zombie pins the group id: one reaped by
+	 * someone else (SIGCHLD ignored, a waitpid(-1) elsewhere) left a number
+	 * that another group may hold by now. */
+	if (waitid(P_PID, c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 || errno != ECHILD)
+		killpg(c->pid, SIGKILL);
 	rtid__live_remove(c->pid);
 	rtid__wait(c->pid, &c->status);
 	c->reaped = true;

@@ -13,8 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "basic/basic.h"
 #include "basic/cov.h"
+#include "cli/cli.h"
 
 static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
 static struct sigaction saved[3];
@@ -27,16 +28,12 @@ static char children_path[64]; /* set once, before any handler can run */
 static size_t list_children(pid_t *v, size_t max)
 {
 	char buf[4096], *p, *sp;
-	size_t n = 0, len = 0;
-	ssize_t got;
-	int fd, pid;
+	ssize_t len = rtid__read_at(AT_FDCWD, children_path, buf, sizeof(buf) - 1, 0);
+	size_t n = 0;
+	int pid;
 
-	fd = open(children_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (len < 0)
 		return 0;
-	while (len < sizeof(buf) - 1 && (got = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += (size_t)got;
-	close(fd);
 	buf[len] = '\0';
 	for (p = buf; n < max && (sp = strchr(p, ' ')); p = sp + 1) {
 		*sp = '\0';
@@ -75,6 +72,15 @@ static void on_signal(int sig)
 	RTID__COV_DUMP();
 	/* SA_RESETHAND made the disposition the default; SA_NODEFER lets it act now. */
 	raise(sig);
+}
+
+void cli_hygiene_reset_signals(void)
+{
+	sigset_t none;
+
+	signal(SIGCHLD, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
 void cli_hygiene_init(void)

@@ -5,6 +5,7 @@
 #include <grp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "basic/parse.h"
 #include "cli/cli.h"
@@ -125,6 +126,8 @@ int cmd_serve(int argc, char **argv)
 	char worker[4096], why[256];
 	int c;
 
+	/* The daemon reaps its own worker; orphans of others are not its to collect. */
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(serve_help, stdout);

@@ -49,6 +49,10 @@ void cli_print_row(FILE *f, const struct rtid_result *r);
  * signal. kill_strays: kill and reap every child left (async-signal-safe).
  * before_exec: the same, then undo init, for an exec of the real tool. */
 void cli_hygiene_init(void);
+/* What a caller may hand down that breaks waiting for children: SIGCHLD
+ * ignored (the kernel then reaps them itself, and every exit status is lost)
+ * and blocked signals. Reset to the defaults before anything is spawned. */
+void cli_hygiene_reset_signals(void);
 void cli_kill_strays(void);
 void cli_hygiene_before_exec(void);
 

@@ -71,7 +71,9 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 		sv_fail(s, i, "not-served", "this daemon serves queries only (see --actions)");
 		return;
 	}
-	if ((why = sa_check(s->cfg, c->uid, c->may_act, &c->req))) {
+	why = c->other_ns ? "a client in another pid namespace: its pids are not this daemon's"
+			  : sa_check(s->cfg, c->uid, c->may_act, &c->req);
+	if (why) {
 		struct rtid__svc_ans a = { .kind = RTID__SVC_DENIED };
 
 		serve_log("denied uid %d (pid %d): %s %d: %s", (int)c->uid, (int)c->peer,
@@ -119,6 +121,22 @@ void sv_client_readable(struct server *s, int i)
 		sv_drop(s, i);
 }
 
+/* Whether the peer shares our pid namespace, so that the numbers it names
+ * are the ones we see. A peer we cannot place (pid 0: an ancestor
+ * namespace; its ns link unreadable) is not. */
+static bool same_pidns(pid_t peer)
+{
+	char a[64], b[64], path[48];
+	ssize_t n, m;
+
+	if (peer <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)peer);
+	n = readlink(path, a, sizeof(a));
+	m = readlink("/proc/self/ns/pid", b, sizeof(b));
+	return n > 0 && n == m && memcmp(a, b, (size_t)n) == 0;
+}
+
 void sv_accept_all(struct server *s)
 {
 	for (;;) {
@@ -139,6 +157,7 @@ void sv_accept_all(struct server *s)
 		}
 		s->c[i] = (struct client){ .fd = fd, .uid = cr.uid, .gid = cr.gid, .peer = cr.pid,
 					   .may_act = sa_may_act(s->cfg, fd, cr.uid, cr.gid),
+					   .other_ns = !same_pidns(cr.pid),
 					   .idle_until = rtid__now() + s->cfg->client_timeout_s };
 	}
 }

@@ -12,6 +12,7 @@ struct client {
 	pid_t peer;
 	bool greeted, queued;
 	bool may_act; /* root, or in the action group (sa_may_act) */
+	bool other_ns; /* in another pid namespace: every request refused */
 	struct rtid__svc_req req;
 	double idle_until, req_until;
 	unsigned long seq;
