@@ -291,54 +291,79 @@ static void request_rule_table(void **state)
 		assert_true(v == RTID__REQ_OK ? !*rtid__request_why(v) : !!*rtid__request_why(v));
 }
 
-/* One row of README's table: its cells, lower-cased, as one line. */
-static bool row_has(const char *row, const char *word)
+/* One row of a documented table of the rule (README's, rtid(1)'s): its four
+ * cells (request, caller, the number, verdict) judged by the function as
+ * the row says. */
+static void check_row(const char *where, char *const cell[4])
 {
-	return strstr(row, word) != NULL;
+	enum rtid__req_kind kind = strstr(cell[0], "get-state") ? RTID__REQ_STATE :
+				   strstr(cell[0], "action") ? RTID__REQ_ACTION : RTID__REQ_QUERY;
+	bool thread = strstr(cell[2], "a thread") != NULL;
+	bool nothing = strstr(cell[2], "names nothing") != NULL;
+	bool other = strstr(cell[2], "another uid") != NULL;
+	bool may_act = !strstr(cell[1], "may not act");
+	uid_t caller = strncmp(cell[1], "root", 4) == 0 ? 0 : 7;
+	enum rtid__req_verdict want = strstr(cell[3], "allowed") ? RTID__REQ_OK :
+				      strstr(cell[3], "denied") ? RTID__REQ_NO_ACTIONS :
+				      strstr(cell[3], "no such process") ? RTID__REQ_NO_PROCESS :
+				      strstr(cell[3], "a thread, not a process") ? RTID__REQ_A_THREAD :
+				      strstr(cell[3], "another user") ? RTID__REQ_NOT_YOURS :
+				      RTID__REQ_VERDICT_MAX;
+
+	if (want == RTID__REQ_VERDICT_MAX)
+		fail_msg("%s: no verdict in the row of %s", where, cell[0]);
+	if (ask(kind, !nothing, thread ? 99 : 100, other ? 8 : 7, caller, may_act) != want)
+		fail_msg("%s and rtid__request_rule differ at the row %s | %s | %s | %s", where,
+			 cell[0], cell[1], cell[2], cell[3]);
 }
 
-static void readme_request_table(void **state)
+/* The rows of the table in file between the lines holding begin and end,
+ * cells split at sep, the header row skipped. Returns how many. */
+static int check_table(const char *file, const char *begin, const char *end, char sep)
 {
-	const char *root = getenv("RTID_SOURCE_ROOT");
 	char path[4096], line[1024];
 	int rows = 0;
 	bool in = false;
 	FILE *f;
 
-	(void)state;
-	assert_non_null(root);
-	snprintf(path, sizeof(path), "%s/README.md", root);
+	snprintf(path, sizeof(path), "%s/%s", getenv("RTID_SOURCE_ROOT"), file);
 	f = fopen(path, "r");
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f)) {
-		enum rtid__req_kind kind = row_has(line, "| get-state") ? RTID__REQ_STATE :
-					   row_has(line, "| action") ? RTID__REQ_ACTION :
-					   RTID__REQ_QUERY;
-		bool thread = row_has(line, "a thread"), nothing = row_has(line, "names nothing");
-		bool other = row_has(line, "another uid"), may_act = !row_has(line, "may not act");
-		uid_t caller = row_has(line, "| root") ? 0 : 7;
-		enum rtid__req_verdict want;
+		char *cell[5] = { 0 }, *p = line + (sep == '|'), *q;
+		int n = 0;
 
-		if (strstr(line, "<!-- request-rule -->"))
-			in = true;
-		else if (strstr(line, "<!-- /request-rule -->"))
-			break;
-		if (!in || line[0] != '|' || row_has(line, "---") || row_has(line, "| request"))
+		if (!in) {
+			in = strstr(line, begin) != NULL;
 			continue;
-		want = row_has(line, "allowed") ? RTID__REQ_OK :
-		       row_has(line, rtid__request_why(RTID__REQ_NO_ACTIONS)) ? RTID__REQ_NO_ACTIONS :
-		       row_has(line, rtid__request_why(RTID__REQ_NO_PROCESS)) ? RTID__REQ_NO_PROCESS :
-		       row_has(line, "a thread, not a process") ? RTID__REQ_A_THREAD :
-		       row_has(line, rtid__request_why(RTID__REQ_NOT_YOURS)) ? RTID__REQ_NOT_YOURS :
-		       RTID__REQ_VERDICT_MAX;
-		if (want == RTID__REQ_VERDICT_MAX)
-			fail_msg("README's request table: no verdict in: %s", line);
-		if (ask(kind, !nothing, thread ? 99 : 100, other ? 8 : 7, caller, may_act) != want)
-			fail_msg("README's request table and rtid__request_rule differ at: %s", line);
+		}
+		if (strstr(line, end))
+			break;
+		if (!strchr(line, sep) || strstr(line, "---") || strncmp(p, sep == '|' ? " request" :
+									"request", 7 + (sep == '|')) == 0)
+			continue;
+		for (; n < 5 && p; n++) {
+			q = strchr(p, sep);
+			if (q)
+				*q++ = '\0';
+			cell[n] = p + strspn(p, " ");
+			p = q;
+		}
+		assert_true(n >= 4);
+		check_row(file, cell);
 		rows++;
 	}
 	fclose(f);
-	assert_int_equal(rows, 6);
+	return rows;
+}
+
+static void documented_request_tables(void **state)
+{
+	(void)state;
+	assert_non_null(getenv("RTID_SOURCE_ROOT"));
+	assert_int_equal(check_table("README.md", "<!-- request-rule -->", "<!-- /request-rule -->",
+				     '|'), 6);
+	assert_int_equal(check_table("man/rtid.1", ".SH WHO MAY ASK WHAT", ".TE", '\t'), 6);
 }
 
 int main(void)
@@ -348,7 +373,7 @@ int main(void)
 		cmocka_unit_test(plan_table), cmocka_unit_test(scan_rule_table), cmocka_unit_test(trust_table), cmocka_unit_test(canary_table),
 		cmocka_unit_test(driver_status_table), cmocka_unit_test(every_value_named),
 		cmocka_unit_test(names), cmocka_unit_test(request_rule_table),
-		cmocka_unit_test(readme_request_table),
+		cmocka_unit_test(documented_request_tables),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
