@@ -101,6 +101,7 @@ enum rtid_error {
 	RTID_ERR_WORKER_FAILED,   /* the driver-API worker could not start */
 	RTID_ERR_NOT_A_PROCESS,   /* the number is a thread of another process (Tgid != it) */
 	RTID_ERR_NOT_A_THREAD,    /* the driver named a tid that is no live thread of the process */
+	RTID_ERR_PROCESS_CHANGED, /* the pid named another process (a new start time) by the answer */
 	RTID__ERR_MAX,            /* the number of errors; not an error */
 };
 

@@ -130,6 +130,19 @@ static const char *per_pid(const char *prefix, int argc, char **argv)
 	return getenv(name);
 }
 
+/* FAKE_REPLACE_FILE gets FAKE_REPLACE_TEXT while the query runs: the process
+ * asked about exits and its pid is reused (a new start time) meanwhile. */
+static void replace_file(void)
+{
+	const char *path = getenv("FAKE_REPLACE_FILE"), *text = getenv("FAKE_REPLACE_TEXT");
+	FILE *f;
+
+	if (!path || !text || !(f = fopen(path, "w")))
+		return;
+	fputs(text, f);
+	fclose(f);
+}
+
 int main(int argc, char **argv)
 {
 	const char *out = getenv("FAKE_STDOUT"), *err = getenv("FAKE_STDERR");
@@ -151,6 +164,7 @@ int main(int argc, char **argv)
 
 	log_call(argc, argv);
 	write_pid();
+	replace_file();
 	slow_once();
 	chatter();
 	if (err)

@@ -161,6 +161,19 @@ static int from_answer(const struct cf_answer *a, int *tid)
 	return CUDA_ERROR_UNKNOWN;
 }
 
+/* RTID_MOCK_REPLACE_FILE gets RTID_MOCK_REPLACE_TEXT during the call: the
+ * process asked about exits and its pid is reused meanwhile. */
+static void replace_file(void)
+{
+	const char *path = getenv("RTID_MOCK_REPLACE_FILE"), *text = getenv("RTID_MOCK_REPLACE_TEXT");
+	FILE *f;
+
+	if (!path || !text || !(f = fopen(path, "w")))
+		return;
+	fputs(text, f);
+	fclose(f);
+}
+
 int cuCheckpointProcessGetRestoreThreadId(int pid, int *tid)
 {
 	struct casefile *c = load();
@@ -173,6 +186,7 @@ int cuCheckpointProcessGetRestoreThreadId(int pid, int *tid)
 		return CUDA_ERROR_UNKNOWN;
 	}
 	mock_log(WHO, "start", pid, 0, NULL, NULL);
+	replace_file();
 	if (a->kind != CF_ANS_TID && !faulty("get-restore-tid")) {
 		*tid = pid + 1;
 		return CUDA_SUCCESS;

@@ -1,5 +1,9 @@
 /* Strict parsing of foreign text: tool output, pids, the driver version file. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -142,10 +146,43 @@ static void status_fields(void **state)
 	assert_int_equal(v, -1); /* written only on success */
 }
 
+/* basic's small-file reader: whole or cut, exactly full, a link refused
+ * with NOFOLLOW, a missing file's errno; buf untouched past what was read. */
+static void read_at_table(void **state)
+{
+	char dir[] = "/tmp/rtid-read-XXXXXX", path[64], link_path[64], buf[16];
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	snprintf(link_path, sizeof(link_path), "%s/l", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "abcdef", 6), 6);
+	close(fd);
+	assert_int_equal(symlink(path, link_path), 0);
+	assert_int_equal(rtid__read_at(AT_FDCWD, path, buf, 3, RTID__READ_WHOLE), -EOVERFLOW);
+	assert_int_equal(rtid__read_at(AT_FDCWD, path, buf, 3, 0), 3);
+	assert_memory_equal(buf, "abc", 3);
+	assert_int_equal(rtid__read_at(AT_FDCWD, path, buf, 6, RTID__READ_WHOLE), 6);
+	assert_int_equal(rtid__read_at(AT_FDCWD, path, buf, sizeof(buf), RTID__READ_WHOLE), 6);
+	assert_memory_equal(buf, "abcdef", 6);
+	assert_int_equal(rtid__read_at(AT_FDCWD, link_path, buf, sizeof(buf), 0), 6);
+	assert_int_equal(rtid__read_at(AT_FDCWD, link_path, buf, sizeof(buf), RTID__READ_NOFOLLOW),
+			 -ELOOP);
+	assert_int_equal(rtid__read_at(AT_FDCWD, dir, buf, sizeof(buf), 0), -EISDIR);
+	unlink(link_path);
+	unlink(path);
+	assert_int_equal(rtid__read_at(AT_FDCWD, path, buf, sizeof(buf), 0), -ENOENT);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tid_table),       cmocka_unit_test(tid_embedded_nul),
+		cmocka_unit_test(read_at_table),
 		cmocka_unit_test(pid_table),       cmocka_unit_test(version_table),
 		cmocka_unit_test(version_small_buffer), cmocka_unit_test(version_valid),
 		cmocka_unit_test(status_fields),

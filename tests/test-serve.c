@@ -312,6 +312,34 @@ static void test_tid_of_another_process(void **state)
 	assert_string_equal(a.name, "not-a-thread");
 }
 
+/* The pid asked about is reused while the driver answers (the mock rewrites
+ * its stat: a new start time): the daemon answers process-changed, never the
+ * tid it got. Asked again, the new process is asked about, and answered. */
+static void test_pid_reused_during_the_query(void **state)
+{
+	char path[600], text[512];
+	struct rtid__svc_ans a;
+
+	(void)state;
+#define STAT_100(start) "100 (python3) S 1 100 100 0 -1 4194560 1000 0 0 0 5 3 0 0 20 0 4 0 " \
+	start " 123456789 2000 18446744073709551615 1 1 0 0 0 0 0 16781312 17638 0 0 0 17 1 " \
+	"0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	write_file(d.proc, "100/stat", STAT_100("1000"));
+	snprintf(path, sizeof(path), "%s/100/stat", d.proc);
+	snprintf(text, sizeof(text), "%s", STAT_100("2000"));
+	setenv("RTID_MOCK_REPLACE_FILE", path, 1);
+	setenv("RTID_MOCK_REPLACE_TEXT", text, 1);
+	hd_start(&d, NULL); /* its worker takes the two along */
+	unsetenv("RTID_MOCK_REPLACE_FILE");
+	unsetenv("RTID_MOCK_REPLACE_TEXT");
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "process-changed");
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+	assert_int_equal(a.value, 101);
+}
+
 /* No worker program: worker-failed, and the daemon still answers. */
 static void test_worker_missing(void **state)
 {
@@ -654,6 +682,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_driver_lacks_actions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_is_not_a_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tid_of_another_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pid_reused_during_the_query, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_behind_a_hang, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silent_client, setup_silent, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_messages, setup, teardown),

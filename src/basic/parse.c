@@ -147,3 +147,58 @@ int rtid__status_field(const char *buf, size_t len, const char *key, int *out)
 	}
 	return -EINVAL;
 }
+
+/* A decimal without sign or leading zero that fits unsigned long long;
+ * moves *p past it. */
+static int decimal(const char **p, const char *end, unsigned long long *out)
+{
+	unsigned long long v = 0;
+	const char *s = *p;
+
+	/* The kernel writes no leading zeros: "07" is not its shape. */
+	if (s == end || *s < '0' || *s > '9' || (*s == '0' && s + 1 < end && s[1] >= '0' &&
+						 s[1] <= '9'))
+		return -EINVAL;
+	for (; s < end && *s >= '0' && *s <= '9'; s++) {
+		if (v > (~0ULL - (unsigned)(*s - '0')) / 10)
+			return -EINVAL;
+		v = v * 10 + (unsigned)(*s - '0');
+	}
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+int rtid__parse_stat_start(const char *buf, size_t len, unsigned long long *out)
+{
+	const char *end = buf + len, *p, *close = NULL;
+	unsigned long long v = 0;
+
+	if (!buf)
+		return -EINVAL;
+	if (len && end[-1] == '\n')
+		end--;
+	/* comm may hold spaces and parentheses: it ends at the last ')'. */
+	for (p = buf; p < end; p++)
+		if (*p == ')')
+			close = p;
+	p = buf;
+	if (decimal(&p, end, &v) < 0 || v == 0 || p + 2 > end || memcmp(p, " (", 2) || !close ||
+	    close < p + 1 || close + 2 >= end || close[1] != ' ')
+		return -EINVAL;
+	p = close + 2;
+	if (!strchr("RSDZTtXxKWPI", *p) || p + 1 >= end || p[1] != ' ')
+		return -EINVAL;
+	p += 2; /* at field 4 */
+	for (int field = 4; field <= 22; field++) {
+		/* Fields 4..21 may be negative (ppid 0, priority, nice, ...). */
+		if (field < 22 && p < end && *p == '-')
+			p++;
+		if (decimal(&p, end, &v) < 0 || (p < end && *p != ' ') || (field < 22 && p == end))
+			return -EINVAL;
+		if (field < 22)
+			p++;
+	}
+	*out = v;
+	return 0;
+}

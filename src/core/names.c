@@ -57,6 +57,7 @@ static const char *const errors[] = {
 	[RTID_ERR_WORKER_FAILED] = "worker-failed",
 	[RTID_ERR_NOT_A_PROCESS] = "not-a-process",
 	[RTID_ERR_NOT_A_THREAD] = "not-a-thread",
+	[RTID_ERR_PROCESS_CHANGED] = "process-changed",
 };
 
 /* A table one entry short of its enum would leave the last value nameless. */

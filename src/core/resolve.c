@@ -139,6 +139,13 @@ static void verdict(enum rtid_mode mode, struct rtid_result *r, const struct rti
 		r->crosscheck = rtid__crosscheck(s, r->tid);
 }
 
+/* Who a pid was when it was asked about: its start time, when the proc root
+ * shows one (a pid reused is another process). */
+struct ident {
+	bool known;
+	unsigned long long start;
+};
+
 struct batch {
 	struct rtid_ctx *ctx;
 	double deadline;
@@ -147,14 +154,34 @@ struct batch {
 	struct rtid__scan *scans;
 	bool *need;
 	struct rtid__answer *ans; /* the driver's, for the pids that need it */
+	struct ident *ids;
 };
 
-/* The driver's answer into the result, whose source plan() has set. A tid
- * is returned only as a live thread of the process asked about: a driver or
- * tool that names another number (1, a thread of another process, one gone)
- * gives an error, never that number. */
+/* Whether pid is still the process id was: false only when a start time was
+ * known and the pid now has another one, or none (it exited). */
+static bool same_process(const struct rtid_ctx *ctx, int pid, const struct ident *id)
+{
+	unsigned long long now;
+
+	return !id->known || (rtid_proc_start_time(ctx->proc_root, pid, &now) == 0 &&
+			      now == id->start);
+}
+
+static void changed(struct rtid_result *r)
+{
+	r->tid = 0;
+	r->error = RTID_ERR_PROCESS_CHANGED;
+	snprintf(r->detail, sizeof(r->detail), "process %d exited, or its pid was reused, while "
+		 "it was asked about (its start time changed)", r->pid);
+}
+
+/* The driver's answer into the result, whose source plan() has set. An
+ * answer is about the process asked about, or it is an error: a process that
+ * changed meanwhile (its pid reused) gets process-changed, and a tid is
+ * returned only as a live thread of it: a driver or tool that names another
+ * number (1, a thread of another process, one gone) gives not-a-thread. */
 static void take_answer(const struct rtid_ctx *ctx, struct rtid_result *r,
-			const struct rtid__answer *a)
+			const struct rtid__answer *a, const struct ident *id)
 {
 	int e;
 
@@ -163,6 +190,10 @@ static void take_answer(const struct rtid_ctx *ctx, struct rtid_result *r,
 	r->code = a->code;
 	r->ms += a->ms;
 	memcpy(r->detail, a->detail, sizeof(r->detail));
+	if (r->error == RTID_OK && !same_process(ctx, r->pid, id)) {
+		changed(r);
+		return;
+	}
 	if (r->tid <= 0 || (e = rtid__thread_of(ctx->proc_root, r->pid, r->tid)) == 0)
 		return;
 	snprintf(r->detail, sizeof(r->detail), "the driver named tid %d, %s", r->tid,
@@ -177,6 +208,8 @@ static void run_group(struct batch *b, size_t from, size_t to, enum rtid_mode mo
 		      bool trusted, enum rtid_fallback why)
 {
 	for (size_t i = from; i < to; i++) {
+		b->ids[i].known = rtid_proc_start_time(b->ctx->proc_root, b->pids[i],
+						       &b->ids[i].start) == 0;
 		b->need[i] = plan(b->ctx, mode, trusted, b->pids[i], &b->out[i], &b->scans[i]);
 		if (why != RTID_FB_NONE && b->out[i].fallback == RTID_FB_NONE &&
 		    b->out[i].source != RTID_SRC_SCAN)
@@ -187,7 +220,7 @@ static void run_group(struct batch *b, size_t from, size_t to, enum rtid_mode mo
 			   b->deadline);
 	for (size_t i = from; i < to; i++) {
 		if (b->need[i])
-			take_answer(b->ctx, &b->out[i], &b->ans[i]);
+			take_answer(b->ctx, &b->out[i], &b->ans[i], &b->ids[i]);
 		verdict(mode, &b->out[i], &b->scans[i]);
 	}
 }
@@ -240,11 +273,12 @@ static void batch_free(struct batch *b, struct rtid_result *caller)
 	free(b->ans);
 	free(b->scans);
 	free(b->need);
+	free(b->ids);
 }
 
 int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n, struct rtid_result *out)
 {
-	struct batch b = { ctx, 0, pids, out, NULL, NULL, NULL };
+	struct batch b = { ctx, 0, pids, out, NULL, NULL, NULL, NULL };
 	struct rtid__trust t;
 	bool trusted;
 
@@ -256,9 +290,10 @@ int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n, struct rt
 	b.scans = calloc(n ? n : 1, sizeof(*b.scans));
 	b.need = calloc(n ? n : 1, sizeof(*b.need));
 	b.ans = calloc(n ? n : 1, sizeof(*b.ans));
+	b.ids = calloc(n ? n : 1, sizeof(*b.ids));
 	if (ctx->cfg.result_size != sizeof(*out))
 		b.out = calloc(n ? n : 1, sizeof(*out));
-	if (!b.scans || !b.need || !b.ans || (n && !b.out)) {
+	if (!b.scans || !b.need || !b.ans || !b.ids || (n && !b.out)) {
 		batch_free(&b, out);
 		return -ENOMEM;
 	}

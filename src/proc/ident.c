@@ -1,5 +1,6 @@
 /* What a number names under a proc root: a process, a thread of one, or
- * nothing, and who owns it. The facts only; rules/ decides what they allow.
+ * nothing, who owns it, and when it started (a pid reused is another
+ * process). The facts only; rules/ decides what they allow.
  * Both read <proc>/<n>/status, which the kernel serves for a thread too
  * (hidden from the listing), with Tgid: naming its process. */
 #include <errno.h>
@@ -8,8 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/basic.h"
+#include "basic/parse.h"
 #include "basic/sys.h"
 #include "proc/proc.h"
+#include "rtid.h"
 
 static bool gone(int e)
 {
@@ -64,4 +68,22 @@ int rtid__thread_of(const char *proc_root, int pid, int tid)
 	}
 	close(rootfd);
 	return e;
+}
+
+int rtid_proc_start_time(const char *proc_root, int pid, unsigned long long *out)
+{
+	char path[4096], buf[1024];
+	unsigned long long v;
+	ssize_t n;
+
+	if (pid <= 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/%d/stat", proc_root ? proc_root : "/proc", pid);
+	n = rtid__read_at(AT_FDCWD, path, buf, sizeof(buf), 0);
+	if (n < 0)
+		return (int)n;
+	if (rtid__parse_stat_start(buf, (size_t)n, &v) < 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
 }

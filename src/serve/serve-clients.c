@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rtid.h"
 #include "serve/serve-loop.h"
 
 void sv_drop(struct server *s, int i)
@@ -86,6 +87,9 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 		sv_fail(s, i, "shutting-down", "the daemon is stopping");
 		return;
 	}
+	/* Who the pid is now: checked again before the driver is called and
+	 * before a query's answer goes back. */
+	c->start_known = rtid_proc_start_time(s->cfg->proc_root, c->req.pid, &c->start) == 0;
 	c->seq = ++s->seq;
 	c->req_until = rtid__now() + sv_deadline_of(s->cfg, &c->req);
 }
@@ -119,6 +123,15 @@ void sv_client_readable(struct server *s, int i)
 	c->idle_until = rtid__now() + s->cfg->client_timeout_s;
 	if (send(c->fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) != n)
 		sv_drop(s, i);
+}
+
+bool sv_same_process(const struct server *s, int i)
+{
+	const struct client *c = &s->c[i];
+	unsigned long long now;
+
+	return !c->start_known ||
+	       (rtid_proc_start_time(s->cfg->proc_root, c->req.pid, &now) == 0 && now == c->start);
 }
 
 /* Whether the peer shares our pid namespace, so that the numbers it names

@@ -13,6 +13,8 @@ struct client {
 	bool greeted, queued;
 	bool may_act; /* root, or in the action group (sa_may_act) */
 	bool other_ns; /* in another pid namespace: every request refused */
+	bool start_known;         /* the start time of req.pid at intake */
+	unsigned long long start; /* (a pid reused meanwhile is another process) */
 	struct rtid__svc_req req;
 	double idle_until, req_until;
 	unsigned long seq;
@@ -43,6 +45,9 @@ void sv_fail_queued(struct server *s, const char *reason, const char *text);
 double sv_deadline_of(const struct serve_cfg *cfg, const struct rtid__svc_req *q);
 /* Client i is readable: its greeting or a request. */
 void sv_client_readable(struct server *s, int i);
+/* Whether client i's pid is still the process it named at intake: false only
+ * when a start time was read then and the pid now has another, or none. */
+bool sv_same_process(const struct server *s, int i);
 /* Accept every pending connection (or say busy). */
 void sv_accept_all(struct server *s);
 

@@ -107,6 +107,15 @@ static void worker_readable(struct server *s)
 	}
 	s->w.failures = 0;
 	translate(s->cfg, &r, s->c[s->inflight].req.op, &a);
+	/* A query answered for a pid that is another process by now is no
+	 * answer. An action is done whatever happened since: saying otherwise
+	 * would have the shim run it again. */
+	if (s->c[s->inflight].req.op < RTID__OP_LOCK && !sv_same_process(s, s->inflight)) {
+		a = (struct rtid__svc_ans){ .kind = RTID__SVC_ERROR };
+		snprintf(a.name, sizeof(a.name), "process-changed");
+		snprintf(a.text, sizeof(a.text), "process %d exited or its pid was reused meanwhile",
+			 r.pid);
+	}
 	sv_answer(s, s->inflight, &a);
 	s->inflight = -1;
 }
@@ -143,6 +152,11 @@ static void dispatch(struct server *s)
 	}
 	if (s->w.state != SW_READY)
 		return;
+	if (!sv_same_process(s, i)) {
+		sv_fail(s, i, "process-changed", "the process exited or its pid was reused before "
+			"the driver was asked");
+		return;
+	}
 	q = (struct rtid__query){ .pid = s->c[i].req.pid, .op = s->c[i].req.op,
 				 .timeout_ms = s->c[i].req.timeout_ms };
 	if (send(s->w.sock, &q, sizeof(q), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(q)) {
