@@ -88,6 +88,13 @@ int cuInit(unsigned flags)
 	if (!c)
 		return CUDA_ERROR_UNKNOWN;
 	mock_log(WHO, "cuInit", 0, 0, NULL, NULL);
+	/* RTID_MOCK_HELPER: a helper process as the driver may start one, forked
+	 * without exec, so that it holds every fd the worker has. */
+	if (getenv("RTID_MOCK_HELPER") && fork() == 0) {
+		mock_log(WHO, "helper", 0, 0, NULL, NULL);
+		for (;;)
+			pause();
+	}
 	pause_for(cf_scaled(c->attach_delay_s)); /* the driver attach */
 	if (c->init.kind == CF_ANS_HANG)
 		for (;;)

@@ -15,9 +15,12 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <cmocka.h>
 
 #include "helpers.h"
+#include "plugin-call.h"
 #include "rtid.h"
 #include "serve-harness.h"
 
@@ -176,6 +179,59 @@ static void test_worker_crash_mid_request(void **state)
 	assert_int_equal(r.status, 128 + SIGSEGV);
 	assert_true(hd_log_count(&d, TOOL_CALLS) >= 1); /* the shim's own query, then the tool */
 	assert_true(hd_said(&d, "driver API worker died"));
+}
+
+/* The worker crashes while a process the driver started (a plain fork)
+ * still holds the worker's socket: the daemon sees the exit by the worker's
+ * pidfd and answers worker-crashed at once, not at the request's deadline;
+ * the helper, in the worker's process group, goes with it. */
+static void test_worker_crash_with_a_helper(void **state)
+{
+	struct rtid__svc_ans a;
+	double t0;
+	int helper;
+
+	(void)state;
+	setenv("RTID_MOCK_HELPER", "1", 1);
+	hd_start(&d, ARGS("--timeout", "30"));
+	unsetenv("RTID_MOCK_HELPER");
+	t0 = rtid__now();
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 300, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "worker-crashed");
+	assert_true(rtid__now() - t0 < 10 * time_factor());
+	helper = hd_log_self(&d, "\"helper\"");
+	assert_true(helper > 0);
+	assert_int_equal(hd_stop(&d), 0);
+	/* Killed with the worker's group: its pidfd says it exited (or it is
+	 * gone already). */
+	{
+		int fd = (int)syscall(SYS_pidfd_open, helper, 0);
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (fd >= 0) {
+			assert_int_equal(poll(&p, 1, (int)(5000 * time_factor())), 1);
+			close(fd);
+		}
+	}
+}
+
+/* Started with its standard fds closed (a careless init script): the fds it
+ * opens (socket, signalfd, the worker's socketpair) must not take 0-2, where
+ * the worker's standard streams go; it attaches and answers as ever. */
+static void test_started_with_std_fds_closed(void **state)
+{
+	const char *argv[] = { "/bin/sh", "-c", "exec \"$0\" \"$@\" <&- >&- 2>&-", env_path("RTID_BIN"),
+			       "serve", "--socket", d.sock, "--proc", d.proc, "--libcuda",
+			       env_path("MOCK_LIBCUDA"), NULL };
+	struct rtid__svc_ans a;
+
+	(void)state;
+	d.pid = serve_spawn(argv, -1, 20 * time_factor());
+	assert_true(d.pid > 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+	assert_int_equal(a.value, 101);
 }
 
 /* A worker that hangs is killed at the request's deadline. */
@@ -673,6 +729,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_attach_for_many_shims, setup_one, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_missing_reaches_the_tool, setup_missing, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_crash_mid_request, setup_crash, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_crash_with_a_helper, setup_crash, teardown),
+		cmocka_unit_test_setup_teardown(test_started_with_std_fds_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_hang_past_deadline, setup_hang, teardown),
 		cmocka_unit_test_setup_teardown(test_driver_version_change, setup_change, teardown),
 		cmocka_unit_test_setup_teardown(test_attach_fails, setup_noattach, teardown),

@@ -77,6 +77,14 @@ static void on_signal(int sig)
 void cli_hygiene_reset_signals(void)
 {
 	sigset_t none;
+	int fd;
+
+	/* Fds 0-2 closed by the caller would be taken by the first sockets and
+	 * pipes we open, and a child's standard streams would land on them. */
+	while ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0 && fd <= 2)
+		fcntl(fd, F_SETFD, 0);
+	if (fd > 2)
+		close(fd);
 
 	signal(SIGCHLD, SIG_DFL);
 	sigemptyset(&none);

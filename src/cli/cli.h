@@ -51,7 +51,9 @@ void cli_print_row(FILE *f, const struct rtid_result *r);
 void cli_hygiene_init(void);
 /* What a caller may hand down that breaks waiting for children: SIGCHLD
  * ignored (the kernel then reaps them itself, and every exit status is lost)
- * and blocked signals. Reset to the defaults before anything is spawned. */
+ * and blocked signals, reset to the defaults; and fds 0-2 closed, opened on
+ * /dev/null so that no socket or pipe of ours takes their numbers. Before
+ * anything is spawned. */
 void cli_hygiene_reset_signals(void);
 void cli_kill_strays(void);
 void cli_hygiene_before_exec(void);

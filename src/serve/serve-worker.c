@@ -23,11 +23,13 @@ extern char **environ;
 #define BACKOFF_FIRST 0.1
 #define BACKOFF_MAX 5.0
 #define QUIT_WAIT_MS 1000
+#define KILL_WAIT_MS 500 /* a SIGKILLed worker dies in microseconds, unless stuck */
 
 void sw_init(struct sworker *w)
 {
 	memset(w, 0, sizeof(*w));
 	w->sock = -1;
+	w->pidfd = -1;
 	w->pid = -1;
 }
 
@@ -72,7 +74,10 @@ static int spawn_worker(const struct serve_cfg *cfg, int sock, pid_t *pid)
 	posix_spawnattr_init(&at);
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, &def);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	/* A group of its own: whatever the driver starts goes with it. */
+	posix_spawnattr_setpgroup(&at, 0);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+				      POSIX_SPAWN_SETPGROUP);
 	r = posix_spawn(pid, cfg->worker, &fa, &at, cmd.argv, environ);
 	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
@@ -102,6 +107,8 @@ int sw_start(struct sworker *w, const struct serve_cfg *cfg)
 	}
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	w->sock = sv[0];
+	/* Its exit is seen even while a process it started holds the socket. */
+	w->pidfd = (int)syscall(SYS_pidfd_open, w->pid, 0);
 	w->state = SW_STARTING;
 	w->until = rtid__now() + cfg->attach_timeout_s;
 	w->attaches++;
@@ -122,6 +129,27 @@ static void let_go(pid_t pid)
 	}
 }
 
+/* Keep a killed worker to reap later; with no room, wait for the oldest. */
+static void park(struct sworker *w, pid_t pid)
+{
+	size_t n = sizeof(w->reap) / sizeof(w->reap[0]);
+
+	for (size_t i = 0; i < n; i++)
+		if (w->reap[i] <= 0) {
+			w->reap[i] = pid;
+			return;
+		}
+	waitpid(w->reap[0], NULL, 0);
+	w->reap[0] = pid;
+}
+
+void sw_reap(struct sworker *w)
+{
+	for (size_t i = 0; i < sizeof(w->reap) / sizeof(w->reap[0]); i++)
+		if (w->reap[i] > 0 && waitpid(w->reap[i], NULL, WNOHANG) != 0)
+			w->reap[i] = 0;
+}
+
 void sw_stop(struct sworker *w, bool failed)
 {
 	double delay = BACKOFF_FIRST;
@@ -132,9 +160,18 @@ void sw_stop(struct sworker *w, bool failed)
 	if (w->pid > 0) {
 		if (!failed)
 			let_go(w->pid);
-		kill(w->pid, SIGKILL);
-		waitpid(w->pid, NULL, 0); /* no EINTR: the daemon's signals are blocked */
+		/* The group while its unreaped leader still pins the id; then a
+		 * short, bounded wait for the death, and a worker stuck in the
+		 * kernel is reaped later by sw_reap, not waited for here. */
+		killpg(w->pid, SIGKILL);
+		if (w->pidfd >= 0)
+			poll(&(struct pollfd){ .fd = w->pidfd, .events = POLLIN }, 1, KILL_WAIT_MS);
+		if (waitpid(w->pid, NULL, WNOHANG) == 0)
+			park(w, w->pid);
 	}
+	if (w->pidfd >= 0)
+		close(w->pidfd);
+	w->pidfd = -1;
 	w->pid = -1;
 	w->state = SW_DOWN;
 	if (!failed) {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -226,7 +227,7 @@ static double next_event(const struct server *s)
 	return t;
 }
 
-enum { P_SIG, P_LISTEN, P_WORKER, P_FIXED };
+enum { P_SIG, P_LISTEN, P_WORKER, P_WORKER_EXIT, P_FIXED };
 
 static void poll_once(struct server *s, struct pollfd *p, int *slot)
 {
@@ -236,6 +237,7 @@ static void poll_once(struct server *s, struct pollfd *p, int *slot)
 	p[P_SIG] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
 	p[P_LISTEN] = (struct pollfd){ .fd = s->stopping ? -1 : s->l.fd, .events = POLLIN };
 	p[P_WORKER] = (struct pollfd){ .fd = s->w.sock, .events = POLLIN };
+	p[P_WORKER_EXIT] = (struct pollfd){ .fd = s->w.pidfd, .events = POLLIN };
 	for (unsigned i = 0; i < s->cfg->max_clients; i++)
 		if (s->c[i].fd >= 0 && !s->c[i].queued) {
 			slot[np] = (int)i;
@@ -253,6 +255,12 @@ static void poll_once(struct server *s, struct pollfd *p, int *slot)
 	}
 	if (p[P_WORKER].revents && s->w.sock >= 0)
 		worker_readable(s);
+	/* Exited, with the socket still held by something it started: down now,
+	 * not at the request's deadline. */
+	if (p[P_WORKER_EXIT].revents && s->w.pidfd >= 0 && s->w.pid > 0) {
+		snprintf(s->w.why, sizeof(s->w.why), "driver API worker died");
+		worker_down(s, s->w.state == SW_STARTING ? "worker-failed" : "worker-crashed");
+	}
 	for (nfds_t k = P_FIXED; k < np; k++)
 		if (p[k].revents && s->c[slot[k]].fd == p[k].fd)
 			sv_client_readable(s, slot[k]);
@@ -291,6 +299,9 @@ static void teardown(struct server *s)
 		sv_fail(s, s->inflight, "shutting-down", "the daemon stopped before the driver answered");
 	s->inflight = -1;
 	sw_stop(&s->w, false);
+	for (size_t i = 0; i < sizeof(s->w.reap) / sizeof(s->w.reap[0]); i++)
+		if (s->w.reap[i] > 0)
+			waitpid(s->w.reap[i], NULL, 0); /* at exit: none may be left */
 	for (unsigned i = 0; s->c && i < s->cfg->max_clients; i++)
 		if (s->c[i].fd >= 0)
 			sv_drop(s, (int)i);
@@ -321,6 +332,7 @@ int serve_run(const struct serve_cfg *cfg)
 		worker_down(&s, "worker-failed");
 	while (!s.stopping || (s.inflight >= 0 && rtid__now() < s.stop_until)) {
 		poll_once(&s, p, slot);
+		sw_reap(&s.w);
 		expire(&s, rtid__now());
 		if (s.stopping)
 			sv_fail_queued(&s, "shutting-down", "the daemon is stopping");

@@ -37,6 +37,8 @@ struct sworker {
 	enum sw_state state;
 	pid_t pid;
 	int sock;                  /* -1 when down */
+	int pidfd;                 /* the worker's: readable once it exited; -1 when down */
+	pid_t reap[8];             /* killed, not yet reaped (stuck in the kernel) */
 	double until;              /* STARTING: the hello's deadline */
 	double retry_at;           /* DOWN: not restarted before this */
 	unsigned failures;         /* in a row, for the backoff */
@@ -49,8 +51,12 @@ struct sworker {
 void sw_init(struct sworker *w);
 /* Start a worker (state STARTING) if down and past its backoff. */
 int sw_start(struct sworker *w, const struct serve_cfg *cfg);
-/* Kill and reap the worker; failed: count a failure for the backoff. */
+/* Kill the worker's group and reap it, or leave it to sw_reap when it does
+ * not exit at once; failed: count a failure for the backoff. Never blocks
+ * past a clean worker's short grace. */
 void sw_stop(struct sworker *w, bool failed);
+/* Reap what sw_stop killed and left (never blocks). */
+void sw_reap(struct sworker *w);
 /* The worker's socket is readable: read its hello (STARTING). Returns 1 when
  * it became READY, 0 when not yet, -1 after it failed (why says why). */
 int sw_read_hello(struct sworker *w);

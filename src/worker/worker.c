@@ -5,6 +5,7 @@
  *
  *   rtid-cuda-worker PARENT_PID LIBCUDA_PATH */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -147,6 +148,9 @@ int main(int argc, char **argv)
 	}
 	/* Die with the resolver; if it is already gone, do not linger. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* Whatever libcuda starts must not hold our end of the socket: the
+	 * resolver would not see this worker die. */
+	fcntl(RTID__WORKER_FD, F_SETFD, FD_CLOEXEC);
 	if (getppid() != parent)
 		return 1;
 	r = open_driver(argv[2], &a, &h);
