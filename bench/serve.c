@@ -162,17 +162,39 @@ void bench_serve(void)
 		      "workload 103 20000\nexpect all * error=-\n");
 	put("proc/driver/nvidia/version",
 	    "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Thu Jan  1 2026\n");
-	for (int i = 0; i < PIDS; i++) {
-		char rel[64];
+	/* The workload's threads as the kernel shows them: the shim and the
+	 * daemon judge each number, and a tid the driver names, by this tree. */
+	{
+		struct casefile *c;
+		char err[256], rel[64], text[64];
 
-		snprintf(rel, sizeof(rel), "proc/%d/status", FIRST + 10 * i);
-		put(rel, "Name:\tpython3\n");
+		if (cf_load(casefile, &c, err, sizeof(err)) < 0) {
+			fprintf(stderr, "rtid-bench: %s\n", err);
+			exit(1);
+		}
+		for (size_t i = 0; i < c->ntasks; i++) {
+			const struct cf_task *t = &c->tasks[i];
+
+			snprintf(rel, sizeof(rel), "proc/%d/task/%d/comm", t->pid, t->tid);
+			snprintf(text, sizeof(text), "%.*s\n", (int)t->comm_len, t->comm);
+			put(rel, text);
+			snprintf(rel, sizeof(rel), "proc/%d/status", t->tid);
+			snprintf(text, sizeof(text), "Name:\tpython3\nTgid:\t%d\nThreads:\t1\n", t->pid);
+			put(rel, text);
+		}
+		cf_free(c);
 	}
 	if (symlink(env_path("RTID_BIN"), shim) < 0)
 		exit(1);
 	setenv("RTID_CASE", casefile, 1);
 	setenv("RTID_REAL_TOOL", tool, 1);
 	setenv("RTID_SOCKET", sock, 1);
+	{
+		char proc[128];
+
+		snprintf(proc, sizeof(proc), "%s/proc", dir);
+		setenv("RTID_PROC", proc, 1);
+	}
 	daemon = start_daemon();
 	printf("\n## rtid serve behind the shim: %d pids, one spawn per call, serially "
 	       "(attach %.0f ms scaled)\n\n", PIDS, REAL_ATTACH * scale * 1e3);
