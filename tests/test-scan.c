@@ -1,4 +1,5 @@
 /* The scan over proc-like trees and over this process's own real threads. */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -277,10 +278,32 @@ static void malformed_records(void **state)
 	assert_int_equal(tid, 0);
 }
 
+/* A listing proves completeness only by distinct tids: one named twice is
+ * one thread (the count compared with Threads: in status). */
+static void listing_counts_distinct_tids(void **state)
+{
+	static const char *const names[] = { ".", "..", "5", "7", "5", "007", "x", "9" };
+	char buf[1024] = { 0 };
+	size_t len = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct dirent64 *d = (struct dirent64 *)(buf + len);
+		size_t rec = (offsetof(struct dirent64, d_name) + strlen(names[i]) + 1 + 7) & ~(size_t)7;
+
+		d->d_reclen = (unsigned short)rec;
+		memcpy(d->d_name, names[i], strlen(names[i]) + 1);
+		len += rec;
+	}
+	assert_int_equal(rtid__tasks_count(&(struct rtid__tasks){ buf, len }), 3);
+	assert_int_equal(rtid__tasks_count(&(struct rtid__tasks){ buf, 0 }), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(one_candidate),     cmocka_unit_test(two_candidates),
+		cmocka_unit_test(listing_counts_distinct_tids),
 		cmocka_unit_test(zero_candidates),   cmocka_unit_test(no_process),
 		cmocka_unit_test(missing_comm_of_present_task),
 		cmocka_unit_test(unreadable_task_is_scan_error),

@@ -41,6 +41,8 @@ int rtid__status_read(int rootfd, int pid, int *tgid, int *threads);
  * rtid__tasks_free), -EAGAIN when no listing could be proven complete, or
  * another negative errno. */
 int rtid__tasks_list(int rootfd, int taskfd, int pid, struct rtid__tasks *out);
+/* How many distinct tids a listing names (0 when that cannot be counted). */
+size_t rtid__tasks_count(const struct rtid__tasks *l);
 /* The next tid of a listing from *off (start at 0); false at the end. */
 bool rtid__tasks_next(const struct rtid__tasks *l, size_t *off, int *tid);
 void rtid__tasks_free(struct rtid__tasks *l);

@@ -83,15 +83,32 @@ static ssize_t list_once(int taskfd, char *buf, size_t cap)
 	return n;
 }
 
-static size_t count_tasks(const char *buf, size_t len)
+static int cmp_int(const void *a, const void *b)
 {
-	struct rtid__tasks l = { (char *)buf, len };
-	size_t off = 0, n = 0;
-	int tid;
+	int x = *(const int *)a, y = *(const int *)b;
 
-	while (rtid__tasks_next(&l, &off, &tid))
+	return (x > y) - (x < y);
+}
+
+size_t rtid__tasks_count(const struct rtid__tasks *l)
+{
+	size_t off = 0, n = 0, distinct = 0;
+	int tid, *v;
+
+	while (rtid__tasks_next(l, &off, &tid))
 		n++;
-	return n;
+	/* Only distinct tids prove anything: a listing that named one thread
+	 * twice has not named two. Out of memory, nothing is proven. */
+	v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return 0;
+	for (off = 0, n = 0; rtid__tasks_next(l, &off, &tid);)
+		v[n++] = tid;
+	qsort(v, n, sizeof(*v), cmp_int);
+	for (size_t i = 0; i < n; i++)
+		distinct += i == 0 || v[i] != v[i - 1];
+	free(v);
+	return distinct;
 }
 
 int rtid__tasks_list(int rootfd, int taskfd, int pid, struct rtid__tasks *out)
@@ -126,7 +143,8 @@ int rtid__tasks_list(int rootfd, int taskfd, int pid, struct rtid__tasks *out)
 			r = (int)got;
 			break;
 		}
-		r = threads > 0 && count_tasks(buf, (size_t)got) >= (size_t)threads ? 0 : -EAGAIN;
+		r = threads > 0 && rtid__tasks_count(&(struct rtid__tasks){ buf, (size_t)got }) >=
+					   (size_t)threads ? 0 : -EAGAIN;
 		if (r == 0) {
 			*out = (struct rtid__tasks){ buf, (size_t)got };
 			return 0;
