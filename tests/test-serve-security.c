@@ -59,9 +59,11 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* In a child as uid and gid nobody: the answer kind for each request, one
- * byte each on the pipe (0xff: no answer). */
-static void as_nobody(const struct rtid__svc_req *q, size_t n, unsigned char *kinds)
+/* In a child as uid nobody, primary group gid, supplementary groups the one
+ * in extra (none when 0): the answer kind for each request, one byte each on
+ * the pipe (0xff: no answer). */
+static void as_user(gid_t gid, gid_t extra, const struct rtid__svc_req *q, size_t n,
+		    unsigned char *kinds)
 {
 	int p[2], st;
 	pid_t pid;
@@ -71,7 +73,7 @@ static void as_nobody(const struct rtid__svc_req *q, size_t n, unsigned char *ki
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		close(p[0]);
-		if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+		if (setgroups(extra ? 1 : 0, &extra) < 0 || setgid(gid) < 0 || setuid(NOBODY) < 0)
 			_exit(3);
 		for (size_t i = 0; i < n; i++) {
 			struct rtid__svc_ans a;
@@ -93,6 +95,26 @@ static void as_nobody(const struct rtid__svc_req *q, size_t n, unsigned char *ki
 	close(p[0]);
 	waitpid(pid, &st, 0);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static void as_nobody(const struct rtid__svc_req *q, size_t n, unsigned char *kinds)
+{
+	as_user(NOBODY, 0, q, n, kinds);
+}
+
+/* Membership by a supplementary group counts, as the kernel gives the groups
+ * of the connection (SO_PEERGROUPS), never the user database: nobody with
+ * primary group daemon (1) and nogroup beside it may act on its own process. */
+static void test_action_group_supplementary(void **state)
+{
+	const struct rtid__svc_req q[] = { { RTID__OP_LOCK, 500, 1000 }, { RTID__OP_UNLOCK, 500, 0 } };
+	unsigned char k[2];
+
+	(void)state;
+	hd_start(&d, ARGS("--group", "65534", "--actions", "--action-group", "nogroup"));
+	as_user(1, NOBODY, q, 2, k);
+	assert_int_equal(k[0], RTID__SVC_DONE);
+	assert_int_equal(k[1], RTID__SVC_DONE);
 }
 
 static void test_socket_mode_and_group(void **state)
@@ -509,6 +531,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_socket_mode_and_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_denied_peer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_group, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_action_group_supplementary, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_pid_namespace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_group_non_member, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_default_root_only, setup, teardown),
