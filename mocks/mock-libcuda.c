@@ -90,10 +90,21 @@ int cuInit(unsigned flags)
 	mock_log(WHO, "cuInit", 0, 0, NULL, NULL);
 	/* RTID_MOCK_HELPER: a helper process as the driver may start one, forked
 	 * without exec, so that it holds every fd the worker has. */
-	if (getenv("RTID_MOCK_HELPER") && fork() == 0) {
-		mock_log(WHO, "helper", 0, 0, NULL, NULL);
-		for (;;)
-			pause();
+	if (getenv("RTID_MOCK_HELPER")) {
+		int p[2];
+		char byte;
+
+		if (pipe(p) < 0)
+			return CUDA_ERROR_UNKNOWN;
+		if (fork() == 0) {
+			mock_log(WHO, "helper", 0, 0, NULL, NULL);
+			(void)!write(p[1], "h", 1); /* logged: the attach goes on */
+			for (;;)
+				pause();
+		}
+		(void)!read(p[0], &byte, 1);
+		close(p[0]);
+		close(p[1]);
 	}
 	pause_for(cf_scaled(c->attach_delay_s)); /* the driver attach */
 	if (c->init.kind == CF_ANS_HANG)

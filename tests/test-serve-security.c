@@ -159,50 +159,75 @@ static void test_denied_peer(void **state)
 }
 
 /* A client in another pid namespace names its own pids: pid 1 there is not
- * the daemon's pid 1. Every request of it is refused (the shim then asks the
- * real tool, in the caller's namespace). Needs root for unshare. */
+ * the daemon's pid 1. The daemon translates a pid of a process whose own
+ * namespace is the client's (NSpid), answers with the tid as the client
+ * numbers it, and refuses a number it cannot place (the shim then asks the
+ * real tool, in the caller's namespace). Needs root for unshare; the daemon
+ * reads the real /proc here. */
 static void test_other_pid_namespace(void **state)
 {
-	struct rtid__svc_ans a;
-	unsigned char k = 0xff;
-	int p[2], st;
+	int go[2], res[2], hp[2], st, host = 0, got[3] = { 0 };
+	char text[256];
 	pid_t pid;
 
 	(void)state;
-	hd_start(&d, ARGS("--actions"));
-	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(res), 0);
+	assert_int_equal(pipe(hp), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		pid_t inner;
 
-		close(p[0]);
 		if (unshare(CLONE_NEWPID) < 0)
 			_exit(77);
 		inner = fork(); /* pid 1 of the new namespace */
 		if (inner == 0) {
-			unsigned char kind = 0xfe;
+			struct rtid__svc_ans a;
+			char c;
+			int out[3] = { -1, -1, -1 };
 
-			if (hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a) == 0)
-				kind = (unsigned char)a.kind;
-			_exit(write(p[1], &kind, 1) == 1 ? 0 : 4);
+			if (read(go[0], &c, 1) != 1)
+				_exit(4);
+			if (hd_ask(&d, RTID__OP_RESTORE_TID, 1, 0, &a) == 0)
+				out[0] = (int)a.kind, out[1] = a.value;
+			if (hd_ask(&d, RTID__OP_RESTORE_TID, 2, 0, &a) == 0)
+				out[2] = (int)a.kind;
+			_exit(write(res[1], out, sizeof(out)) == (ssize_t)sizeof(out) ? 0 : 5);
 		}
-		_exit(inner > 0 && waitpid(inner, &st, 0) == inner && WIFEXITED(st) ? WEXITSTATUS(st)
-										   : 5);
+		if (inner < 0 || write(hp[1], &inner, sizeof(inner)) != (ssize_t)sizeof(inner))
+			_exit(6);
+		_exit(waitpid(inner, &st, 0) == inner && WIFEXITED(st) ? WEXITSTATUS(st) : 7);
 	}
-	close(p[1]);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
-		close(p[0]);
+	close(hp[1]);
+	close(res[1]);
+	close(go[0]);
+	if (read(hp[0], &host, sizeof(host)) != (ssize_t)sizeof(host)) {
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		close(hp[0]);
+		close(res[0]);
+		close(go[1]);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 77);
 		skip(); /* no unshare here (not root) */
 	}
-	assert_int_equal(read(p[0], &k, 1), 1);
-	close(p[0]);
-	assert_int_equal(k, RTID__SVC_DENIED);
+	/* The driver knows the client's process by the daemon's number for it. */
+	snprintf(text, sizeof(text), "title ns\nproves ns\ndriver 580.159.03\nbackend api\n"
+		 "task %d %d sh\nanswer %d tid %d\nexpect driver %d tid=%d\n", host, host, host,
+		 host, host, host);
+	write_file(d.dir, "t.case", text);
+	hd_start(&d, ARGS("--actions", "--proc", "/proc"));
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(res[0], got, sizeof(got)), (ssize_t)sizeof(got));
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(hp[0]);
+	close(res[0]);
+	close(go[1]);
+	assert_int_equal(got[0], RTID__SVC_TID);
+	assert_int_equal(got[1], 1);              /* its own number, as the client sees it */
+	assert_int_equal(got[2], RTID__SVC_DENIED); /* no pid 2 in its namespace */
 	assert_true(hd_said(&d, "another pid namespace"));
-	/* From the daemon's own namespace the same request is answered. */
-	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
-	assert_int_equal(a.kind, RTID__SVC_TID);
+	assert_int_equal(hd_log_count(&d, "\"event\":\"start\""), 1); /* the driver asked once */
 }
 
 /* A group named for actions lets its members act on their own processes,

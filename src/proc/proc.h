@@ -63,4 +63,18 @@ void rtid__request_facts(const char *proc_root, int pid, struct rtid__req_facts 
  * when the task cannot be looked up. */
 int rtid__thread_of(const char *proc_root, int pid, int tid);
 
+/* --- pidns.c: numbers of another pid namespace --- */
+/* The pid namespace of <proc>/<pid> as its ns link reads ("pid:[INODE]"),
+ * into buf. 0, or a negative errno. */
+int rtid__pidns_of(const char *proc_root, int pid, char *buf, size_t len);
+/* The process that is nspid in the pid namespace ns (an ns link, as
+ * rtid__pidns_of gives it), among the processes whose own namespace that is:
+ * 0 and *host when exactly one is; -ESRCH when none is, -ENOTUNIQ when
+ * several are (never a guess). */
+int rtid__pid_from_ns(const char *proc_root, const char *ns, int nspid, int *host);
+/* The number the task host has in its own pid namespace, when that is ns:
+ * 0 and *nspid, -EXDEV when it lives in another namespace, or a negative
+ * errno. */
+int rtid__pid_to_ns(const char *proc_root, const char *ns, int host, int *nspid);
+
 #endif

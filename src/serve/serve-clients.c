@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc/proc.h"
 #include "rtid.h"
 #include "serve/serve-loop.h"
 
@@ -26,7 +27,7 @@ void sv_answer(struct server *s, int i, struct rtid__svc_ans *a)
 	size_t n;
 
 	a->op = c->req.op;
-	a->pid = c->req.pid;
+	a->pid = c->req.pid; /* the client's number for it */
 	n = rtid__svc_ans_format(a, buf);
 	c->queued = false;
 	c->idle_until = rtid__now() + s->cfg->client_timeout_s;
@@ -57,6 +58,26 @@ double sv_deadline_of(const struct serve_cfg *cfg, const struct rtid__svc_req *q
 	return cfg->action_timeout_s + (q->op == RTID__OP_LOCK ? q->timeout_ms / 1000.0 : 0);
 }
 
+/* A client in another pid namespace names its own pids: the one process
+ * whose own namespace is the client's and whose number there is req.pid, or
+ * a refusal (a thread, a process of a nested namespace, no or several
+ * matches). NULL when c->pid is set, else why not. */
+static const char *from_client_ns(struct client *c)
+{
+	static char why[120];
+	int host, r = -ESRCH;
+
+	if (c->ns[0])
+		r = rtid__pid_from_ns("/proc", c->ns, c->req.pid, &host);
+	if (r == 0) {
+		c->pid = host;
+		return NULL;
+	}
+	snprintf(why, sizeof(why), "a client in another pid namespace: its pid %d is %s here",
+		 c->req.pid, r == -ENOTUNIQ ? "not one process" : "no process known");
+	return why;
+}
+
 static void take_request(struct server *s, int i, const char *buf, size_t n)
 {
 	struct client *c = &s->c[i];
@@ -68,12 +89,18 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 		return;
 	}
 	c->queued = true; /* sv_answer() below needs the request in place */
+	c->pid = c->req.pid;
 	if (c->req.op >= RTID__OP_LOCK && !s->cfg->actions) {
 		sv_fail(s, i, "not-served", "this daemon serves queries only (see --actions)");
 		return;
 	}
-	why = c->other_ns ? "a client in another pid namespace: its pids are not this daemon's"
-			  : sa_check(s->cfg, c->uid, c->may_act, &c->req);
+	why = c->other_ns ? from_client_ns(c) : NULL;
+	if (!why) {
+		struct rtid__svc_req q = c->req;
+
+		q.pid = c->pid;
+		why = sa_check(s->cfg, c->uid, c->may_act, &q);
+	}
 	if (why) {
 		struct rtid__svc_ans a = { .kind = RTID__SVC_DENIED };
 
@@ -89,7 +116,7 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 	}
 	/* Who the pid is now: checked again before the driver is called and
 	 * before a query's answer goes back. */
-	c->start_known = rtid_proc_start_time(s->cfg->proc_root, c->req.pid, &c->start) == 0;
+	c->start_known = rtid_proc_start_time(s->cfg->proc_root, c->pid, &c->start) == 0;
 	c->seq = ++s->seq;
 	c->req_until = rtid__now() + sv_deadline_of(s->cfg, &c->req);
 }
@@ -131,7 +158,7 @@ bool sv_same_process(const struct server *s, int i)
 	unsigned long long now;
 
 	return !c->start_known ||
-	       (rtid_proc_start_time(s->cfg->proc_root, c->req.pid, &now) == 0 && now == c->start);
+	       (rtid_proc_start_time(s->cfg->proc_root, c->pid, &now) == 0 && now == c->start);
 }
 
 /* Whether the peer shares our pid namespace, so that the numbers it names
@@ -172,5 +199,8 @@ void sv_accept_all(struct server *s)
 					   .may_act = sa_may_act(s->cfg, fd, cr.uid, cr.gid),
 					   .other_ns = !same_pidns(cr.pid),
 					   .idle_until = rtid__now() + s->cfg->client_timeout_s };
+		if (s->c[i].other_ns && (cr.pid <= 0 ||
+					 rtid__pidns_of("/proc", cr.pid, s->c[i].ns, sizeof(s->c[i].ns)) < 0))
+			s->c[i].ns[0] = '\0'; /* cannot be placed: every request refused */
 	}
 }

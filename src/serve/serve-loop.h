@@ -12,7 +12,9 @@ struct client {
 	pid_t peer;
 	bool greeted, queued;
 	bool may_act; /* root, or in the action group (sa_may_act) */
-	bool other_ns; /* in another pid namespace: every request refused */
+	bool other_ns; /* in another pid namespace: its pids are translated, or refused */
+	char ns[64];   /* that namespace's link ("pid:[INODE]"); "" when unknown */
+	int pid;       /* req.pid as this daemon sees it */
 	bool start_known;         /* the start time of req.pid at intake */
 	unsigned long long start; /* (a pid reused meanwhile is another process) */
 	struct rtid__svc_req req;

@@ -101,7 +101,7 @@ static void worker_readable(struct server *s)
 	n = recv(s->w.sock, &r, sizeof(r), MSG_DONTWAIT);
 	if (n < 0 && errno == EAGAIN)
 		return;
-	if (n != (ssize_t)sizeof(r) || s->inflight < 0 || r.pid != s->c[s->inflight].req.pid) {
+	if (n != (ssize_t)sizeof(r) || s->inflight < 0 || r.pid != s->c[s->inflight].pid) {
 		snprintf(s->w.why, sizeof(s->w.why), "driver API worker died");
 		worker_down(s, "worker-crashed");
 		return;
@@ -116,6 +116,14 @@ static void worker_readable(struct server *s)
 		snprintf(a.name, sizeof(a.name), "process-changed");
 		snprintf(a.text, sizeof(a.text), "process %d exited or its pid was reused meanwhile",
 			 r.pid);
+	}
+	/* A tid for a client in another pid namespace is its number there. */
+	if (a.kind == RTID__SVC_TID && s->c[s->inflight].other_ns &&
+	    rtid__pid_to_ns("/proc", s->c[s->inflight].ns, a.value, &a.value) < 0) {
+		a = (struct rtid__svc_ans){ .kind = RTID__SVC_ERROR };
+		snprintf(a.name, sizeof(a.name), "not-a-thread");
+		snprintf(a.text, sizeof(a.text), "the restore thread has no number in the client's "
+			 "pid namespace");
 	}
 	sv_answer(s, s->inflight, &a);
 	s->inflight = -1;
@@ -158,7 +166,7 @@ static void dispatch(struct server *s)
 			"the driver was asked");
 		return;
 	}
-	q = (struct rtid__query){ .pid = s->c[i].req.pid, .op = s->c[i].req.op,
+	q = (struct rtid__query){ .pid = s->c[i].pid, .op = s->c[i].req.op,
 				 .timeout_ms = s->c[i].req.timeout_ms };
 	if (send(s->w.sock, &q, sizeof(q), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(q)) {
 		snprintf(s->w.why, sizeof(s->w.why), "driver API worker does not take queries");
