@@ -387,10 +387,43 @@ static void pid_reused_during_the_query(void **state)
 	assert_non_null(strstr(r.detail, "start time changed"));
 }
 
+/* Right before the driver is asked, the pid is checked again: in canary
+ * mode the first pid's query (a mismatch) sends the rest to the driver, and
+ * the second pid, reused during that first query, is never asked about. */
+static void pid_reused_before_the_query(void **state)
+{
+	const int pids[] = { P_ONE, P_ZERO };
+	struct rtid_config cfg = config(RTID_MODE_CANARY, clean);
+	char rel[64], text[512], path[600];
+	struct rtid_result r[2];
+	struct rtid_ctx *ctx = NULL;
+
+	(void)state;
+	snprintf(rel, sizeof(rel), "%d/stat", P_ZERO);
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	stat_text(P_ZERO, 1000, text, sizeof(text));
+	write_file(root, rel, text);
+	stat_text(P_ZERO, 2000, text, sizeof(text));
+	setenv("FAKE_REPLACE_FILE", path, 1);
+	setenv("FAKE_REPLACE_TEXT", text, 1);
+	setenv("FAKE_STDOUT", "101\n", 1); /* not the scan's 102: a mismatch */
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(rtid_resolve_many(ctx, pids, 2, r), 0);
+	rtid_ctx_free(ctx);
+	unsetenv("FAKE_REPLACE_FILE");
+	unsetenv("FAKE_REPLACE_TEXT");
+	unlink(path);
+	assert_int_equal(r[0].crosscheck, RTID_XC_MISMATCH);
+	assert_int_equal(r[0].tid, 101);
+	assert_int_equal(r[1].error, RTID_ERR_PROCESS_CHANGED);
+	assert_int_equal(count_lines(log_path), 1); /* the second pid was never asked */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(pid_reused_during_the_query, reset),
+		cmocka_unit_test_setup(pid_reused_before_the_query, reset),
 		cmocka_unit_test_setup(driver_mode_never_scans, reset),
 		cmocka_unit_test_setup(attested_scan_spawns_nothing, reset),
 		cmocka_unit_test_setup(scan_fallbacks, reset),

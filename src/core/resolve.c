@@ -208,13 +208,18 @@ static void run_group(struct batch *b, size_t from, size_t to, enum rtid_mode mo
 		      bool trusted, enum rtid_fallback why)
 {
 	for (size_t i = from; i < to; i++) {
-		b->ids[i].known = rtid_proc_start_time(b->ctx->proc_root, b->pids[i],
-						       &b->ids[i].start) == 0;
 		b->need[i] = plan(b->ctx, mode, trusted, b->pids[i], &b->out[i], &b->scans[i]);
 		if (why != RTID_FB_NONE && b->out[i].fallback == RTID_FB_NONE &&
 		    b->out[i].source != RTID_SRC_SCAN)
 			b->out[i].fallback = why;
 	}
+	/* Right before the driver is asked: a pid reused since it was planned is
+	 * never asked about. */
+	for (size_t i = from; i < to; i++)
+		if (b->need[i] && !same_process(b->ctx, b->pids[i], &b->ids[i])) {
+			changed(&b->out[i]);
+			b->need[i] = false;
+		}
 	memset(b->ans + from, 0, (to - from) * sizeof(*b->ans));
 	rtid__driver_batch(&b->ctx->drv, b->pids + from, b->need + from, to - from, b->ans + from,
 			   b->deadline);
@@ -299,6 +304,9 @@ int rtid_resolve_many(struct rtid_ctx *ctx, const int *pids, size_t n, struct rt
 	}
 	if (ctx->cfg.deadline_s > 0)
 		b.deadline = rtid__now() + ctx->cfg.deadline_s;
+	/* Who each pid is, taken once, when the request arrives. */
+	for (size_t i = 0; i < n; i++)
+		b.ids[i].known = rtid_proc_start_time(ctx->proc_root, pids[i], &b.ids[i].start) == 0;
 	t = trust_of(ctx);
 	trusted = rtid__scan_trusted(&t);
 	if (ctx->cfg.mode == RTID_MODE_CANARY)
