@@ -299,11 +299,63 @@ static void listing_counts_distinct_tids(void **state)
 	assert_int_equal(rtid__tasks_count(&(struct rtid__tasks){ buf, 0 }), 0);
 }
 
+/* A fake proc tree for pidns.c: pid, the ns link its ns/pid reads, its status. */
+static void ns_proc(const char *tree, int pid, const char *ns, const char *status)
+{
+	char rel[64], path[600];
+
+	snprintf(rel, sizeof(rel), "%d/status", pid);
+	write_file(tree, rel, status);
+	snprintf(rel, sizeof(rel), "%d/ns/.keep", pid);
+	write_file(tree, rel, "");
+	snprintf(path, sizeof(path), "%s/%d/ns/pid", tree, pid);
+	assert_int_equal(symlink(ns, path), 0);
+}
+
+/* Numbers of another pid namespace: translated only when exactly one
+ * process of that very namespace has the number last in NSpid. */
+static void pid_namespace_translation(void **state)
+{
+	char *tree = tmp_dir(), ns[64];
+	int v = 0;
+
+	(void)state;
+	ns_proc(tree, 100, "pid:[111]", "Name:\tx\nNSpid:\t100\t1\n");
+	ns_proc(tree, 200, "pid:[111]", "Name:\tx\nNSpid:\t200\t2\nPPid:\t1\n");
+	ns_proc(tree, 300, "pid:[222]", "Name:\tx\nNSpid:\t300\t1\n");
+	ns_proc(tree, 400, "pid:[111]", "Name:\tx\n");
+	ns_proc(tree, 500, "pid:[333]", "Name:\tx\nNSpid:\t500\t7\n");
+	ns_proc(tree, 501, "pid:[333]", "Name:\tx\nNSpid:\t501\t7\n");
+	ns_proc(tree, 600, "pid:[444]", "Name:\tx\nNSpid:\t600\tx\n");
+	ns_proc(tree, 700, "pid:[555]", "Name:\tx\nNSpid:\t12345678901234567\n");
+	ns_proc(tree, 800, "pid:[666]", "Name:\tx\nNSpid:\t\n");
+	assert_int_equal(rtid__pidns_of(tree, 100, ns, sizeof(ns)), 0);
+	assert_string_equal(ns, "pid:[111]");
+	assert_int_equal(rtid__pid_from_ns(tree, "pid:[111]", 1, &v), 0);
+	assert_int_equal(v, 100);
+	assert_int_equal(rtid__pid_from_ns(tree, "pid:[111]", 2, &v), 0);
+	assert_int_equal(v, 200);
+	assert_int_equal(rtid__pid_from_ns(tree, "pid:[111]", 9, &v), -ESRCH);
+	assert_int_equal(rtid__pid_from_ns(tree, "pid:[333]", 7, &v), -ENOTUNIQ);
+	assert_int_equal(rtid__pid_from_ns("/nonexistent", "pid:[111]", 1, &v), -ENOENT);
+	assert_int_equal(rtid__pid_to_ns(tree, "pid:[111]", 300, &v), -EXDEV);
+	assert_int_equal(rtid__pid_to_ns(tree, "pid:[111]", 400, &v), -EINVAL);
+	assert_int_equal(rtid__pid_to_ns(tree, "pid:[444]", 600, &v), -EINVAL);
+	assert_int_equal(rtid__pid_to_ns(tree, "pid:[555]", 700, &v), -EINVAL);
+	assert_int_equal(rtid__pid_to_ns(tree, "pid:[666]", 800, &v), -EINVAL);
+	assert_int_equal(rtid__pid_to_ns(tree, "pid:[111]", 999, &v), -ENOENT);
+	assert_int_equal(rtid__pid_to_ns(tree, "pid:[111]", 100, &v), 0);
+	assert_int_equal(v, 1);
+	rm_tree(tree);
+	free(tree);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(one_candidate),     cmocka_unit_test(two_candidates),
 		cmocka_unit_test(listing_counts_distinct_tids),
+		cmocka_unit_test(pid_namespace_translation),
 		cmocka_unit_test(zero_candidates),   cmocka_unit_test(no_process),
 		cmocka_unit_test(missing_comm_of_present_task),
 		cmocka_unit_test(unreadable_task_is_scan_error),

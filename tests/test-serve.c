@@ -234,6 +234,29 @@ static void test_started_with_std_fds_closed(void **state)
 	assert_int_equal(a.value, 101);
 }
 
+/* A killed worker that is not dead at once (here: no wait at all) is left
+ * and reaped later by the loop, while the daemon goes on serving: never a
+ * zombie left, never a stalled loop. */
+static void test_killed_worker_reaped_later(void **state)
+{
+	struct rtid__svc_ans a;
+	int hung;
+
+	(void)state;
+	setenv("RTID_SERVE_KILL_WAIT_MS", "0", 1);
+	hd_start(&d, ARGS("--timeout", "0.3"));
+	unsetenv("RTID_SERVE_KILL_WAIT_MS");
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 400, 0, &a), 0);
+	assert_string_equal(a.name, "timeout");
+	hung = hd_log_self(&d, "cuInit");
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+	/* One more round of the loop after that answer has reaped it. */
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(kill(hung, 0), -1);
+	assert_int_equal(errno, ESRCH);
+}
+
 /* A worker that hangs is killed at the request's deadline. */
 static void test_worker_hang_past_deadline(void **state)
 {
@@ -732,6 +755,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_worker_crash_with_a_helper, setup_crash, teardown),
 		cmocka_unit_test_setup_teardown(test_started_with_std_fds_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_hang_past_deadline, setup_hang, teardown),
+		cmocka_unit_test_setup_teardown(test_killed_worker_reaped_later, setup_hang, teardown),
 		cmocka_unit_test_setup_teardown(test_driver_version_change, setup_change, teardown),
 		cmocka_unit_test_setup_teardown(test_attach_fails, setup_noattach, teardown),
 		cmocka_unit_test_setup_teardown(test_attach_hangs, setup, teardown),

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/parse.h"
 #include "serve/serve.h"
 
 extern char **environ;
@@ -129,6 +131,18 @@ static void let_go(pid_t pid)
 	}
 }
 
+/* RTID_SERVE_KILL_WAIT_MS, else KILL_WAIT_MS: how long a killed worker is
+ * waited for before it is left to sw_reap. */
+static int kill_wait_ms(void)
+{
+	const char *v = getenv("RTID_SERVE_KILL_WAIT_MS");
+	int ms;
+
+	if (v && !strcmp(v, "0"))
+		return 0;
+	return v && rtid__parse_pid(v, &ms) == 0 ? ms : KILL_WAIT_MS;
+}
+
 /* Keep a killed worker to reap later; with no room, wait for the oldest. */
 static void park(struct sworker *w, pid_t pid)
 {
@@ -165,7 +179,7 @@ void sw_stop(struct sworker *w, bool failed)
 		 * kernel is reaped later by sw_reap, not waited for here. */
 		killpg(w->pid, SIGKILL);
 		if (w->pidfd >= 0)
-			poll(&(struct pollfd){ .fd = w->pidfd, .events = POLLIN }, 1, KILL_WAIT_MS);
+			poll(&(struct pollfd){ .fd = w->pidfd, .events = POLLIN }, 1, kill_wait_ms());
 		if (waitpid(w->pid, NULL, WNOHANG) == 0)
 			park(w, w->pid);
 	}
