@@ -132,7 +132,7 @@ static void let_go(pid_t pid)
 }
 
 /* RTID_SERVE_KILL_WAIT_MS, else KILL_WAIT_MS: how long a killed worker is
- * waited for before it is left to sw_reap. */
+ * waited for before it is left to sw_reap (0: it always is). */
 static int kill_wait_ms(void)
 {
 	const char *v = getenv("RTID_SERVE_KILL_WAIT_MS");
@@ -172,15 +172,18 @@ void sw_stop(struct sworker *w, bool failed)
 		close(w->sock);
 	w->sock = -1;
 	if (w->pid > 0) {
+		int ms = kill_wait_ms();
+
 		if (!failed)
 			let_go(w->pid);
 		/* The group while its unreaped leader still pins the id; then a
 		 * short, bounded wait for the death, and a worker stuck in the
 		 * kernel is reaped later by sw_reap, not waited for here. */
 		killpg(w->pid, SIGKILL);
-		if (w->pidfd >= 0)
-			poll(&(struct pollfd){ .fd = w->pidfd, .events = POLLIN }, 1, kill_wait_ms());
-		if (waitpid(w->pid, NULL, WNOHANG) == 0)
+		if (ms > 0 && w->pidfd >= 0)
+			poll(&(struct pollfd){ .fd = w->pidfd, .events = POLLIN }, 1, ms);
+		/* 0: never waited for here, always reaped by the loop. */
+		if (ms == 0 || waitpid(w->pid, NULL, WNOHANG) == 0)
 			park(w, w->pid);
 	}
 	if (w->pidfd >= 0)
