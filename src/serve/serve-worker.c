@@ -109,7 +109,8 @@ int sw_start(struct sworker *w, const struct serve_cfg *cfg)
 	}
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	w->sock = sv[0];
-	/* Its exit is seen even while a process it started holds the socket. */
+	/* For the short wait on its death in sw_stop; its exit is seen by
+	 * SIGCHLD (serve.c), also where there are no pidfds. */
 	w->pidfd = (int)syscall(SYS_pidfd_open, w->pid, 0);
 	w->state = SW_STARTING;
 	w->until = rtid__now() + cfg->attach_timeout_s;

@@ -235,7 +235,21 @@ static double next_event(const struct server *s)
 	return t;
 }
 
-enum { P_SIG, P_LISTEN, P_WORKER, P_WORKER_EXIT, P_FIXED };
+enum { P_SIG, P_LISTEN, P_WORKER, P_FIXED };
+
+/* SIGCHLD came: if the worker has exited (seen without reaping it, so that
+ * its zombie still pins the group sw_stop kills), it is down now, also when
+ * a process it started still holds its socket open. */
+static void worker_exited(struct server *s)
+{
+	siginfo_t si = { 0 };
+
+	if (s->w.pid <= 0 || waitid(P_PID, (id_t)s->w.pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+	    si.si_pid != s->w.pid)
+		return;
+	snprintf(s->w.why, sizeof(s->w.why), "driver API worker died");
+	worker_down(s, s->w.state == SW_STARTING ? "worker-failed" : "worker-crashed");
+}
 
 static void poll_once(struct server *s, struct pollfd *p, int *slot)
 {
@@ -245,7 +259,6 @@ static void poll_once(struct server *s, struct pollfd *p, int *slot)
 	p[P_SIG] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
 	p[P_LISTEN] = (struct pollfd){ .fd = s->stopping ? -1 : s->l.fd, .events = POLLIN };
 	p[P_WORKER] = (struct pollfd){ .fd = s->w.sock, .events = POLLIN };
-	p[P_WORKER_EXIT] = (struct pollfd){ .fd = s->w.pidfd, .events = POLLIN };
 	for (unsigned i = 0; i < s->cfg->max_clients; i++)
 		if (s->c[i].fd >= 0 && !s->c[i].queued) {
 			slot[np] = (int)i;
@@ -255,19 +268,22 @@ static void poll_once(struct server *s, struct pollfd *p, int *slot)
 		serve_log("poll: %s", strerror(errno));
 		return;
 	}
-	if (p[P_SIG].revents) {
-		struct signalfd_siginfo si;
-
-		while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-			begin_stop(s);
-	}
+	/* The worker's socket first: what it said before it died (a failed
+	 * greeting, a reply) is read before its death is noticed. */
 	if (p[P_WORKER].revents && s->w.sock >= 0)
 		worker_readable(s);
-	/* Exited, with the socket still held by something it started: down now,
-	 * not at the request's deadline. */
-	if (p[P_WORKER_EXIT].revents && s->w.pidfd >= 0 && s->w.pid > 0) {
-		snprintf(s->w.why, sizeof(s->w.why), "driver API worker died");
-		worker_down(s, s->w.state == SW_STARTING ? "worker-failed" : "worker-crashed");
+	if (p[P_SIG].revents) {
+		struct signalfd_siginfo si;
+		bool child = false;
+
+		while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (si.ssi_signo == SIGCHLD)
+				child = true;
+			else
+				begin_stop(s);
+		}
+		if (child)
+			worker_exited(s);
 	}
 	for (nfds_t k = P_FIXED; k < np; k++)
 		if (p[k].revents && s->c[slot[k]].fd == p[k].fd)
@@ -289,6 +305,7 @@ static int setup(struct server *s, const struct serve_cfg *cfg)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGCHLD); /* the worker's exit, read from the signalfd too */
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	s->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	s->c = calloc(cfg->max_clients, sizeof(*s->c));

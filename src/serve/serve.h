@@ -37,7 +37,7 @@ struct sworker {
 	enum sw_state state;
 	pid_t pid;
 	int sock;                  /* -1 when down */
-	int pidfd;                 /* the worker's: readable once it exited; -1 when down */
+	int pidfd;                 /* the worker's, for a bounded wait on its death; -1: none */
 	pid_t reap[8];             /* killed, not yet reaped (stuck in the kernel) */
 	double until;              /* STARTING: the hello's deadline */
 	double retry_at;           /* DOWN: not restarted before this */
