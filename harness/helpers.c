@@ -263,3 +263,10 @@ double median(double *v, size_t n)
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
+
+void stat_line(int pid, unsigned long long start, char *buf, size_t len)
+{
+	snprintf(buf, len, "%d (python3) S 1 %d %d 0 -1 4194560 1000 0 0 0 5 3 0 0 20 0 4 0 %llu "
+		 "123456789 2000 18446744073709551615 1 1 0 0 0 0 0 16781312 17638 0 0 0 17 1 0 0 "
+		 "0 0 0 0 0 0 0 0 0 0 0\n", pid, pid, pid, start);
+}

@@ -43,6 +43,9 @@ const char *slurp(const char *path);
 
 /* Path of a built helper given through the environment (meson sets it). */
 const char *env_path(const char *name);
+/* /proc/PID/stat as the kernel writes it, with start time start (field 22),
+ * into buf (len >= 256). */
+void stat_line(int pid, unsigned long long start, char *buf, size_t len);
 /* The median of v[0..n) (n > 0); sorts v. */
 double median(double *v, size_t n);
 

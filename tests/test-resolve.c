@@ -346,14 +346,6 @@ static void sizes_from_other_headers(void **state)
 	assert_int_equal(out[2].r.pid, (int)0xaaaaaaaa); /* past n: untouched */
 }
 
-/* /proc/PID/stat as the kernel writes it, with start time start (field 22). */
-static void stat_text(int pid, unsigned long long start, char *text, size_t len)
-{
-	snprintf(text, len, "%d (python3) S 1 %d %d 0 -1 4194560 1000 0 0 0 5 3 0 0 20 0 "
-		 "4 0 %llu 123456789 2000 18446744073709551615 1 1 0 0 0 0 0 16781312 17638 0 0 0 "
-		 "17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n", pid, pid, pid, start);
-}
-
 /* The process asked about exits and its pid is reused while the driver is
  * asked (the stand-in tool rewrites its stat: a new start time). The answer
  * was about another process: process-changed, never the tid. Without the
@@ -367,16 +359,16 @@ static void pid_reused_during_the_query(void **state)
 	(void)state;
 	snprintf(rel, sizeof(rel), "%d/stat", P_ONE);
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	stat_text(P_ONE, 1000, text, sizeof(text));
+	stat_line(P_ONE, 1000, text, sizeof(text));
 	write_file(root, rel, text);
 	setenv("FAKE_STDOUT", "102\n", 1);
 	r = run(&cfg, P_ONE);
 	assert_int_equal(r.error, RTID_OK);
 	assert_int_equal(r.tid, 102);
-	stat_text(P_ONE, 2000, text, sizeof(text));
+	stat_line(P_ONE, 2000, text, sizeof(text));
 	setenv("FAKE_REPLACE_FILE", path, 1);
 	setenv("FAKE_REPLACE_TEXT", text, 1);
-	stat_text(P_ONE, 1000, text, sizeof(text));
+	stat_line(P_ONE, 1000, text, sizeof(text));
 	write_file(root, rel, text);
 	r = run(&cfg, P_ONE);
 	unsetenv("FAKE_REPLACE_FILE");
@@ -401,9 +393,9 @@ static void pid_reused_before_the_query(void **state)
 	(void)state;
 	snprintf(rel, sizeof(rel), "%d/stat", P_ZERO);
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	stat_text(P_ZERO, 1000, text, sizeof(text));
+	stat_line(P_ZERO, 1000, text, sizeof(text));
 	write_file(root, rel, text);
-	stat_text(P_ZERO, 2000, text, sizeof(text));
+	stat_line(P_ZERO, 2000, text, sizeof(text));
 	setenv("FAKE_REPLACE_FILE", path, 1);
 	setenv("FAKE_REPLACE_TEXT", text, 1);
 	setenv("FAKE_STDOUT", "101\n", 1); /* not the scan's 102: a mismatch */

@@ -400,12 +400,10 @@ static void test_pid_reused_during_the_query(void **state)
 	struct rtid__svc_ans a;
 
 	(void)state;
-#define STAT_100(start) "100 (python3) S 1 100 100 0 -1 4194560 1000 0 0 0 5 3 0 0 20 0 4 0 " \
-	start " 123456789 2000 18446744073709551615 1 1 0 0 0 0 0 16781312 17638 0 0 0 17 1 " \
-	"0 0 0 0 0 0 0 0 0 0 0 0 0\n"
-	write_file(d.proc, "100/stat", STAT_100("1000"));
+	stat_line(100, 1000, text, sizeof(text));
+	write_file(d.proc, "100/stat", text);
 	snprintf(path, sizeof(path), "%s/100/stat", d.proc);
-	snprintf(text, sizeof(text), "%s", STAT_100("2000"));
+	stat_line(100, 2000, text, sizeof(text));
 	setenv("RTID_MOCK_REPLACE_FILE", path, 1);
 	setenv("RTID_MOCK_REPLACE_TEXT", text, 1);
 	hd_start(&d, NULL); /* its worker takes the two along */

@@ -30,9 +30,7 @@ static void write_stat(int pid, unsigned long long start)
 	char rel[64], text[512];
 
 	snprintf(rel, sizeof(rel), "proc/%d/stat", pid);
-	snprintf(text, sizeof(text), "%d (python3) S 1 %d %d 0 -1 4194560 1000 0 0 0 5 3 0 0 20 0 "
-		 "4 0 %llu 123456789 2000 18446744073709551615 1 1 0 0 0 0 0 16781312 17638 0 0 0 "
-		 "17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n", pid, pid, pid, start);
+	stat_line(pid, start, text, sizeof(text));
 	write_file(test_dir, rel, text);
 }
 
