@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -62,6 +63,8 @@ static void test_answers(void **state)
 		  "the operation cannot be performed in the present state" },
 		{ RTID__SVC_ERROR, RTID__OP_CHECKPOINT, 7, 0, "timeout", "no driver answer in time" },
 		{ RTID__SVC_DENIED, RTID__OP_RESTORE, 7, 0, "", "actions are for root" },
+		{ RTID__SVC_STARTED, RTID__OP_CHECKPOINT, 7, 600000, "", "" },
+		{ RTID__SVC_UNKNOWN, RTID__OP_LOCK, 7, 0, "worker-crashed", "the worker died" },
 	};
 	char buf[RTID__SVC_MSG_MAX];
 	struct rtid__svc_ans a;
@@ -110,7 +113,8 @@ static void test_answers(void **state)
 		"tid nothing 7 9", "tid get-restore-tid x 9", "tid", "tid get-restore-tid",
 		"tid get-restore-tid 7 2147483648", "tid get-restore-tid 7 -1", "state get-state 7",
 		"done unlock 0", "error lock 7 timeout ", "cuerr lock 7 401 N", "tid  get-state 7 1",
-		"denied", "done\x01 unlock 7",
+		"denied", "done\x01 unlock 7", "started lock 7", "started lock 7 -1",
+		"started lock 7 1 2", "unknown lock 7 timeout",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(ans(bad[i], &a), -EINVAL);
@@ -121,7 +125,7 @@ static void test_greetings(void **state)
 	char buf[RTID__SVC_MSG_MAX];
 	bool actions = false;
 	int v = 0;
-	size_t n = rtid__svc_hello_format(buf);
+	size_t n = rtid__svc_hello_format(buf, RTID__SVC_VERSION);
 
 	(void)state;
 	assert_int_equal(rtid__svc_hello_parse(buf, n, &v), 0);
@@ -132,18 +136,18 @@ static void test_greetings(void **state)
 	assert_int_equal(rtid__svc_hello_parse("hello 1 2", 9, &v), -EINVAL);
 	assert_int_equal(rtid__svc_hello_parse("hello x", 7, &v), -EINVAL);
 	assert_int_equal(rtid__svc_hello_parse("hello  1", 8, &v), -EINVAL);
-	assert_int_equal(rtid__svc_welcome_parse("hello x actions", 15, &actions), -EINVAL);
-	assert_int_equal(rtid__svc_welcome_parse("howdy 1 actions", 15, &actions), -EINVAL);
-	assert_int_equal(rtid__svc_welcome_parse("hello 1 actions x", 17, &actions), -EINVAL);
-	assert_int_equal(rtid__svc_welcome_parse("", 0, &actions), -EINVAL);
-	assert_int_equal(rtid__svc_welcome_parse("hello 1 actions", 15, &actions), 0);
+	assert_int_equal(rtid__svc_welcome_parse("hello x actions", 15, 1, &actions), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("howdy 1 actions", 15, 1, &actions), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("hello 1 actions x", 17, 1, &actions), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("", 0, 1, &actions), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("hello 1 actions", 15, 1, &actions), 0);
 	assert_true(actions);
-	assert_int_equal(rtid__svc_welcome_parse("hello 1 queries", 15, &actions), 0);
+	assert_int_equal(rtid__svc_welcome_parse("hello 1 queries", 15, 1, &actions), 0);
 	assert_false(actions);
-	assert_int_equal(rtid__svc_welcome_parse("refused 1 busy", 14, &actions), -EPROTO);
-	assert_int_equal(rtid__svc_welcome_parse("hello 2 actions", 15, &actions), -EINVAL);
-	assert_int_equal(rtid__svc_welcome_parse("hello 1 all", 11, &actions), -EINVAL);
-	assert_int_equal(rtid__svc_welcome_parse("hello 1", 7, &actions), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("refused 1 busy", 14, 1, &actions), -EPROTO);
+	assert_int_equal(rtid__svc_welcome_parse("hello 2 actions", 15, 1, &actions), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("hello 1 all", 11, 1, &actions), -EINVAL);
+	assert_int_equal(rtid__svc_welcome_parse("hello 1", 7, 1, &actions), -EINVAL);
 	assert_null(rtid__svc_op_name(RTID__OP_COUNT));
 	assert_null(rtid__svc_state_name(4));
 }
@@ -196,17 +200,104 @@ static void test_client_against_bad_daemons(void **state)
 	(void)state;
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	assert_int_equal(call_against((const char *[]){ "hello 1 queries", "tid get-restore-tid 7 9" }, 2, 5), 0);
+	assert_int_equal(call_against((const char *[]){ "hello 2 queries", "tid get-restore-tid 7 9" }, 2, 5), 0);
 	assert_int_equal(call_against((const char *[]){ "refused 1 version" }, 1, 5), -EPROTO);
-	assert_int_equal(call_against((const char *[]){ "hello 1 everything" }, 1, 5), -EIO);
-	assert_int_equal(call_against((const char *[]){ "hello 1 queries", "tid get-restore-tid 8 9" }, 2, 5), -EIO);
-	assert_int_equal(call_against((const char *[]){ "hello 1 queries", "tid get-state 7 9" }, 2, 5), -EIO);
-	assert_int_equal(call_against((const char *[]){ "hello 1 queries", "garbage" }, 2, 5), -EIO);
-	assert_int_equal(call_against((const char *[]){ "hello 1 queries", big }, 2, 5), -EIO);
-	assert_int_equal(call_against((const char *[]){ "hello 1 queries", "" }, 2, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "hello 2 everything" }, 1, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "hello 2 queries", "tid get-restore-tid 8 9" }, 2, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "hello 2 queries", "tid get-state 7 9" }, 2, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "hello 2 queries", "garbage" }, 2, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "hello 2 queries", big }, 2, 5), -EIO);
+	assert_int_equal(call_against((const char *[]){ "hello 2 queries", "" }, 2, 5), -EIO);
 	assert_int_equal(call_against((const char *[]){ "" }, 1, 5), -EIO);
 	assert_int_equal(call_against(NULL, 0, 0.05), -ETIMEDOUT);
-	assert_int_equal(call_against((const char *[]){ "hello 1 queries" }, 1, 0.05), -ETIMEDOUT);
+	assert_int_equal(call_against((const char *[]){ "hello 2 queries" }, 1, 0.05), -ETIMEDOUT);
+	/* A daemon of another version than the one we greeted with. */
+	assert_int_equal(call_against((const char *[]){ "hello 1 queries", "tid get-restore-tid 7 9" }, 2, 5), -EIO);
+	/* A query is never "started". */
+	assert_int_equal(call_against((const char *[]){ "hello 2 queries", "started get-restore-tid 7 5",
+							 "tid get-restore-tid 7 9" }, 3, 5), -EIO);
+}
+
+/* An action against a scripted daemon: the answer, and whether the client
+ * holds it as started. drain: the daemon reads until our half closes and
+ * then closes its own (it dropped a queued action). */
+static int act_against(const char *const *said, size_t n, double wait, bool drain, bool *started)
+{
+	struct rtid__svc_req q = { .op = RTID__OP_CHECKPOINT, .pid = 7 };
+	struct rtid__svc_conn c = { .fd = -1 };
+	struct rtid__svc_ans a = { 0 };
+	pid_t child = -1;
+	bool hung_up = false;
+	int sv[2], r;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	c.fd = sv[0];
+	for (size_t i = 0; i < n; i++)
+		if (said[i][0])
+			assert_true(send(sv[1], said[i], strlen(said[i]), 0) >= 0);
+		else
+			hung_up = true; /* "": the daemon hangs up */
+	if (hung_up)
+		shutdown(sv[1], SHUT_WR); /* our request still goes out */
+	if (drain) {
+		child = fork();
+		assert_true(child >= 0);
+		if (child == 0) {
+			char buf[RTID__SVC_MSG_MAX];
+
+			close(sv[0]);
+			while (recv(sv[1], buf, sizeof(buf), 0) > 0)
+				;
+			_exit(0);
+		}
+		close(sv[1]);
+	}
+	r = rtid__svc_call(&c, &q, rtid__now() + wait, &a);
+	*started = c.started;
+	rtid__svc_close(&c);
+	if (drain)
+		waitpid(child, NULL, 0);
+	else
+		close(sv[1]);
+	if (r == 0 && a.kind == RTID__SVC_STARTED)
+		return -1000; /* "started" is never the answer */
+	return r == 0 ? (int)a.kind : r;
+}
+
+static void test_client_exactly_once(void **state)
+{
+	bool started = true;
+
+	(void)state;
+	/* Started, then done: the answer, and it is known to have run. */
+	assert_int_equal(act_against((const char *[]){ "hello 2 actions", "started checkpoint 7 1000",
+							"done checkpoint 7" }, 3, 5, false, &started),
+			 RTID__SVC_DONE);
+	assert_true(started);
+	/* Refused before any start: the tool may run it. */
+	assert_int_equal(act_against((const char *[]){ "hello 2 actions", "error checkpoint 7 busy x" },
+				     2, 5, false, &started), RTID__SVC_ERROR);
+	assert_false(started);
+	/* Started, then the daemon hangs up: an error, and started. */
+	assert_int_equal(act_against((const char *[]){ "hello 2 actions", "started checkpoint 7 1000", "" },
+				     3, 5, false, &started), -EIO);
+	assert_true(started);
+	/* "unknown" with no "started" before it still counts as started. */
+	assert_int_equal(act_against((const char *[]){ "hello 2 actions", "unknown checkpoint 7 timeout x" },
+				     2, 5, false, &started), RTID__SVC_UNKNOWN);
+	assert_true(started);
+	/* Started twice is a broken daemon. */
+	assert_int_equal(act_against((const char *[]){ "hello 2 actions", "started checkpoint 7 1",
+							"started checkpoint 7 1" }, 3, 5, false, &started), -EIO);
+	/* Our wait runs out while queued: the daemon drops it (closes its half)
+	 * and the action is known not to have run. */
+	assert_int_equal(act_against((const char *[]){ "hello 2 actions" }, 1, 0.05, true, &started),
+			 -ETIMEDOUT);
+	assert_false(started);
+	/* ... or it had started it just then: the client waits for the answer. */
+	assert_int_equal(act_against((const char *[]){ "hello 2 actions" }, 1, 0.05, false, &started),
+			 -ETIMEDOUT);
+	assert_true(started); /* no word at all after the cancel: it may have run */
 }
 
 int main(void)
@@ -217,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_greetings),
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_client_against_bad_daemons),
+		cmocka_unit_test(test_client_exactly_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,13 +32,19 @@ static const char serve_help[] =
 	"                         (default 600)\n"
 	"  --attach-timeout SECONDS  deadline of the driver attach (default 120)\n"
 	"  --client-timeout SECONDS  a client's time to send each message (default 5)\n"
-	"  --max-clients N        clients at once, 1..1024 (default 64)\n"
+	"  --max-clients N        clients at once, 1..1024 (default 64; fewer when the fd\n"
+	"                         limit is lower, said at start)\n"
+	"  --max-per-uid N        connections of one uid other than root (default\n"
+	"                         max-clients / 4)\n"
+	"  --workers N            driver attaches at most, 1..64 (default 16): requests for\n"
+	"                         different processes run side by side; actions take at\n"
+	"                         most N - 1, so N is at least 2 with --actions\n"
 	"  --ready-fd N           write \"ready\" to fd N and close it once serving\n"
 	"The worker program, rtid-cuda-worker, is found beside rtid, in ../libexec, or\n"
 	"at RTID_WORKER.\n";
 
 enum { O_SOCKET = 0x200, O_GROUP, O_ACTIONS, O_AGROUP, O_LIBCUDA, O_PROC, O_TIMEOUT,
-       O_ATIMEOUT, O_ITIMEOUT, O_CTIMEOUT, O_MAXC, O_READY };
+       O_ATIMEOUT, O_ITIMEOUT, O_CTIMEOUT, O_MAXC, O_READY, O_PERUID, O_WORKERS };
 
 static const struct option longopts[] = {
 	{ "socket", 1, NULL, O_SOCKET }, { "group", 1, NULL, O_GROUP },
@@ -47,6 +53,7 @@ static const struct option longopts[] = {
 	{ "timeout", 1, NULL, O_TIMEOUT }, { "action-timeout", 1, NULL, O_ATIMEOUT },
 	{ "attach-timeout", 1, NULL, O_ITIMEOUT }, { "client-timeout", 1, NULL, O_CTIMEOUT },
 	{ "max-clients", 1, NULL, O_MAXC }, { "ready-fd", 1, NULL, O_READY },
+	{ "max-per-uid", 1, NULL, O_PERUID }, { "workers", 1, NULL, O_WORKERS },
 	{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 };
 
@@ -98,6 +105,14 @@ static int option(struct serve_cfg *cfg, int c, const char *arg)
 		if (cli_parse_count(arg, 1024, &cfg->max_clients) < 0)
 			return bad("--max-clients", arg);
 		return 0;
+	case O_PERUID:
+		if (cli_parse_count(arg, 1024, &cfg->max_per_uid) < 0)
+			return bad("--max-per-uid", arg);
+		return 0;
+	case O_WORKERS:
+		if (cli_parse_count(arg, 64, &cfg->workers) < 0)
+			return bad("--workers", arg);
+		return 0;
 	case O_READY:
 		if (cli_parse_count(arg, 1 << 20, &n) < 0 && strcmp(arg, "0") != 0)
 			return bad("--ready-fd", arg);
@@ -121,7 +136,8 @@ int cmd_serve(int argc, char **argv)
 		.worker = env_or("RTID_WORKER", RTID_WORKER_PATH),
 		.libcuda = env_or("RTID_LIBCUDA", "libcuda.so.1"),
 		.proc_root = "/proc", .timeout_s = 10, .action_timeout_s = 600,
-		.attach_timeout_s = 120, .client_timeout_s = 5, .max_clients = 64, .ready_fd = -1,
+		.attach_timeout_s = 120, .client_timeout_s = 5, .max_clients = 64, .workers = 16,
+		.ready_fd = -1,
 	};
 	char worker[4096], why[256];
 	int c;
@@ -135,6 +151,11 @@ int cmd_serve(int argc, char **argv)
 		}
 		if (c == '?' || option(&cfg, c, optarg) < 0)
 			return 2;
+	}
+	if (cfg.actions && cfg.workers < 2) {
+		fprintf(stderr, "rtid serve: --actions needs --workers 2 or more: one is always "
+			"left for queries\n");
+		return 2;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "rtid serve: unexpected argument '%s' (see --help)\n", argv[optind]);

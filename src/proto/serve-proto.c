@@ -15,7 +15,11 @@ static const char *const op_names[RTID__OP_COUNT] = {
 	"get-restore-tid", "get-state", "lock", "checkpoint", "restore", "unlock",
 };
 static const char *const state_names[] = { "running", "locked", "checkpointed", "failed" };
-static const char *const kind_names[] = { "tid", "state", "done", "cuerr", "error", "denied" };
+static const char *const kind_names[RTID__SVC_KINDS] = {
+	"tid", "state", "done", "cuerr", "error", "denied", "started", "unknown",
+};
+/* Words in a message of each kind, its text counted as one. */
+static const size_t kind_words[RTID__SVC_KINDS] = { 4, 4, 3, 6, 5, 4, 4, 5 };
 
 const char *rtid__svc_op_name(int op)
 {
@@ -129,9 +133,9 @@ static size_t fmt(char *buf, int n)
 	return n < 0 ? 0 : (size_t)n < RTID__SVC_MSG_MAX ? (size_t)n : RTID__SVC_MSG_MAX - 1;
 }
 
-size_t rtid__svc_hello_format(char *buf)
+size_t rtid__svc_hello_format(char *buf, int version)
 {
-	return fmt(buf, snprintf(buf, RTID__SVC_MSG_MAX, "hello %d", RTID__SVC_VERSION));
+	return fmt(buf, snprintf(buf, RTID__SVC_MSG_MAX, "hello %d", version));
 }
 
 size_t rtid__svc_req_format(const struct rtid__svc_req *q, char *buf)
@@ -161,7 +165,9 @@ size_t rtid__svc_ans_format(const struct rtid__svc_ans *a, char *buf)
 	else if (a->kind == RTID__SVC_CUERR)
 		n += snprintf(buf + n, RTID__SVC_MSG_MAX - (size_t)n, " %d %s %s", a->value, name,
 			      text);
-	else if (a->kind == RTID__SVC_ERROR)
+	else if (a->kind == RTID__SVC_STARTED)
+		n += snprintf(buf + n, RTID__SVC_MSG_MAX - (size_t)n, " %d", a->value);
+	else if (a->kind == RTID__SVC_ERROR || a->kind == RTID__SVC_UNKNOWN)
 		n += snprintf(buf + n, RTID__SVC_MSG_MAX - (size_t)n, " %s %s", name, text);
 	else if (a->kind == RTID__SVC_DENIED)
 		n += snprintf(buf + n, RTID__SVC_MSG_MAX - (size_t)n, " %s", text);
@@ -180,7 +186,7 @@ int rtid__svc_hello_parse(const char *buf, size_t len, int *version)
 	return 0;
 }
 
-int rtid__svc_welcome_parse(const char *buf, size_t len, bool *actions)
+int rtid__svc_welcome_parse(const char *buf, size_t len, int version, bool *actions)
 {
 	struct words w;
 	int v;
@@ -189,7 +195,7 @@ int rtid__svc_welcome_parse(const char *buf, size_t len, bool *actions)
 		return -EINVAL;
 	if (is(&w, 0, "refused"))
 		return -EPROTO;
-	if (!is(&w, 0, "hello") || v != RTID__SVC_VERSION ||
+	if (!is(&w, 0, "hello") || v != version ||
 	    (!is(&w, 2, "actions") && !is(&w, 2, "queries")))
 		return -EINVAL;
 	*actions = is(&w, 2, "actions");
@@ -216,9 +222,7 @@ int rtid__svc_req_parse(const char *buf, size_t len, struct rtid__svc_req *out)
 
 static int ans_tail(const struct words *w, struct rtid__svc_ans *a)
 {
-	size_t want[] = { 4, 4, 3, 6, 5, 4 };
-
-	if (w->n != want[a->kind])
+	if (w->n != kind_words[a->kind])
 		return -EINVAL;
 	switch (a->kind) {
 	case RTID__SVC_TID:
@@ -232,11 +236,16 @@ static int ans_tail(const struct words *w, struct rtid__svc_ans *a)
 			return -EINVAL;
 		return copy_word(w, 4, a->name, sizeof(a->name)) < 0 ? -EINVAL
 		       : copy_word(w, 5, a->text, sizeof(a->text));
+	case RTID__SVC_STARTED:
+		return number(w, 3, &a->value);
 	case RTID__SVC_ERROR:
+	case RTID__SVC_UNKNOWN:
 		return copy_word(w, 3, a->name, sizeof(a->name)) < 0 ? -EINVAL
 		       : copy_word(w, 4, a->text, sizeof(a->text));
 	case RTID__SVC_DENIED:
 		return copy_word(w, 3, a->text, sizeof(a->text));
+	case RTID__SVC_KINDS:
+		break;
 	}
 	return -EINVAL;
 }
@@ -250,11 +259,11 @@ int rtid__svc_ans_parse(const char *buf, size_t len, struct rtid__svc_ans *out)
 
 	if (split(buf, len, 3, &w) < 0 || w.n < 3)
 		return -EINVAL;
-	kind = index_of(&w, 0, kind_names, 6);
+	kind = index_of(&w, 0, kind_names, RTID__SVC_KINDS);
 	if (kind < 0)
 		return -EINVAL;
 	a.kind = (enum rtid__svc_kind)kind;
-	max = (size_t[]){ 4, 4, 3, 6, 5, 4 }[kind];
+	max = kind_words[kind];
 	/* Split again knowing how many words this kind has: the last is text. */
 	if (split(buf, len, max, &w) < 0 || (a.op = index_of(&w, 1, op_names, RTID__OP_COUNT)) < 0 ||
 	    positive(&w, 2, &a.pid) < 0 || ans_tail(&w, &a) < 0)

@@ -11,7 +11,10 @@
 
 #include "proto/worker-proto.h"
 
-#define RTID__SVC_VERSION 1
+/* 2 adds "started" and "unknown" (exactly-once actions); a client of 1 is
+ * still answered its queries, and its actions are refused before any start. */
+#define RTID__SVC_VERSION 2
+#define RTID__SVC_VERSION_MIN 1
 #define RTID__SVC_MSG_MAX 256
 #define RTID__SVC_SOCKET_DEFAULT "/run/rtid/rtid.sock"
 #define RTID__SVC_TEXT_MAX 120
@@ -29,6 +32,13 @@ enum rtid__svc_kind {
 	RTID__SVC_CUERR,  /* value: the CUresult; name, text: its name and string */
 	RTID__SVC_ERROR,  /* the daemon could not answer (name: reason): ask the tool */
 	RTID__SVC_DENIED, /* the peer may not ask this (text: why) */
+	/* Version 2, actions only. STARTED comes before the answer: the action
+	 * has been handed to the driver (value: the daemon's deadline for it in
+	 * ms), so it must never be run again. UNKNOWN ends a started action whose
+	 * outcome the daemon cannot tell (name: reason): not "ask the tool". */
+	RTID__SVC_STARTED,
+	RTID__SVC_UNKNOWN,
+	RTID__SVC_KINDS,
 };
 
 struct rtid__svc_ans {
@@ -45,15 +55,16 @@ const char *rtid__svc_state_name(int state);
 
 /* Format into buf (RTID__SVC_MSG_MAX bytes), without a newline. Return the
  * length. Text that is not printable ASCII is replaced by '?'. */
-size_t rtid__svc_hello_format(char *buf);
+size_t rtid__svc_hello_format(char *buf, int version);
 size_t rtid__svc_req_format(const struct rtid__svc_req *q, char *buf);
 size_t rtid__svc_ans_format(const struct rtid__svc_ans *a, char *buf);
 
 /* Parse a client greeting "hello V": 0 and *version, or -EINVAL. */
 int rtid__svc_hello_parse(const char *buf, size_t len, int *version);
-/* Parse the daemon's greeting: 0 and *actions (the daemon serves actions), or
- * -EPROTO when it refused the version, -EINVAL for anything else. */
-int rtid__svc_welcome_parse(const char *buf, size_t len, bool *actions);
+/* Parse the daemon's greeting to a client that said version: 0 and *actions
+ * (the daemon serves actions), or -EPROTO when it refused us (version, busy),
+ * -EINVAL for anything else (another version included). */
+int rtid__svc_welcome_parse(const char *buf, size_t len, int version, bool *actions);
 /* Parse one request or answer. Return 0 and *out, or -EINVAL. */
 int rtid__svc_req_parse(const char *buf, size_t len, struct rtid__svc_req *out);
 int rtid__svc_ans_parse(const char *buf, size_t len, struct rtid__svc_ans *out);

@@ -13,6 +13,9 @@
 #include "basic/basic.h"
 #include "proto/service-client.h"
 
+#define CANCEL_WAIT 2.0    /* seconds for the daemon to confirm a cancel */
+#define STARTED_MARGIN 5.0 /* seconds past the daemon's deadline for a started action */
+
 const char *rtid__svc_path(const char *path)
 {
 	const char *env = getenv("RTID_SOCKET");
@@ -26,7 +29,7 @@ int rtid__svc_open(const char *path, struct rtid__svc_conn *c)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char hello[RTID__SVC_MSG_MAX];
-	size_t n = rtid__svc_hello_format(hello);
+	size_t n = rtid__svc_hello_format(hello, RTID__SVC_VERSION);
 	int fd, e;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -46,7 +49,8 @@ int rtid__svc_open(const char *path, struct rtid__svc_conn *c)
 	return 0;
 }
 
-/* One message into buf (NUL-terminated). Returns its length or -errno. */
+/* One message into buf (NUL-terminated). Returns its length or -errno:
+ * -EPIPE when the daemon closed the connection. */
 static ssize_t await(int fd, char *buf, double until)
 {
 	for (;;) {
@@ -63,9 +67,27 @@ static ssize_t await(int fd, char *buf, double until)
 			buf[n] = '\0';
 			return n;
 		}
-		if (n >= 0 || (errno != EAGAIN && errno != EINTR))
-			return -EIO; /* closed, overlong, or broken */
+		if (n == 0)
+			return -EPIPE;
+		if (n > 0 || (errno != EAGAIN && errno != EINTR))
+			return -EIO; /* overlong, or broken */
 	}
+}
+
+/* Our wait for a queued action ran out: close our half and see whether the
+ * daemon had started it (its "started" comes first) or drops it (it closes
+ * its half). No word from it in CANCEL_WAIT counts as started. */
+static ssize_t cancel(struct rtid__svc_conn *c, char *buf)
+{
+	ssize_t n;
+
+	shutdown(c->fd, SHUT_WR);
+	n = await(c->fd, buf, rtid__now() + CANCEL_WAIT);
+	if (n == -EPIPE)
+		return -ETIMEDOUT; /* dropped before it started */
+	if (n < 0)
+		c->started = true;
+	return n;
 }
 
 int rtid__svc_call(struct rtid__svc_conn *c, const struct rtid__svc_req *q, double until,
@@ -74,22 +96,37 @@ int rtid__svc_call(struct rtid__svc_conn *c, const struct rtid__svc_req *q, doub
 	char buf[RTID__SVC_MSG_MAX];
 	struct rtid__svc_ans a;
 	size_t len = rtid__svc_req_format(q, buf);
+	bool action = q->op >= RTID__OP_LOCK;
 	ssize_t n;
 	int r;
 
+	c->started = false;
 	if (send(c->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)len)
 		return -EIO;
 	if (!c->greeted) {
 		if ((n = await(c->fd, buf, until)) < 0)
-			return (int)n;
-		if ((r = rtid__svc_welcome_parse(buf, (size_t)n, &c->actions)) < 0)
+			return n == -EPIPE ? -EIO : (int)n;
+		if ((r = rtid__svc_welcome_parse(buf, (size_t)n, RTID__SVC_VERSION, &c->actions)) < 0)
 			return r == -EPROTO ? r : -EIO;
 		c->greeted = true;
 	}
-	if ((n = await(c->fd, buf, until)) < 0)
-		return (int)n;
-	if (rtid__svc_ans_parse(buf, (size_t)n, &a) < 0 || a.op != q->op || a.pid != q->pid)
-		return -EIO;
+	for (;;) {
+		n = await(c->fd, buf, until);
+		if (n == -ETIMEDOUT && action && !c->started)
+			n = cancel(c, buf);
+		if (n < 0)
+			return n == -EPIPE ? -EIO : (int)n;
+		if (rtid__svc_ans_parse(buf, (size_t)n, &a) < 0 || a.op != q->op || a.pid != q->pid)
+			return -EIO;
+		if (a.kind == RTID__SVC_UNKNOWN)
+			c->started = true; /* whatever came before: it may have run */
+		if (a.kind != RTID__SVC_STARTED)
+			break;
+		if (!action || c->started)
+			return -EIO; /* a query is never started; an action once */
+		c->started = true;
+		until = rtid__now() + a.value / 1000.0 + STARTED_MARGIN;
+	}
 	*out = a;
 	return 0;
 }

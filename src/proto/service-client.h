@@ -12,6 +12,10 @@ struct rtid__svc_conn {
 	int fd;
 	bool greeted; /* the daemon's greeting has been read */
 	bool actions; /* the daemon serves actions (known once greeted) */
+	/* Set by each call: the daemon said its action was started (handed to the
+	 * driver), or could have been (it did not confirm a cancel in time). Once
+	 * set, the action must not be run again by anyone: the real tool neither. */
+	bool started;
 };
 
 /* The socket clients use: path if given, else $RTID_SOCKET, else the default. */
@@ -24,8 +28,13 @@ const char *rtid__svc_path(const char *path);
 int rtid__svc_open(const char *path, struct rtid__svc_conn *c);
 
 /* Send q and wait until `until` (monotonic seconds) for its answer. Returns 0
- * and *out, -ETIMEDOUT, -EPROTO when the daemon refused our version, -EIO for
- * a closed connection or a malformed or mismatched answer. */
+ * and *out, -ETIMEDOUT, -EPROTO when the daemon refused us (our version, or
+ * busy), -EIO for a closed connection or a malformed or mismatched answer.
+ * For an action, c->started tells whether a failure may have reached the
+ * driver: once the daemon says "started", the wait becomes the daemon's own
+ * deadline for it plus a margin, whatever `until` said; an action still
+ * queued at `until` is cancelled (our half of the connection closed), and
+ * only the daemon closing its half without "started" proves it never ran. */
 int rtid__svc_call(struct rtid__svc_conn *c, const struct rtid__svc_req *q, double until,
 		   struct rtid__svc_ans *out);
 

@@ -16,7 +16,7 @@ void sv_drop(struct server *s, int i)
 {
 	close(s->c[i].fd);
 	s->c[i].fd = -1;
-	s->c[i].queued = false;
+	s->c[i].queued = s->c[i].inflight = false;
 }
 
 /* Answer client i's request; the client then has its idle deadline again. */
@@ -29,7 +29,7 @@ void sv_answer(struct server *s, int i, struct rtid__svc_ans *a)
 	a->op = c->req.op;
 	a->pid = c->req.pid; /* the client's number for it */
 	n = rtid__svc_ans_format(a, buf);
-	c->queued = false;
+	c->queued = c->inflight = false;
 	c->idle_until = rtid__now() + s->cfg->client_timeout_s;
 	if (send(c->fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)n)
 		sv_drop(s, i); /* gone, or not reading: its loss alone */
@@ -47,7 +47,7 @@ void sv_fail(struct server *s, int i, const char *reason, const char *text)
 void sv_fail_queued(struct server *s, const char *reason, const char *text)
 {
 	for (unsigned i = 0; i < s->cfg->max_clients; i++)
-		if (s->c[i].fd >= 0 && s->c[i].queued && (int)i != s->inflight)
+		if (s->c[i].fd >= 0 && s->c[i].queued && !s->c[i].inflight)
 			sv_fail(s, (int)i, reason, text);
 }
 
@@ -84,7 +84,8 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 	const char *why;
 
 	if (rtid__svc_req_parse(buf, n, &c->req) < 0) {
-		serve_log("client pid %d sent a malformed request; closing it", (int)c->peer);
+		serve_log_limited(SLOG_CLIENT, "client pid %d sent a malformed request; closing it",
+				  (int)c->peer);
 		sv_drop(s, i);
 		return;
 	}
@@ -92,6 +93,12 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 	c->pid = c->req.pid;
 	if (c->req.op >= RTID__OP_LOCK && !s->cfg->actions) {
 		sv_fail(s, i, "not-served", "this daemon serves queries only (see --actions)");
+		return;
+	}
+	/* Protocol 1 has no "started": its client would run a failed action
+	 * again through the tool. Refused before anything ran, it runs it once. */
+	if (c->req.op >= RTID__OP_LOCK && c->version < 2) {
+		sv_fail(s, i, "protocol-1", "actions need protocol 2; not started");
 		return;
 	}
 	why = c->other_ns ? from_client_ns(c) : NULL;
@@ -104,8 +111,8 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 	if (why) {
 		struct rtid__svc_ans a = { .kind = RTID__SVC_DENIED };
 
-		serve_log("denied uid %d (pid %d): %s %d: %s", (int)c->uid, (int)c->peer,
-			  rtid__svc_op_name(c->req.op), c->req.pid, why);
+		serve_log_limited(SLOG_DENIED, "denied uid %d (pid %d): %s %d: %s", (int)c->uid,
+				  (int)c->peer, rtid__svc_op_name(c->req.op), c->req.pid, why);
 		snprintf(a.text, sizeof(a.text), "%s", why);
 		sv_answer(s, i, &a);
 		return;
@@ -121,35 +128,47 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 	c->req_until = rtid__now() + sv_deadline_of(s->cfg, &c->req);
 }
 
-void sv_client_readable(struct server *s, int i)
+/* The greeting of client i: protocol 1 or 2, answered in its own version. */
+static void greet(struct server *s, int i, const char *msg, size_t len)
 {
 	struct client *c = &s->c[i];
 	char buf[RTID__SVC_MSG_MAX];
-	ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
-	int v;
+	int v, n;
 
-	if (n < 0 && errno == EAGAIN)
-		return;
-	if (n <= 0 || n >= (ssize_t)sizeof(buf)) {
-		sv_drop(s, i); /* closed, or longer than any message may be */
-		return;
-	}
-	if (c->greeted) {
-		take_request(s, i, buf, (size_t)n);
-		return;
-	}
-	if (rtid__svc_hello_parse(buf, (size_t)n, &v) < 0 || v != RTID__SVC_VERSION) {
+	if (rtid__svc_hello_parse(msg, len, &v) < 0 || v < RTID__SVC_VERSION_MIN ||
+	    v > RTID__SVC_VERSION) {
 		n = snprintf(buf, sizeof(buf), "refused %d version", RTID__SVC_VERSION);
 		send(c->fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
 		sv_drop(s, i);
 		return;
 	}
-	n = snprintf(buf, sizeof(buf), "hello %d %s", RTID__SVC_VERSION,
-		     s->cfg->actions ? "actions" : "queries");
-	c->greeted = true;
+	n = snprintf(buf, sizeof(buf), "hello %d %s", v, s->cfg->actions ? "actions" : "queries");
+	c->version = v;
 	c->idle_until = rtid__now() + s->cfg->client_timeout_s;
 	if (send(c->fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) != n)
 		sv_drop(s, i);
+}
+
+void sv_client_readable(struct server *s, int i)
+{
+	struct client *c = &s->c[i];
+	char buf[RTID__SVC_MSG_MAX];
+	ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+
+	if (n < 0 && errno == EAGAIN)
+		return;
+	/* Closed (or half-closed: a client cancelling a request that waits, which
+	 * then never starts; closing tells it so), longer than any message may
+	 * be, or a second request while one is open: the connection ends. A
+	 * request already with a worker runs on, its answer dropped. */
+	if (n <= 0 || n >= (ssize_t)sizeof(buf) || c->queued) {
+		sv_drop(s, i);
+		return;
+	}
+	if (c->version)
+		take_request(s, i, buf, (size_t)n);
+	else
+		greet(s, i, buf, (size_t)n);
 }
 
 bool sv_same_process(const struct server *s, int i)
@@ -177,30 +196,104 @@ static bool same_pidns(pid_t peer)
 	return n > 0 && n == m && memcmp(a, b, (size_t)n) == 0;
 }
 
+/* Connections a uid other than root may hold at once. */
+static unsigned per_uid(const struct serve_cfg *cfg)
+{
+	if (cfg->max_per_uid)
+		return cfg->max_per_uid;
+	return cfg->max_clients >= 8 ? cfg->max_clients / 4 : 2;
+}
+
+static unsigned of_uid(const struct server *s, uid_t uid)
+{
+	unsigned n = 0;
+
+	for (unsigned k = 0; k < s->cfg->max_clients; k++)
+		n += s->c[k].fd >= 0 && s->c[k].uid == uid;
+	return n;
+}
+
+/* A slot for a new connection: a free one, else the oldest held by a client
+ * that has not greeted, so that silent connections never keep out one that
+ * speaks. -1 when there is none. */
+static int slot_for(struct server *s)
+{
+	int oldest = -1;
+
+	for (unsigned k = 0; k < s->cfg->max_clients; k++)
+		if (s->c[k].fd < 0)
+			return (int)k;
+	for (unsigned k = 0; k < s->cfg->max_clients; k++)
+		if (!s->c[k].version && (oldest < 0 || s->c[k].conn < s->c[oldest].conn))
+			oldest = (int)k;
+	if (oldest >= 0) {
+		serve_log_limited(SLOG_LIMIT, "full: client pid %d had not greeted; its slot goes "
+				  "to a new one", (int)s->c[oldest].peer);
+		sv_drop(s, oldest);
+	}
+	return oldest;
+}
+
+/* Said at once, so that the client asks the tool now. */
+static void refuse(int fd)
+{
+	send(fd, "refused 2 busy", 14, MSG_DONTWAIT | MSG_NOSIGNAL);
+	close(fd);
+}
+
+/* accept() failed: for want of fds or memory the listening socket rests a
+ * while (it would wake poll again at once); anything else is the peer's. */
+static void accept_failed(struct server *s, int e)
+{
+	if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM)
+		return;
+	serve_log_limited(SLOG_ACCEPT, "cannot accept: %s; not listening for %.2f s", strerror(e),
+			  s->accept_delay);
+	s->accept_at = rtid__now() + s->accept_delay;
+	s->accept_delay = s->accept_delay * 2 < ACCEPT_PAUSE_MAX ? s->accept_delay * 2
+								 : ACCEPT_PAUSE_MAX;
+}
+
 void sv_accept_all(struct server *s)
 {
 	for (;;) {
 		struct ucred cr;
 		socklen_t len = sizeof(cr);
-		int fd = accept4(s->l.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), i = -1;
+		int fd = accept4(s->l.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), i;
 
-		if (fd < 0)
+		if (fd < 0) {
+			accept_failed(s, errno);
 			return;
-		for (unsigned k = 0; k < s->cfg->max_clients && i < 0; k++)
-			if (s->c[k].fd < 0)
-				i = (int)k;
-		if (i < 0 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
-			/* Full: said at once, so that the client asks the tool now. */
-			send(fd, "refused 1 busy", 14, MSG_DONTWAIT | MSG_NOSIGNAL);
-			close(fd);
+		}
+		s->accept_at = 0;
+		s->accept_delay = ACCEPT_PAUSE_FIRST;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
+			refuse(fd);
 			continue;
 		}
-		s->c[i] = (struct client){ .fd = fd, .uid = cr.uid, .gid = cr.gid, .peer = cr.pid,
+		if (cr.uid != 0 && of_uid(s, cr.uid) >= per_uid(s->cfg)) {
+			serve_log_limited(SLOG_LIMIT, "uid %u holds %u connections, its limit; "
+					  "refusing pid %d", (unsigned)cr.uid, per_uid(s->cfg),
+					  (int)cr.pid);
+			refuse(fd);
+			continue;
+		}
+		if ((i = slot_for(s)) < 0) {
+			serve_log_limited(SLOG_LIMIT, "full (%u clients); refusing pid %d",
+					  s->cfg->max_clients, (int)cr.pid);
+			refuse(fd);
+			continue;
+		}
+		s->c[i] = (struct client){ .fd = fd, .conn = ++s->conns, .uid = cr.uid,
+					   .gid = cr.gid, .peer = cr.pid,
 					   .may_act = sa_may_act(s->cfg, fd, cr.uid, cr.gid),
 					   .other_ns = !same_pidns(cr.pid),
 					   .idle_until = rtid__now() + s->cfg->client_timeout_s };
 		if (s->c[i].other_ns && (cr.pid <= 0 ||
 					 rtid__pidns_of("/proc", cr.pid, s->c[i].ns, sizeof(s->c[i].ns)) < 0))
 			s->c[i].ns[0] = '\0'; /* cannot be placed: every request refused */
+		/* Its greeting, when already sent, is read now: a client that has
+		 * spoken is not one that a silent flood may displace. */
+		sv_client_readable(s, i);
 	}
 }

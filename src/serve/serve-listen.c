@@ -214,3 +214,47 @@ void sl_stopping(void)
 		sd.notify(0, "STOPPING=1");
 #endif
 }
+
+#define LOG_BURST 5
+#define LOG_WINDOW 10.0
+
+static struct {
+	double since;        /* this window's start */
+	unsigned said, left; /* lines written, and left out, in it */
+} kinds[SLOG_KINDS];
+
+static const char *const kind_words[SLOG_KINDS] = {
+	"about clients", "about denied requests", "about limits", "about accept",
+};
+
+void serve_log_flush(void)
+{
+	double now = rtid__now();
+
+	for (int k = 0; k < SLOG_KINDS; k++) {
+		if (now - kinds[k].since < LOG_WINDOW)
+			continue;
+		if (kinds[k].left)
+			serve_log("%u more lines %s left out in %.0f s", kinds[k].left, kind_words[k],
+				  LOG_WINDOW);
+		kinds[k].since = now;
+		kinds[k].said = kinds[k].left = 0;
+	}
+}
+
+void serve_log_limited(enum serve_log_kind kind, const char *fmt, ...)
+{
+	char line[400];
+	va_list ap;
+
+	serve_log_flush();
+	if (kinds[kind].said >= LOG_BURST) {
+		kinds[kind].left++;
+		return;
+	}
+	kinds[kind].said++;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	serve_log("%s", line);
+}

@@ -1,6 +1,7 @@
-/* The daemon's driver-API worker: started once, restarted after a death with
- * a backoff, and replaced when the driver version file changes (a driver
- * upgrade or reload: the old attach belongs to a driver that is gone). */
+/* The daemon's driver-API workers: each started when needed, restarted after
+ * a death with the pool's backoff, and replaced when the driver version file
+ * changes (a driver upgrade or reload: the old attach belongs to a driver
+ * that is gone). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -27,12 +28,26 @@ extern char **environ;
 #define QUIT_WAIT_MS 1000
 #define KILL_WAIT_MS 500 /* a SIGKILLed worker dies in microseconds, unless stuck */
 
-void sw_init(struct sworker *w)
+int sp_init(struct spool *p, unsigned n)
 {
-	memset(w, 0, sizeof(*w));
-	w->sock = -1;
-	w->pidfd = -1;
-	w->pid = -1;
+	memset(p, 0, sizeof(*p));
+	p->w = calloc(n, sizeof(*p->w));
+	if (!p->w)
+		return -ENOMEM;
+	p->n = n;
+	for (unsigned i = 0; i < n; i++) {
+		p->w[i].sock = -1;
+		p->w[i].pidfd = -1;
+		p->w[i].pid = -1;
+	}
+	return 0;
+}
+
+void sp_free(struct spool *p)
+{
+	free(p->w);
+	p->w = NULL;
+	p->n = 0;
 }
 
 /* The whole version file into buf; (size_t)-1 when it cannot be read. */
@@ -86,11 +101,11 @@ static int spawn_worker(const struct serve_cfg *cfg, int sock, pid_t *pid)
 	return -r;
 }
 
-int sw_start(struct sworker *w, const struct serve_cfg *cfg)
+int sw_start(struct spool *p, struct sworker *w, const struct serve_cfg *cfg)
 {
 	int sv[2], r;
 
-	if (w->state != SW_DOWN || rtid__now() < w->retry_at)
+	if (w->state != SW_DOWN || rtid__now() < p->retry_at)
 		return w->state == SW_DOWN ? -EAGAIN : 0;
 	/* Never fd 3 itself: dup2 onto the same fd would keep its O_CLOEXEC. */
 	if ((r = rtid__worker_pair(sv)) < 0)
@@ -101,10 +116,10 @@ int sw_start(struct sworker *w, const struct serve_cfg *cfg)
 	if (r < 0) {
 		close(sv[0]);
 		w->pid = -1;
-		snprintf(w->why, sizeof(w->why), "cannot start the worker %s: %s", cfg->worker,
+		snprintf(p->why, sizeof(p->why), "cannot start the worker %s: %s", cfg->worker,
 			 strerror(-r));
-		w->failures++;
-		w->retry_at = rtid__now() + BACKOFF_MAX;
+		p->failures++;
+		p->retry_at = rtid__now() + BACKOFF_MAX;
 		return r;
 	}
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
@@ -114,7 +129,8 @@ int sw_start(struct sworker *w, const struct serve_cfg *cfg)
 	w->pidfd = (int)syscall(SYS_pidfd_open, w->pid, 0);
 	w->state = SW_STARTING;
 	w->until = rtid__now() + cfg->attach_timeout_s;
-	w->attaches++;
+	w->busy = false;
+	p->attaches++;
 	return 0;
 }
 
@@ -165,7 +181,7 @@ void sw_reap(struct sworker *w)
 			w->reap[i] = 0;
 }
 
-void sw_stop(struct sworker *w, bool failed)
+void sw_stop(struct spool *p, struct sworker *w, bool failed)
 {
 	double delay = BACKOFF_FIRST;
 
@@ -192,29 +208,27 @@ void sw_stop(struct sworker *w, bool failed)
 	w->pidfd = -1;
 	w->pid = -1;
 	w->state = SW_DOWN;
-	if (!failed) {
-		w->failures = 0;
-		w->retry_at = 0;
+	w->busy = false;
+	if (!failed)
 		return;
-	}
-	for (unsigned i = 1; i < w->failures && delay < BACKOFF_MAX; i++)
+	for (unsigned i = 1; i < p->failures && delay < BACKOFF_MAX; i++)
 		delay *= 2;
-	w->retry_at = w->failures ? rtid__now() + (delay < BACKOFF_MAX ? delay : BACKOFF_MAX) : 0;
-	w->failures++;
+	p->retry_at = p->failures ? rtid__now() + (delay < BACKOFF_MAX ? delay : BACKOFF_MAX) : 0;
+	p->failures++;
 }
 
-int sw_read_hello(struct sworker *w)
+int sw_read_hello(struct spool *p, struct sworker *w)
 {
 	struct rtid__hello h;
 	ssize_t n = recv(w->sock, &h, sizeof(h), MSG_DONTWAIT);
 
 	if (n < 0 && errno == EAGAIN)
 		return 0;
-	if (rtid__worker_greeting(&h, n, w->why, sizeof(w->why)) == 0) {
+	if (rtid__worker_greeting(&h, n, p->why, sizeof(p->why)) == 0) {
 		w->state = SW_READY;
 		return 1;
 	}
 	if (n != (ssize_t)sizeof(h))
-		snprintf(w->why, sizeof(w->why), "driver API worker ended before it was ready");
+		snprintf(p->why, sizeof(p->why), "driver API worker ended before it was ready");
 	return -1;
 }

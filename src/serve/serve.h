@@ -24,14 +24,27 @@ struct serve_cfg {
 	double attach_timeout_s;  /* the worker's cuInit */
 	double client_timeout_s;  /* a client's time to send each message */
 	unsigned max_clients;
+	unsigned max_per_uid;     /* connections of one uid other than root (0: max_clients / 4) */
+	unsigned workers;         /* attaches at most; actions take at most workers - 1 */
 	int ready_fd;             /* -1: none */
 };
 
 /* Run the daemon until SIGTERM or SIGINT. Returns the exit status. */
 int serve_run(const struct serve_cfg *cfg);
 
-/* --- serve-worker.c: the one driver attach --- */
+/* --- serve-worker.c: the driver attaches --- */
 enum sw_state { SW_DOWN, SW_STARTING, SW_READY };
+
+/* What one worker is doing for a client: the request, and whom to answer.
+ * A job outlives its client's connection: an action handed to the driver
+ * runs to its end, and its answer is dropped. */
+struct sjob {
+	int client;          /* the client slot, or -1 once its client left */
+	unsigned long conn;  /* that slot's connection number, to tell a new one */
+	int op, pid;         /* pid: as the daemon sees it */
+	bool started;        /* the client was told "started" */
+	double until;        /* its deadline */
+};
 
 struct sworker {
 	enum sw_state state;
@@ -40,26 +53,39 @@ struct sworker {
 	int pidfd;                 /* the worker's, for a bounded wait on its death; -1: none */
 	pid_t reap[8];             /* killed, not yet reaped (stuck in the kernel) */
 	double until;              /* STARTING: the hello's deadline */
-	double retry_at;           /* DOWN: not restarted before this */
-	unsigned failures;         /* in a row, for the backoff */
-	unsigned long attaches;    /* workers started so far */
 	char version[512];         /* the driver version file when it started */
 	size_t version_len;        /* (size_t)-1: there was no such file */
+	bool busy;                 /* job is with the driver */
+	struct sjob job;
+};
+
+/* The workers: each one attach and one call at a time, so that requests for
+ * different processes run side by side as separate tool runs would. The
+ * backoff is the pool's: a driver that fails to attach fails for all. */
+struct spool {
+	struct sworker *w;
+	unsigned n;                /* cfg->workers */
+	unsigned failures;         /* in a row, for the backoff */
+	double retry_at;           /* no new attach before this */
+	unsigned long attaches;    /* workers started so far */
 	char why[160];             /* why the last one failed */
 };
 
-void sw_init(struct sworker *w);
-/* Start a worker (state STARTING) if down and past its backoff. */
-int sw_start(struct sworker *w, const struct serve_cfg *cfg);
+/* 0, or -ENOMEM. */
+int sp_init(struct spool *p, unsigned n);
+void sp_free(struct spool *p);
+/* Start worker w (state STARTING) if down and the pool is past its backoff:
+ * 0, -EAGAIN in the backoff, or another negative errno (p->why says why). */
+int sw_start(struct spool *p, struct sworker *w, const struct serve_cfg *cfg);
 /* Kill the worker's group and reap it, or leave it to sw_reap when it does
- * not exit at once; failed: count a failure for the backoff. Never blocks
- * past a clean worker's short grace. */
-void sw_stop(struct sworker *w, bool failed);
+ * not exit at once; failed: count a failure for the pool's backoff. Never
+ * blocks past a clean worker's short grace. The job is the caller's. */
+void sw_stop(struct spool *p, struct sworker *w, bool failed);
 /* Reap what sw_stop killed and left (never blocks). */
 void sw_reap(struct sworker *w);
 /* The worker's socket is readable: read its hello (STARTING). Returns 1 when
- * it became READY, 0 when not yet, -1 after it failed (why says why). */
-int sw_read_hello(struct sworker *w);
+ * it became READY, 0 when not yet, -1 after it failed (p->why says why). */
+int sw_read_hello(struct spool *p, struct sworker *w);
 /* Whether the driver version file differs from the one at the worker's start. */
 bool sw_version_changed(const struct sworker *w, const struct serve_cfg *cfg);
 
@@ -91,5 +117,13 @@ void sl_stopping(void);
 
 /* Log one line to stderr (the journal under systemd). */
 void serve_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* What a client can make the daemon log: each kind at most LOG_BURST lines
+ * in LOG_WINDOW seconds, then one line saying how many were left out. */
+enum serve_log_kind { SLOG_CLIENT, SLOG_DENIED, SLOG_LIMIT, SLOG_ACCEPT, SLOG_KINDS };
+void serve_log_limited(enum serve_log_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Say what was left out of a window that has ended (the loop calls it). */
+void serve_log_flush(void);
 
 #endif

@@ -1,0 +1,310 @@
+/* The daemon's workers: who runs what, and what their replies become.
+ * Requests for different processes run side by side, each worker one attach
+ * and one driver call at a time (as separate tool runs would: the driver API
+ * promises nothing of concurrent calls in one process). Requests for one
+ * process go in arrival order, never two at once. Actions never take the
+ * last worker, so a query never waits behind an action on another process;
+ * an action that finds no worker free for it is refused at once, before any
+ * start, and its client runs the real tool: NCCL-bound processes whose locks
+ * wait for each other are then never held back by the daemon's bound. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "proc/proc.h"
+#include "serve/serve-loop.h"
+
+void sv_set_ready(struct server *s)
+{
+	if (!s->ready)
+		sl_ready(s->cfg);
+	s->ready = true;
+}
+
+unsigned sv_busy(const struct server *s, bool actions)
+{
+	unsigned n = 0;
+
+	for (unsigned k = 0; k < s->pool.n; k++)
+		n += s->pool.w[k].busy && (!actions || s->pool.w[k].job.op >= RTID__OP_LOCK);
+	return n;
+}
+
+/* The client a job answers, or -1 when it has left. */
+static int owner(const struct server *s, const struct sjob *j)
+{
+	return j->client >= 0 && s->c[j->client].fd >= 0 && s->c[j->client].conn == j->conn
+	       ? j->client : -1;
+}
+
+/* The job of worker k is over: its client may ask again. */
+static void job_done(struct server *s, unsigned k)
+{
+	int i = owner(s, &s->pool.w[k].job);
+
+	if (i >= 0)
+		s->c[i].inflight = false;
+	s->pool.w[k].busy = false;
+}
+
+void sv_worker_down(struct server *s, unsigned k, const char *reason)
+{
+	struct sworker *w = &s->pool.w[k];
+	char why[200];
+	int i = w->busy ? owner(s, &w->job) : -1;
+
+	snprintf(why, sizeof(why), "%s", s->pool.why);
+	if (i >= 0 && w->job.started) {
+		struct rtid__svc_ans a = { .kind = RTID__SVC_UNKNOWN };
+
+		snprintf(a.name, sizeof(a.name), "%s", reason);
+		snprintf(a.text, sizeof(a.text), "started, outcome unknown: %.90s", why);
+		s->c[i].inflight = false;
+		sv_answer(s, i, &a);
+	} else if (i >= 0) {
+		s->c[i].inflight = false;
+		sv_fail(s, i, reason, why);
+	}
+	sw_stop(&s->pool, w, true);
+	serve_log("%s; a new attach %s", why,
+		  s->pool.retry_at > rtid__now() ? "after a backoff" : "when needed");
+	sv_set_ready(s);
+}
+
+/* What the real tool would have produced, from the worker's reply. A tid is
+ * answered only as a live thread of the process asked about (the rule of
+ * every entry point); anything else is an error, and the client asks the
+ * tool. */
+static void translate(const struct serve_cfg *cfg, const struct rtid__reply *r, int op,
+		      struct rtid__svc_ans *a)
+{
+	int e;
+
+	if (r->missing) {
+		a->kind = RTID__SVC_ERROR;
+		snprintf(a->name, sizeof(a->name), "unsupported");
+		snprintf(a->text, sizeof(a->text), "this driver lacks %s", rtid__svc_op_name(op));
+	} else if (r->cuerr) {
+		a->kind = RTID__SVC_CUERR;
+		a->value = r->cuerr;
+		snprintf(a->name, sizeof(a->name), "%s", r->name);
+		snprintf(a->text, sizeof(a->text), "%s", r->text);
+	} else if (op == RTID__OP_RESTORE_TID && r->tid > 0 &&
+		   (e = rtid__thread_of(cfg->proc_root, r->pid, r->tid)) < 0) {
+		a->kind = RTID__SVC_ERROR;
+		snprintf(a->name, sizeof(a->name), "not-a-thread");
+		snprintf(a->text, sizeof(a->text), "the driver named tid %d, %s", r->tid,
+			 e == -EXDEV ? "a thread of another process" : "which is no thread of it");
+	} else if (op == RTID__OP_RESTORE_TID && r->tid > 0) {
+		a->kind = RTID__SVC_TID;
+		a->value = r->tid;
+	} else if (op == RTID__OP_GET_STATE && rtid__svc_state_name(r->tid)) {
+		a->kind = RTID__SVC_STATE;
+		a->value = r->tid;
+	} else if (op >= RTID__OP_LOCK) {
+		a->kind = RTID__SVC_DONE;
+	} else {
+		a->kind = RTID__SVC_ERROR;
+		snprintf(a->name, sizeof(a->name), "bad-output");
+		snprintf(a->text, sizeof(a->text), "the driver answered %d", r->tid);
+	}
+}
+
+/* The answer of a query whose process is still the one asked about, in the
+ * client's numbers; else an error. An action is done whatever happened
+ * since: saying otherwise would have its client run it again. */
+static void checked(const struct server *s, int i, struct rtid__svc_ans *a)
+{
+	const struct client *c = &s->c[i];
+
+	if (c->req.op < RTID__OP_LOCK && !sv_same_process(s, i)) {
+		*a = (struct rtid__svc_ans){ .kind = RTID__SVC_ERROR };
+		snprintf(a->name, sizeof(a->name), "process-changed");
+		snprintf(a->text, sizeof(a->text), "process %d exited or its pid was reused meanwhile",
+			 c->pid);
+	}
+	/* A tid for a client in another pid namespace is its number there. */
+	if (a->kind == RTID__SVC_TID && c->other_ns &&
+	    rtid__pid_to_ns("/proc", c->ns, a->value, &a->value) < 0) {
+		*a = (struct rtid__svc_ans){ .kind = RTID__SVC_ERROR };
+		snprintf(a->name, sizeof(a->name), "not-a-thread");
+		snprintf(a->text, sizeof(a->text), "the restore thread has no number in the client's "
+			 "pid namespace");
+	}
+}
+
+void sv_worker_readable(struct server *s, unsigned k)
+{
+	struct sworker *w = &s->pool.w[k];
+	struct rtid__svc_ans a = { 0 };
+	struct rtid__reply r;
+	ssize_t n;
+	int i;
+
+	if (w->state == SW_STARTING) {
+		int h = sw_read_hello(&s->pool, w);
+
+		if (h > 0) {
+			serve_log("driver attached (worker pid %d)", (int)w->pid);
+			sv_set_ready(s);
+		} else if (h < 0) {
+			sv_worker_down(s, k, "worker-failed");
+		}
+		return;
+	}
+	/* No EINTR here or below: every signal the daemon takes is blocked and
+	 * read from the signalfd. */
+	n = recv(w->sock, &r, sizeof(r), MSG_DONTWAIT);
+	if (n < 0 && errno == EAGAIN)
+		return;
+	if (n != (ssize_t)sizeof(r) || !w->busy || r.pid != w->job.pid) {
+		snprintf(s->pool.why, sizeof(s->pool.why), "driver API worker died");
+		sv_worker_down(s, k, "worker-crashed");
+		return;
+	}
+	s->pool.failures = 0;
+	i = owner(s, &w->job);
+	job_done(s, k);
+	if (i < 0) {
+		serve_log("%s %d ended after its client left; answer dropped",
+			  rtid__svc_op_name(w->job.op), w->job.pid);
+		return;
+	}
+	translate(s->cfg, &r, w->job.op, &a);
+	checked(s, i, &a);
+	sv_answer(s, i, &a);
+}
+
+/* Whether nothing for client i's process is with a worker, or waits before it. */
+static bool its_turn(const struct server *s, int i)
+{
+	const struct client *c = &s->c[i];
+
+	for (unsigned k = 0; k < s->pool.n; k++)
+		if (s->pool.w[k].busy && s->pool.w[k].job.pid == c->pid)
+			return false;
+	for (unsigned k = 0; k < s->cfg->max_clients; k++) {
+		const struct client *o = &s->c[k];
+
+		if (o->fd >= 0 && o->queued && !o->inflight && o->pid == c->pid && o->seq < c->seq)
+			return false;
+	}
+	return true;
+}
+
+static int idle_worker(const struct server *s)
+{
+	for (unsigned k = 0; k < s->pool.n; k++)
+		if (s->pool.w[k].state == SW_READY && !s->pool.w[k].busy)
+			return (int)k;
+	return -1;
+}
+
+static unsigned in_state(const struct server *s, enum sw_state st)
+{
+	unsigned n = 0;
+
+	for (unsigned k = 0; k < s->pool.n; k++)
+		n += s->pool.w[k].state == st;
+	return n;
+}
+
+/* Hand client i's request to worker k. An action's client hears "started"
+ * first: it can never learn of a start after the driver has the action, and
+ * one that has left (or cancelled) by then is never started. */
+static void hand(struct server *s, int i, unsigned k)
+{
+	struct client *c = &s->c[i];
+	struct sworker *w = &s->pool.w[k];
+	struct rtid__query q = { .pid = c->pid, .op = c->req.op, .timeout_ms = c->req.timeout_ms };
+	double deadline = sv_deadline_of(s->cfg, &c->req);
+	bool action = c->req.op >= RTID__OP_LOCK;
+
+	if (action) {
+		struct rtid__svc_ans a = { .kind = RTID__SVC_STARTED, .op = c->req.op,
+					   .pid = c->req.pid,
+					   .value = deadline < 2e6 ? (int)(deadline * 1000) : 2000000000 };
+		char buf[RTID__SVC_MSG_MAX];
+		size_t n = rtid__svc_ans_format(&a, buf);
+
+		if (send(c->fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)n) {
+			sv_drop(s, i);
+			return;
+		}
+	}
+	w->busy = true;
+	w->job = (struct sjob){ .client = i, .conn = c->conn, .op = c->req.op, .pid = c->pid,
+				.started = action, .until = rtid__now() + deadline };
+	c->inflight = true;
+	if (send(w->sock, &q, sizeof(q), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(q)) {
+		snprintf(s->pool.why, sizeof(s->pool.why), "driver API worker does not take queries");
+		sv_worker_down(s, k, "worker-crashed");
+	}
+}
+
+/* Start workers for the requests left waiting, and a spare while an action
+ * runs, so that the next query does not pay an attach. With none alive and
+ * none startable (the backoff), the waiting fail at once: their clients ask
+ * the tool now rather than wait for a driver that keeps failing. */
+static void grow(struct server *s, const int *waiting, unsigned nw)
+{
+	unsigned alive = s->pool.n - in_state(s, SW_DOWN), starting = in_state(s, SW_STARTING);
+	unsigned want = nw + (sv_busy(s, true) > 0 && idle_worker(s) < 0);
+
+	for (unsigned k = 0; k < s->pool.n && starting < want; k++) {
+		if (s->pool.w[k].state != SW_DOWN)
+			continue;
+		if (sw_start(&s->pool, &s->pool.w[k], s->cfg) < 0)
+			break;
+		starting++;
+		alive++;
+	}
+	if (alive > 0)
+		return;
+	for (unsigned j = 0; j < nw; j++)
+		sv_fail(s, waiting[j], "worker-failed", s->pool.why);
+}
+
+void sv_dispatch(struct server *s)
+{
+	unsigned max = s->cfg->max_clients, nq = 0, nw = 0;
+	int queue[1024], waiting[1024];
+
+	/* The requests not yet with a worker, oldest first. */
+	for (unsigned i = 0; i < max; i++) {
+		const struct client *c = &s->c[i];
+		unsigned j = nq++;
+
+		if (c->fd < 0 || !c->queued || c->inflight) {
+			nq--;
+			continue;
+		}
+		for (; j > 0 && s->c[queue[j - 1]].seq > c->seq; j--)
+			queue[j] = queue[j - 1];
+		queue[j] = (int)i;
+	}
+	for (unsigned j = 0; j < nq; j++) {
+		int i = queue[j], k;
+
+		if (s->c[i].fd < 0 || !its_turn(s, i))
+			continue;
+		if (s->c[i].req.op >= RTID__OP_LOCK && sv_busy(s, true) + 1 >= s->pool.n) {
+			sv_fail(s, i, "busy", "every worker that may run an action is busy; not started");
+			continue;
+		}
+		while ((k = idle_worker(s)) >= 0 && sw_version_changed(&s->pool.w[k], s->cfg)) {
+			serve_log("driver version changed; attaching again");
+			sw_stop(&s->pool, &s->pool.w[k], false);
+		}
+		if (k < 0) {
+			waiting[nw++] = i;
+		} else if (!sv_same_process(s, i)) {
+			sv_fail(s, i, "process-changed", "the process exited or its pid was reused "
+				"before the driver was asked");
+		} else {
+			hand(s, i, (unsigned)k);
+		}
+	}
+	grow(s, waiting, nw);
+}
