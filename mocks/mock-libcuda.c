@@ -214,18 +214,25 @@ int cuCheckpointProcessGetRestoreThreadId(int pid, int *tid)
 
 /* --- state and actions --- */
 
-/* Whether the pid's fault applies to op ($RTID_MOCK_FAULT_OPS, default all). */
-static int faulty(const char *op)
+/* Whether op is in the comma list of environment variable var; all ops when
+ * the list is unset or empty and all is set. */
+static int listed(const char *var, const char *op, int all)
 {
-	const char *ops = getenv("RTID_MOCK_FAULT_OPS");
+	const char *ops = getenv(var);
 	size_t len = strlen(op);
 
 	if (!ops || !*ops)
-		return 1;
+		return all;
 	for (const char *p = ops; (p = strstr(p, op)); p += len)
 		if ((p == ops || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
 			return 1;
 	return 0;
+}
+
+/* Whether the pid's fault applies to op ($RTID_MOCK_FAULT_OPS, default all). */
+static int faulty(const char *op)
+{
+	return listed("RTID_MOCK_FAULT_OPS", op, 1);
 }
 
 #ifndef MOCK_NO_ACTIONS
@@ -294,13 +301,21 @@ int cuCheckpointProcessGetState(int pid, int *state)
 	return CUDA_SUCCESS;
 }
 
-/* One action: from state `from` to state `to`. */
+/* One action: from state `from` to state `to`. An op named in
+ * $RTID_MOCK_SLOW_OPS takes $RTID_MOCK_SLOW_S seconds (scaled), a stand-in
+ * for a long checkpoint; every action logs "OP-end" when it returns. */
 static int act(const char *op, int pid, const void *args, int from, int to)
 {
 	static const unsigned char zero[64];
+	const char *slow = getenv("RTID_MOCK_SLOW_S");
+	char end[32];
 	int done, r = fault_of(op, &pid, &done);
 	int *s = done ? NULL : state_of(pid);
 
+	snprintf(end, sizeof(end), "%s-end", op);
+	if (slow && listed("RTID_MOCK_SLOW_OPS", op, 0))
+		pause_for(cf_scaled(strtod(slow, NULL)));
+	mock_log(WHO, end, pid, 0, NULL, NULL);
 	if (done)
 		return r;
 	/* The driver requires the reserved fields zeroed (lock: all after timeoutMs). */

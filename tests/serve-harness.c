@@ -97,18 +97,43 @@ void hd_prepare(struct daemon *d, const char *case_text, const int *pids)
 	unsetenv("RTID_SHIM_ACTIVE");
 }
 
-void hd_start(struct daemon *d, const char *const *extra)
+/* rtid serve, after the words of prefix (a command that execs the rest). */
+static void start(struct daemon *d, const char *const *prefix, const char *const *extra)
 {
-	const char *argv[40] = { env_path("RTID_BIN"), "serve", "--socket", d->sock, "--proc",
-				 d->proc, "--libcuda", env_path("MOCK_LIBCUDA") };
-	int n = 8, err = open(d->stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	const char *argv[40];
+	int n = 0, err = open(d->stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 
 	assert_true(err >= 0);
+	for (; prefix && *prefix; prefix++)
+		argv[n++] = *prefix;
+	argv[n++] = env_path("RTID_BIN");
+	argv[n++] = "serve";
+	argv[n++] = "--socket";
+	argv[n++] = d->sock;
+	argv[n++] = "--proc";
+	argv[n++] = d->proc;
+	argv[n++] = "--libcuda";
+	argv[n++] = env_path("MOCK_LIBCUDA");
 	for (; extra && *extra; extra++)
 		argv[n++] = *extra;
+	argv[n] = NULL;
 	d->pid = serve_spawn(argv, err, 20 * time_factor());
 	close(err);
 	assert_true(d->pid > 0);
+}
+
+void hd_start(struct daemon *d, const char *const *extra)
+{
+	start(d, NULL, extra);
+}
+
+void hd_start_limited(struct daemon *d, unsigned nofile, const char *const *extra)
+{
+	char script[64];
+	const char *prefix[] = { "/bin/sh", "-c", script, "sh", NULL };
+
+	snprintf(script, sizeof(script), "ulimit -n %u && exec \"$@\"", nofile);
+	start(d, prefix, extra);
 }
 
 int hd_stop(struct daemon *d)
@@ -166,6 +191,91 @@ struct shim_run hd_shim(const struct daemon *d, const char *sock, const char *co
 	s.status = plugin_call(shim, (char *const *)argv, env, s.out, sizeof(s.out));
 	assert_true(s.status >= 0);
 	return s;
+}
+
+void hd_shim_start(const struct daemon *d, const char *const *args, struct shim_bg *b)
+{
+	char shim[400], env_sock[600], env_proc[600];
+	const char *argv[12] = { "cuda-checkpoint" };
+	int p[2], n = 1;
+
+	snprintf(shim, sizeof(shim), "%s/cuda-checkpoint", d->dir);
+	if (access(shim, F_OK) < 0)
+		assert_int_equal(symlink(env_path("RTID_BIN"), shim), 0);
+	for (; *args; args++)
+		argv[n++] = *args;
+	snprintf(env_sock, sizeof(env_sock), "RTID_SOCKET=%s", d->sock);
+	snprintf(env_proc, sizeof(env_proc), "RTID_PROC=%s", d->proc);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	b->pid = fork();
+	assert_true(b->pid >= 0);
+	if (b->pid == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		putenv(env_sock);
+		putenv(env_proc);
+		execv(shim, (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	b->out = p[0];
+}
+
+struct shim_run hd_shim_wait(struct shim_bg *b)
+{
+	struct shim_run r = { 0 };
+	size_t got = 0;
+	ssize_t n;
+	int st;
+
+	while ((n = read(b->out, r.out + got, sizeof(r.out) - 1 - got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (got += (size_t)n) + 1 >= sizeof(r.out))
+			break;
+	}
+	r.out[got] = '\0';
+	close(b->out);
+	while (waitpid(b->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return r;
+}
+
+double hd_log_time(const struct daemon *d, const char *event, int pid, int n)
+{
+	char *text = slurp_alloc(d->log), *line = text, *next;
+	char want_event[80], want_pid[32];
+	double t = -1;
+
+	snprintf(want_event, sizeof(want_event), "\"event\":\"%s\"", event);
+	snprintf(want_pid, sizeof(want_pid), "\"pid\":%d,", pid);
+	for (; line && *line && t < 0; line = next) {
+		char *s;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (strstr(line, want_event) && strstr(line, want_pid) && n-- == 0 &&
+		    (s = strstr(line, "\"t\":")))
+			t = strtod(s + 4, NULL);
+	}
+	free(text);
+	return t;
+}
+
+double hd_log_wait(const struct daemon *d, const char *event, int pid, int n)
+{
+	double t;
+
+	/* The mock's log has no signal to wait on: polled, bounded. */
+	for (int i = 0; i < 2000 * time_factor(); i++) {
+		if ((t = hd_log_time(d, event, pid, n)) >= 0)
+			return t;
+		poll(NULL, 0, 10);
+	}
+	fail_msg("no %s for pid %d in the mock log", event, pid);
+	return -1;
 }
 
 int hd_log_count(const struct daemon *d, const char *needle)

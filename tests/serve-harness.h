@@ -20,6 +20,8 @@ void hd_prepare(struct daemon *d, const char *case_text, const int *pids);
 /* Start rtid serve with extra options (NULL-terminated, may be NULL) and wait
  * for --ready-fd. */
 void hd_start(struct daemon *d, const char *const *extra);
+/* The same under an fd limit (soft and hard) of nofile. */
+void hd_start_limited(struct daemon *d, unsigned nofile, const char *const *extra);
 /* SIGTERM, reap; returns its exit status (or 128 + signal). */
 int hd_stop(struct daemon *d);
 /* Stop it (it must exit 0) and remove the directory. */
@@ -34,6 +36,21 @@ struct shim_run {
 	char out[512];
 };
 struct shim_run hd_shim(const struct daemon *d, const char *sock, const char *const *args);
+
+/* The shim started in the background, as concurrent CRIU runs start it. */
+struct shim_bg {
+	pid_t pid;
+	int out; /* its stdout and stderr */
+};
+void hd_shim_start(const struct daemon *d, const char *const *args, struct shim_bg *b);
+/* Wait for it: its status and output. */
+struct shim_run hd_shim_wait(struct shim_bg *b);
+
+/* The wall-clock time of the n-th (from 0) mock log line with that event for
+ * that pid, or -1 when there is none (yet). */
+double hd_log_time(const struct daemon *d, const char *event, int pid, int n);
+/* Wait (up to 20 s, times time_factor) until that line exists; its time. */
+double hd_log_wait(const struct daemon *d, const char *event, int pid, int n);
 
 /* Lines of the mock log holding needle. */
 int hd_log_count(const struct daemon *d, const char *needle);

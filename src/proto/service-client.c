@@ -13,7 +13,6 @@
 #include "basic/basic.h"
 #include "proto/service-client.h"
 
-#define CANCEL_WAIT 2.0    /* seconds for the daemon to confirm a cancel */
 #define STARTED_MARGIN 5.0 /* seconds past the daemon's deadline for a started action */
 
 const char *rtid__svc_path(const char *path)
@@ -74,19 +73,22 @@ static ssize_t await(int fd, char *buf, double until)
 	}
 }
 
-/* Our wait for a queued action ran out: close our half and see whether the
- * daemon had started it (its "started" comes first) or drops it (it closes
- * its half). No word from it in CANCEL_WAIT counts as started. */
+/* Our wait for a queued action ran out: close both halves. From then on the
+ * daemon cannot tell us "started" (its send fails, and it never starts an
+ * action it could not announce), and what it said before is still queued
+ * here: a "started" among it means the action runs (and, our half closed,
+ * its outcome stays unknown); none means it never will. */
 static ssize_t cancel(struct rtid__svc_conn *c, char *buf)
 {
 	ssize_t n;
 
-	shutdown(c->fd, SHUT_WR);
-	n = await(c->fd, buf, rtid__now() + CANCEL_WAIT);
-	if (n == -EPIPE)
-		return -ETIMEDOUT; /* dropped before it started */
-	if (n < 0)
-		c->started = true;
+	shutdown(c->fd, SHUT_RDWR);
+	n = recv(c->fd, buf, RTID__SVC_MSG_MAX, MSG_DONTWAIT | MSG_TRUNC);
+	if (n <= 0)
+		return -ETIMEDOUT;
+	if (n >= RTID__SVC_MSG_MAX)
+		return -EIO;
+	buf[n] = '\0';
 	return n;
 }
 
@@ -103,19 +105,21 @@ int rtid__svc_call(struct rtid__svc_conn *c, const struct rtid__svc_req *q, doub
 	c->started = false;
 	if (send(c->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)len)
 		return -EIO;
-	if (!c->greeted) {
-		if ((n = await(c->fd, buf, until)) < 0)
-			return n == -EPIPE ? -EIO : (int)n;
-		if ((r = rtid__svc_welcome_parse(buf, (size_t)n, RTID__SVC_VERSION, &c->actions)) < 0)
-			return r == -EPROTO ? r : -EIO;
-		c->greeted = true;
-	}
+	/* The request is out: from here on, a wait that runs out on an action
+	 * cancels it (the greeting's wait too: it may be queued already). */
 	for (;;) {
 		n = await(c->fd, buf, until);
 		if (n == -ETIMEDOUT && action && !c->started)
 			n = cancel(c, buf);
 		if (n < 0)
 			return n == -EPIPE ? -EIO : (int)n;
+		if (!c->greeted) {
+			r = rtid__svc_welcome_parse(buf, (size_t)n, RTID__SVC_VERSION, &c->actions);
+			if (r < 0)
+				return r == -EPROTO ? r : -EIO;
+			c->greeted = true;
+			continue;
+		}
 		if (rtid__svc_ans_parse(buf, (size_t)n, &a) < 0 || a.op != q->op || a.pid != q->pid)
 			return -EIO;
 		if (a.kind == RTID__SVC_UNKNOWN)

@@ -13,8 +13,8 @@ struct rtid__svc_conn {
 	bool greeted; /* the daemon's greeting has been read */
 	bool actions; /* the daemon serves actions (known once greeted) */
 	/* Set by each call: the daemon said its action was started (handed to the
-	 * driver), or could have been (it did not confirm a cancel in time). Once
-	 * set, the action must not be run again by anyone: the real tool neither. */
+	 * driver). Once set, the action must not be run again by anyone: the real
+	 * tool neither. */
 	bool started;
 };
 
@@ -33,8 +33,9 @@ int rtid__svc_open(const char *path, struct rtid__svc_conn *c);
  * For an action, c->started tells whether a failure may have reached the
  * driver: once the daemon says "started", the wait becomes the daemon's own
  * deadline for it plus a margin, whatever `until` said; an action still
- * queued at `until` is cancelled (our half of the connection closed), and
- * only the daemon closing its half without "started" proves it never ran. */
+ * queued at `until` is cancelled by closing the connection both ways, after
+ * which the daemon can no longer start it (it announces every start first,
+ * and the announcement can no longer be sent). */
 int rtid__svc_call(struct rtid__svc_conn *c, const struct rtid__svc_req *q, double until,
 		   struct rtid__svc_ans *out);
 

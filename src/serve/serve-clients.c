@@ -234,9 +234,15 @@ static int slot_for(struct server *s)
 	return oldest;
 }
 
-/* Said at once, so that the client asks the tool now. */
+/* Said at once, so that the client asks the tool now. Its greeting is read
+ * first: closing over unread data would reset the connection, and the
+ * client would read the reset instead of the reason. */
 static void refuse(int fd)
 {
+	char buf[RTID__SVC_MSG_MAX];
+
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
 	send(fd, "refused 2 busy", 14, MSG_DONTWAIT | MSG_NOSIGNAL);
 	close(fd);
 }

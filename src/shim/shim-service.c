@@ -117,14 +117,13 @@ static double env_seconds(const char *name, double def)
 	return v && cli_parse_seconds(v, &s) == 0 ? s : def;
 }
 
+static const char *const what[RTID__OP_COUNT] = {
+	"get restore thread ID for", "get state of", "lock", "checkpoint", "restore", "unlock",
+};
+
 /* Print the driver's answer as the tool does; return its exit status. */
 static int print(const struct rtid__svc_ans *a)
 {
-	static const char *const what[RTID__OP_COUNT] = {
-		"get restore thread ID for", "get state of", "lock", "checkpoint", "restore",
-		"unlock",
-	};
-
 	if (a->kind == RTID__SVC_TID)
 		printf("%d\n", a->value);
 	else if (a->kind == RTID__SVC_STATE)
@@ -199,6 +198,22 @@ bool shim_try_service(int argc, char **argv, int *rc)
 		       q.timeout_ms / 1000.0;
 	r = rtid__svc_call(&c, &q, rtid__now() + wait, &a);
 	rtid__svc_close(&c);
+	/* Started by the daemon: whatever went wrong since, the action may have
+	 * reached the driver, and running it again through the tool would be a
+	 * second operation on a process in an unknown state. It fails here, as
+	 * the tool fails an action, with the reason on stderr. */
+	if (c.started && (r < 0 || a.kind == RTID__SVC_UNKNOWN || a.kind == RTID__SVC_ERROR ||
+			  a.kind == RTID__SVC_DENIED)) {
+		snprintf(buf, sizeof(buf), "%s", r < 0 ? strerror(-r) : a.text);
+		fprintf(stderr, "Could not %s process ID %d: \"rtid serve started it and %s: %s; "
+			"its outcome is unknown, so it is not run again\"\n", what[q.op], q.pid,
+			r < 0 ? "the answer was lost" : "could not tell its outcome",
+			r < 0 ? buf : a.name);
+		shim_note("rtid serve at %s: %s --pid %d started, outcome unknown (%s): not run "
+			  "again", path, rtid__svc_op_name(q.op), q.pid, buf);
+		*rc = 1;
+		return true;
+	}
 	if (r < 0) {
 		shim_note("rtid serve at %s: no answer: %s", path, strerror(-r));
 		return false;

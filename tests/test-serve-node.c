@@ -1,0 +1,449 @@
+/* rtid serve for a whole node: several CRIU runs side by side (a long action
+ * on one process holds up no other process), one process's requests in
+ * order, every action applied exactly once (no path from a started action
+ * to a second run, by the daemon or the real tool), and a daemon that stays
+ * fair and bounded under a flood or a low fd limit. The stand-in driver is
+ * the mock libcuda with a slow checkpoint (RTID_MOCK_SLOW_OPS/_S). */
+#include <errno.h>
+#include <grp.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "serve-harness.h"
+
+#define TOOL_CALLS "\"mock\":\"cuda-checkpoint\",\"event\":\"start\""
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define NOBODY 65534
+
+static const char node_case[] =
+	"title serve node\nproves serve\ndriver 580.159.03\nbackend api\n"
+	"task 100 100 python3\ntask 100 101 cuda00001400006\n"
+	"task 200 200 python3\ntask 200 201 cuda00001400006\n"
+	"task 300 300 python3\ntask 300 301 cuda00001400006\n"
+	"task 400 400 python3\ntask 400 401 cuda00001400006\n"
+	"answer 100 tid 101\nanswer 200 tid 201\nanswer 300 tid 301\nanswer 400 crash 11\n"
+	"expect driver 100 tid=101\n";
+static const int node_pids[] = { 100, 200, 300, 400, 0 };
+
+static struct daemon d;
+
+static int setup(void **state)
+{
+	(void)state;
+	hd_prepare(&d, node_case, node_pids);
+	setenv("RTID_MOCK_SLOW_OPS", "checkpoint", 1);
+	{
+		char slow[32];
+
+		snprintf(slow, sizeof(slow), "%g", 2 * time_factor());
+		setenv("RTID_MOCK_SLOW_S", slow, 1);
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unsetenv("RTID_MOCK_SLOW_OPS");
+	unsetenv("RTID_MOCK_SLOW_S");
+	unsetenv("RTID_MOCK_FAULT_OPS");
+	unsetenv("RTID_SERVICE_ACTION_TIMEOUT");
+	hd_cleanup(&d);
+	return 0;
+}
+
+static void expect_shim(const char *const *args, int status, const char *out)
+{
+	struct shim_run r = hd_shim(&d, NULL, args);
+
+	assert_string_equal(r.out, out);
+	assert_int_equal(r.status, status);
+}
+
+/* Driver calls of one kind for one pid (the libcuda mock's own events). */
+static int driver_calls(const char *event, int pid)
+{
+	int n = 0;
+
+	while (hd_log_time(&d, event, pid, n) >= 0)
+		n++;
+	return n;
+}
+
+static void lock(int pid)
+{
+	char p[16];
+
+	snprintf(p, sizeof(p), "%d", pid);
+	expect_shim(ARGS("--action", "lock", "--pid", p, "--timeout", "1000"), 0, "");
+}
+
+/* During a long checkpoint of one process, another process's query and lock
+ * are answered by the daemon within a second; the same process's next
+ * requests wait for it, never overlapping it. */
+static void test_long_action_holds_up_no_one(void **state)
+{
+	struct shim_bg ck, ck2, rs;
+	struct shim_run r;
+	double t;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions"));
+	lock(100);
+	lock(300);
+	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
+	hd_log_wait(&d, "checkpoint", 100, 0);
+	t = rtid__now();
+	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 0, "201\n");
+	lock(200);
+	assert_true(rtid__now() - t < 1.0 * time_factor());
+	assert_true(hd_log_time(&d, "checkpoint-end", 100, 0) < 0); /* still running */
+	/* The same process: its query waits for the action and sees its result. */
+	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "checkpointed\n");
+	assert_true(hd_log_time(&d, "get-state", 100, 0) >= hd_log_time(&d, "checkpoint-end", 100, 0));
+	r = hd_shim_wait(&ck);
+	assert_string_equal(r.out, "");
+	assert_int_equal(r.status, 0);
+	/* Two actions on one process asked at once: one after the other, in
+	 * the order asked. */
+	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "300"), &ck2);
+	hd_log_wait(&d, "checkpoint", 300, 0);
+	hd_shim_start(&d, ARGS("--action", "restore", "--pid", "300"), &rs);
+	assert_int_equal(hd_shim_wait(&ck2).status, 0);
+	assert_int_equal(hd_shim_wait(&rs).status, 0);
+	assert_true(hd_log_time(&d, "restore", 300, 0) >= hd_log_time(&d, "checkpoint-end", 300, 0));
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+}
+
+/* Actions take at most workers - 1: with two workers, a second action while
+ * one runs is refused before any start (the shim runs the tool for it, as
+ * CRIU would alone), and a query still finds the worker left for it. */
+static void test_action_bound(void **state)
+{
+	struct shim_bg ck;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions", "--workers", "2"));
+	lock(100);
+	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
+	hd_log_wait(&d, "checkpoint", 100, 0);
+	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 0, "201\n");
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+	hd_shim(&d, NULL, ARGS("--action", "lock", "--pid", "300", "--timeout", "1000"));
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+	assert_int_equal(driver_calls("lock", 300), 0);
+	assert_int_equal(hd_shim_wait(&ck).status, 0);
+	assert_true(hd_said(&d, "up to 2 workers"));
+}
+
+/* How the shim fails a started action: non-zero, the tool's words, the
+ * reason, and never the tool. */
+static void expect_unknown(struct shim_run r, int pid, const char *op)
+{
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "not run again"));
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+	assert_int_equal(driver_calls(op, pid), 1);
+}
+
+/* The daemon's own deadline cuts a started checkpoint: "unknown", one call. */
+static void test_once_past_the_daemon_deadline(void **state)
+{
+	(void)state;
+	hd_start(&d, ARGS("--actions", "--action-timeout", "0.3"));
+	lock(100);
+	expect_unknown(hd_shim(&d, NULL, ARGS("--action", "checkpoint", "--pid", "100")), 100,
+		       "checkpoint");
+	assert_true(hd_said(&d, "past its deadline"));
+	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 0, "201\n"); /* serves on */
+}
+
+/* The worker dies in the middle of a checkpoint: "unknown", one call. */
+static void test_once_worker_crash(void **state)
+{
+	(void)state;
+	setenv("RTID_MOCK_FAULT_OPS", "checkpoint", 1);
+	hd_start(&d, ARGS("--actions"));
+	lock(400);
+	expect_unknown(hd_shim(&d, NULL, ARGS("--action", "checkpoint", "--pid", "400")), 400,
+		       "checkpoint");
+	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 0, "201\n");
+}
+
+/* The daemon is killed mid-action: the connection is lost after "started". */
+static void test_once_daemon_killed(void **state)
+{
+	struct shim_bg ck;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions"));
+	lock(100);
+	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
+	hd_log_wait(&d, "checkpoint", 100, 0);
+	kill(d.pid, SIGKILL);
+	waitpid(d.pid, NULL, 0);
+	d.pid = -1;
+	expect_unknown(hd_shim_wait(&ck), 100, "checkpoint");
+}
+
+/* SIGTERM mid-action: the daemon lets the action end and answers it, then
+ * exits 0; nobody runs it again. */
+static void test_stop_finishes_the_action(void **state)
+{
+	struct shim_bg ck;
+	struct shim_run r;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions"));
+	lock(100);
+	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
+	hd_log_wait(&d, "checkpoint", 100, 0);
+	assert_int_equal(hd_stop(&d), 0);
+	r = hd_shim_wait(&ck);
+	assert_string_equal(r.out, "");
+	assert_int_equal(r.status, 0);
+	assert_true(hd_log_time(&d, "checkpoint-end", 100, 0) > 0);
+	assert_int_equal(driver_calls("checkpoint", 100), 1);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+}
+
+/* The shim's own wait runs out after "started" (the daemon frozen): it
+ * fails, it does not run the tool. */
+static void test_once_shim_wait_after_start(void **state)
+{
+	struct shim_bg ck;
+	struct shim_run r;
+	char deadline[32];
+
+	(void)state;
+	snprintf(deadline, sizeof(deadline), "%g", 1 * time_factor());
+	hd_start(&d, ARGS("--actions", "--action-timeout", deadline));
+	lock(100);
+	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
+	hd_log_wait(&d, "checkpoint", 100, 0);
+	kill(d.pid, SIGSTOP);
+	r = hd_shim_wait(&ck);
+	kill(d.pid, SIGCONT);
+	expect_unknown(r, 100, "checkpoint");
+	assert_non_null(strstr(r.out, "the answer was lost"));
+}
+
+/* The shim's own wait runs out before the start (the daemon frozen with the
+ * request still unread): the shim cancels and runs the tool, and the daemon,
+ * thawed, never starts it. */
+static void test_cancel_before_start(void **state)
+{
+	struct rtid__svc_ans a;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions"));
+	setenv("RTID_SERVICE_ACTION_TIMEOUT", "0.3", 1);
+	kill(d.pid, SIGSTOP);
+	hd_shim(&d, NULL, ARGS("--action", "lock", "--pid", "100", "--timeout", "1000"));
+	kill(d.pid, SIGCONT);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+	/* Served after the cancelled one was read: it has been seen by now. */
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 200, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+	assert_int_equal(driver_calls("lock", 100), 0);
+}
+
+/* A client of protocol 1 has no "started": its actions are refused before
+ * any start (so its fallback runs them once), its queries still answered. */
+static void test_protocol_1_client(void **state)
+{
+	char buf[256];
+	int fd;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions"));
+	fd = hd_connect_raw(d.sock);
+	assert_int_equal(send(fd, "hello 1", 7, 0), 7);
+	assert_true(hd_recv(fd, buf, sizeof(buf), 5) > 0);
+	assert_string_equal(buf, "hello 1 actions");
+	assert_int_equal(send(fd, "lock 100 1000", 13, 0), 13);
+	assert_true(hd_recv(fd, buf, sizeof(buf), 5) > 0);
+	assert_string_equal(buf, "error lock 100 protocol-1 actions need protocol 2; not started");
+	assert_int_equal(send(fd, "get-restore-tid 100", 19, 0), 19);
+	assert_true(hd_recv(fd, buf, sizeof(buf), 5) > 0);
+	assert_string_equal(buf, "tid get-restore-tid 100 101");
+	close(fd);
+	assert_int_equal(driver_calls("lock", 100), 0);
+}
+
+/* A flood of bad clients: the daemon serves on, and its log does not grow
+ * with the flood. */
+static void test_flood_log_is_bounded(void **state)
+{
+	struct rtid__svc_ans a;
+	char buf[64];
+
+	(void)state;
+	hd_start(&d, NULL);
+	for (int i = 0; i < 60; i++) {
+		int fd = hd_connect_raw(d.sock);
+
+		assert_true(fd >= 0);
+		assert_int_equal(send(fd, "hello 2", 7, 0), 7);
+		assert_true(hd_recv(fd, buf, sizeof(buf), 5) > 0);
+		assert_int_equal(send(fd, "nonsense", 8, 0), 8);
+		assert_int_equal(hd_recv(fd, buf, sizeof(buf), 5), 0);
+		close(fd);
+	}
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+	assert_int_equal(count_lines(d.stderr_path) < 15, true);
+}
+
+/* One uid other than root holds at most --max-per-uid connections. */
+static void test_per_uid_limit(void **state)
+{
+	int p[2], st;
+	char got[3] = { 0 };
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(chmod(d.dir, 0711), 0); /* nobody may reach the socket */
+	hd_start(&d, ARGS("--group", "65534", "--max-per-uid", "2"));
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd[3];
+		char buf[64];
+
+		if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+			_exit(3);
+		for (int i = 0; i < 3; i++) {
+			fd[i] = hd_connect_raw(d.sock);
+			buf[0] = '\0';
+			/* A refused one may be closed before its greeting goes out. */
+			if (fd[i] >= 0) {
+				send(fd[i], "hello 2", 7, MSG_NOSIGNAL);
+				hd_recv(fd[i], buf, sizeof(buf), 5);
+			}
+			got[i] = !strcmp(buf, "hello 2 queries") ? 'y' : !strcmp(buf, "refused 2 busy") ? 'n' : '?';
+		}
+		_exit(write(p[1], got, 3) == 3 ? 0 : 4);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], got, 3), 3);
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	assert_int_equal(st, 0);
+	assert_memory_equal(got, "yyn", 3);
+	assert_true(hd_said(&d, "uid 65534 holds 2 connections"));
+	{
+		struct rtid__svc_ans a;
+
+		assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0); /* root: served */
+	}
+}
+
+/* CPU seconds the process has used (utime + stime). */
+static double cpu_of(pid_t pid)
+{
+	char path[64];
+	const char *stat, *p;
+	unsigned long long ut, st;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	stat = slurp(path);
+	p = strrchr(stat, ')');
+	assert_non_null(p);
+	/* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+	for (int i = 0; i < 12; i++)
+		p = strchr(p + 1, ' ');
+	ut = strtoull(p + 1, (char **)&p, 10);
+	st = strtoull(p + 1, NULL, 10);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Out of fds: accept fails with EMFILE while the connection waits; the
+ * daemon rests instead of spinning, says so, and serves it once fds are
+ * back. */
+static void test_accept_out_of_fds(void **state)
+{
+	struct rlimit low, old;
+	char buf[64];
+	double before;
+	int fd;
+
+	(void)state;
+	hd_start(&d, NULL);
+	assert_int_equal(prlimit(d.pid, RLIMIT_NOFILE, NULL, &old), 0);
+	low.rlim_cur = 3; /* below every fd it holds: the next one fails */
+	low.rlim_max = old.rlim_max;
+	assert_int_equal(prlimit(d.pid, RLIMIT_NOFILE, &low, NULL), 0);
+	fd = hd_connect_raw(d.sock);
+	assert_true(fd >= 0);
+	assert_int_equal(send(fd, "hello 2", 7, 0), 7);
+	before = cpu_of(d.pid);
+	poll(NULL, 0, 1000); /* a measurement window, not a wait for anything */
+	assert_true(cpu_of(d.pid) - before < 0.3); /* resting, not spinning */
+	assert_true(hd_said(&d, "cannot accept"));
+	assert_int_equal(prlimit(d.pid, RLIMIT_NOFILE, &old, NULL), 0);
+	assert_true(hd_recv(fd, buf, sizeof(buf), 10 * time_factor()) > 0);
+	assert_string_equal(buf, "hello 2 queries");
+	close(fd);
+}
+
+/* --max-clients is fitted to the fd limit at start, and says so; a limit
+ * with no room for a client beside the workers stops it with the reason. */
+static void test_max_clients_fits_fd_limit(void **state)
+{
+	struct rtid__svc_ans a;
+
+	(void)state;
+	hd_start_limited(&d, 48, ARGS("--max-clients", "200", "--workers", "4"));
+	assert_true(hd_said(&d, "--max-clients 200 does not fit the fd limit (RLIMIT_NOFILE 48): "
+			   "serving at most 20 clients"));
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+	assert_int_equal(hd_stop(&d), 0);
+	{
+		char cmd[1200];
+
+		snprintf(cmd, sizeof(cmd), "ulimit -n 20 && exec %s serve --socket %s --proc %s "
+			 "--workers 4 2>>%s", env_path("RTID_BIN"), d.sock, d.proc, d.stderr_path);
+		assert_int_equal(WEXITSTATUS(system(cmd)), 1);
+	}
+	assert_true(hd_said(&d, "leaves no room for a client beside 4 workers"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_long_action_holds_up_no_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_action_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_once_past_the_daemon_deadline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_once_worker_crash, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_once_daemon_killed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_finishes_the_action, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_once_shim_wait_after_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cancel_before_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_protocol_1_client, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flood_log_is_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_per_uid_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_accept_out_of_fds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_max_clients_fits_fd_limit, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
