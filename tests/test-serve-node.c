@@ -201,13 +201,15 @@ static void test_once_daemon_killed(void **state)
 }
 
 /* SIGTERM mid-action: the daemon lets the action end and answers it, then
- * exits 0; nobody runs it again. */
+ * exits 0; nobody runs it again. The checkpoint takes longer than the grace
+ * a query gets at a stop (5 s): an action is never cut by the stop. */
 static void test_stop_finishes_the_action(void **state)
 {
 	struct shim_bg ck;
 	struct shim_run r;
 
 	(void)state;
+	setenv("RTID_MOCK_SLOW_S", "6", 1);
 	hd_start(&d, ARGS("--actions"));
 	lock(100);
 	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
