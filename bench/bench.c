@@ -10,6 +10,8 @@
  *     same do-nothing program: rtid's overhead per spawn.
  *  4. Loading attestations of 1000 to 16000 versions: time per version.
  *  5. rtid serve behind the shim, called as CRIU calls the tool (serve.c).
+ *  6. One node, R = 1, 2, 4, 8 CRIU runs dumping side by side: the shim and
+ *     rtid serve, the tool alone, the ideal (node.c).
  *
  * Environment: MOCK_TOOL, MOCK_LIBCUDA, RTID_WORKER, FAKE_TOOL (meson sets them). */
 #include <dirent.h>
@@ -155,14 +157,22 @@ static void bench_spawn(void)
 	       (median(t_rtid, REPS) - median(t_bare, REPS)) * 1e3);
 }
 
+/* RTID_BENCH_ONLY=node: part 6 alone (a quick look while working on it). */
 int main(void)
 {
+	const char *only = getenv("RTID_BENCH_ONLY");
+
 	if (!getenv("RTID_TIME_SCALE"))
 		setenv("RTID_TIME_SCALE", "0.02", 1);
+	if (only && !strcmp(only, "node")) {
+		bench_node();
+		return 0;
+	}
 	bench_batches();
 	bench_scan_1000();
 	bench_spawn();
 	bench_attest();
 	bench_serve();
+	bench_node();
 	return 0;
 }

@@ -3,6 +3,7 @@
 #define RTID_BENCH_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "helpers.h" /* median(), env_path(): shared with the tests */
 /* Part 1: 103 pids, every strategy, one table. */
@@ -11,5 +12,23 @@ void bench_batches(void);
 void bench_attest(void);
 /* Part 5: rtid serve behind the shim, CRIU's way of calling, against the tool. */
 void bench_serve(void);
+/* Part 6: R CRIU runs side by side on one node: shim + rtid serve, the tool
+ * alone, and the ideal. */
+void bench_node(void);
+
+/* serve-env.c: the stage of parts 5 and 6. */
+struct serve_env {
+	char dir[64], casefile[128], shim[128], sock[128];
+	pid_t daemon;
+};
+/* A directory holding the case (case_text), its proc tree, the shim; the
+ * environment set for the shim and the mocks. Exits on failure. */
+void se_setup(struct serve_env *e, const char *case_text);
+/* rtid serve --actions on it, ready. */
+void se_daemon(struct serve_env *e);
+/* One call as CRIU's plugin makes it: the exit status, atoi in *tid. */
+int se_call(const char *prog, char *const *argv, int *tid);
+/* Stop the daemon, remove the directory. */
+void se_teardown(struct serve_env *e);
 
 #endif

@@ -22,53 +22,7 @@
 #define FIRST 20000
 #define REAL_ATTACH 2.724 /* seconds: one cuda-checkpoint spawn in the write-up */
 
-static char dir[64] = "/tmp/rtid-bench-serve-XXXXXX";
-static char shim[128], sock[128];
-
-static void put(const char *rel, const char *text)
-{
-	char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
-		*s = '\0';
-		mkdir(path, 0755);
-		*s = '/';
-	}
-	f = fopen(path, "w");
-	if (!f || fputs(text, f) < 0 || fclose(f) != 0)
-		exit(1);
-}
-
-/* The plugin's way to run the tool: returns the exit status, atoi in *tid. */
-static int criu_call(const char *prog, char *const *argv, int *tid)
-{
-	char buf[129];
-	int rc = plugin_call(prog, argv, NULL, buf, sizeof(buf));
-
-	if (rc < 0)
-		exit(1);
-	if (tid)
-		*tid = atoi(buf); /* the plugin's parsing, on purpose */
-	return rc;
-}
-
-static pid_t start_daemon(void)
-{
-	char proc[128];
-	const char *argv[] = { env_path("RTID_BIN"), "serve", "--socket", sock, "--proc", proc,
-			       "--libcuda", env_path("MOCK_LIBCUDA"), "--actions", NULL };
-	pid_t pid;
-
-	snprintf(proc, sizeof(proc), "%s/proc", dir);
-	pid = serve_spawn(argv, -1, 20);
-	if (pid < 0) {
-		fprintf(stderr, "rtid-bench: rtid serve did not start: %s\n", strerror((int)-pid));
-		exit(1);
-	}
-	return pid;
-}
+static struct serve_env env;
 
 struct seq {
 	const char *what;
@@ -95,7 +49,7 @@ static double floor_call(void)
 	 * spawn of the same binary that does nothing. */
 	setenv("RTID_SHIM_ACTIVE", "1", 1);
 	t0 = rtid__now();
-	criu_call(shim, argv, NULL);
+	se_call(env.shim, argv, NULL);
 	unsetenv("RTID_SHIM_ACTIVE");
 	return rtid__now() - t0;
 }
@@ -128,7 +82,7 @@ static void run_seq(const char *prog, const struct seq *s, struct timing *t)
 				argv[n++] = !strcmp(s->ops[c][k], "P") ? p
 					    : !strcmp(s->ops[c][k], "T") ? tid_s : (char *)s->ops[c][k];
 			t0 = rtid__now();
-			rc = criu_call(prog, argv, &tid);
+			rc = se_call(prog, argv, &tid);
 			t->call[t->n] = rtid__now() - t0;
 			t->total += t->call[t->n];
 			t->floor[t->n++] = floor_call();
@@ -150,52 +104,10 @@ void bench_serve(void)
 	const struct seq *seqs[] = { &query, &dump, &restore };
 	const char *tool = env_path("MOCK_TOOL");
 	double scale = cf_scaled(1.0), floor_s = 0, per = 1;
-	char casefile[128];
-	pid_t daemon;
 
-	if (!mkdtemp(dir))
-		exit(1);
-	snprintf(casefile, sizeof(casefile), "%s/w.case", dir);
-	snprintf(shim, sizeof(shim), "%s/cuda-checkpoint", dir);
-	snprintf(sock, sizeof(sock), "%s/rtid.sock", dir);
-	put("w.case", "title bench\nproves nothing\nattach-delay 2.724\nbackend api\n"
-		      "workload 103 20000\nexpect all * error=-\n");
-	put("proc/driver/nvidia/version",
-	    "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Thu Jan  1 2026\n");
-	/* The workload's threads as the kernel shows them: the shim and the
-	 * daemon judge each number, and a tid the driver names, by this tree. */
-	{
-		struct casefile *c;
-		char err[256], rel[64], text[64];
-
-		if (cf_load(casefile, &c, err, sizeof(err)) < 0) {
-			fprintf(stderr, "rtid-bench: %s\n", err);
-			exit(1);
-		}
-		for (size_t i = 0; i < c->ntasks; i++) {
-			const struct cf_task *t = &c->tasks[i];
-
-			snprintf(rel, sizeof(rel), "proc/%d/task/%d/comm", t->pid, t->tid);
-			snprintf(text, sizeof(text), "%.*s\n", (int)t->comm_len, t->comm);
-			put(rel, text);
-			snprintf(rel, sizeof(rel), "proc/%d/status", t->tid);
-			snprintf(text, sizeof(text), "Name:\tpython3\nTgid:\t%d\nThreads:\t1\n", t->pid);
-			put(rel, text);
-		}
-		cf_free(c);
-	}
-	if (symlink(env_path("RTID_BIN"), shim) < 0)
-		exit(1);
-	setenv("RTID_CASE", casefile, 1);
-	setenv("RTID_REAL_TOOL", tool, 1);
-	setenv("RTID_SOCKET", sock, 1);
-	{
-		char proc[128];
-
-		snprintf(proc, sizeof(proc), "%s/proc", dir);
-		setenv("RTID_PROC", proc, 1);
-	}
-	daemon = start_daemon();
+	se_setup(&env, "title bench\nproves nothing\nattach-delay 2.724\nbackend api\n"
+		       "workload 103 20000\nexpect all * error=-\n");
+	se_daemon(&env);
 	printf("\n## rtid serve behind the shim: %d pids, one spawn per call, serially "
 	       "(attach %.0f ms scaled)\n\n", PIDS, REAL_ATTACH * scale * 1e3);
 	printf("Medians per call; the floor is a spawn of the shim that does nothing, made right\n"
@@ -206,7 +118,7 @@ void bench_serve(void)
 		static struct timing ts, tt;
 		char what[96];
 
-		run_seq(shim, seqs[k], &ts);
+		run_seq(env.shim, seqs[k], &ts);
 		run_seq(tool, seqs[k], &tt);
 		snprintf(what, sizeof(what), "%s: shim + rtid serve", seqs[k]->what);
 		row(what, &ts);
@@ -218,13 +130,5 @@ void bench_serve(void)
 	printf("\nAt the write-up's real attach of %.3f s a tool call costs %.3f s + a spawn, "
 	       "%.0fx the %.2f ms of a call through the shim and rtid serve.\n",
 	       REAL_ATTACH, REAL_ATTACH, (REAL_ATTACH + floor_s) / per, per * 1e3);
-	kill(daemon, SIGTERM);
-	waitpid(daemon, NULL, 0);
-	{
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "rtid-bench: cannot remove %s\n", dir);
-	}
+	se_teardown(&env);
 }

@@ -3,7 +3,8 @@
  * the case says, and logs every call ($RTID_MOCK_LOG). A query for a pid the
  * case gives no answer for is an unexpected call: logged and failed loudly.
  * RTID_MOCK_FAIL_ACTION=NAME makes "--action NAME" fail (exit 1 and a
- * message on stderr, as the real tool reports a failed action). */
+ * message on stderr, as the real tool reports a failed action);
+ * RTID_MOCK_SLOW_OPS/_S make actions slow, as in the mock libcuda. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -164,6 +165,8 @@ int main(int argc, char **argv)
 		puts("running");
 	else if (!strcmp(call.op, "action") && fail_action(call.action, call.pid))
 		code = 1;
+	else if (!strcmp(call.op, "action"))
+		mock_slow_op(call.action);
 	mock_log(WHO, "end", call.pid, argc, argv, NULL);
 	cf_free(c);
 	return code;

@@ -214,25 +214,10 @@ int cuCheckpointProcessGetRestoreThreadId(int pid, int *tid)
 
 /* --- state and actions --- */
 
-/* Whether op is in the comma list of environment variable var; all ops when
- * the list is unset or empty and all is set. */
-static int listed(const char *var, const char *op, int all)
-{
-	const char *ops = getenv(var);
-	size_t len = strlen(op);
-
-	if (!ops || !*ops)
-		return all;
-	for (const char *p = ops; (p = strstr(p, op)); p += len)
-		if ((p == ops || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
-			return 1;
-	return 0;
-}
-
 /* Whether the pid's fault applies to op ($RTID_MOCK_FAULT_OPS, default all). */
 static int faulty(const char *op)
 {
-	return listed("RTID_MOCK_FAULT_OPS", op, 1);
+	return mock_listed("RTID_MOCK_FAULT_OPS", op, 1);
 }
 
 #ifndef MOCK_NO_ACTIONS
@@ -241,16 +226,55 @@ enum { ST_RUNNING, ST_LOCKED, ST_CHECKPOINTED };
 static struct { int pid, state; } states[256];
 static size_t nstates;
 
+/* The driver keeps a process's state where every caller sees it: with
+ * $RTID_MOCK_STATE (a directory) the state is kept in a file per pid, so
+ * that the several workers of one rtid serve, and separate processes, agree. */
+static void state_path(int pid, char *buf, size_t len)
+{
+	const char *dir = getenv("RTID_MOCK_STATE");
+
+	buf[0] = '\0';
+	if (dir && *dir)
+		snprintf(buf, len, "%s/%d", dir, pid);
+}
+
 static int *state_of(int pid)
 {
-	for (size_t i = 0; i < nstates; i++)
+	char path[512];
+	int *s = NULL;
+	FILE *f;
+
+	for (size_t i = 0; i < nstates && !s; i++)
 		if (states[i].pid == pid)
-			return &states[i].state;
-	if (nstates == sizeof(states) / sizeof(states[0]))
+			s = &states[i].state;
+	if (!s && nstates == sizeof(states) / sizeof(states[0]))
 		return NULL;
-	states[nstates].pid = pid;
-	states[nstates].state = ST_RUNNING;
-	return &states[nstates++].state;
+	if (!s) {
+		states[nstates].pid = pid;
+		states[nstates].state = ST_RUNNING;
+		s = &states[nstates++].state;
+	}
+	state_path(pid, path, sizeof(path));
+	if (path[0] && (f = fopen(path, "r"))) {
+		int c = fgetc(f);
+
+		if (c >= '0' && c <= '2')
+			*s = c - '0';
+		fclose(f);
+	}
+	return s;
+}
+
+static void keep_state(int pid, int state)
+{
+	char path[512];
+	FILE *f;
+
+	state_path(pid, path, sizeof(path));
+	if (path[0] && (f = fopen(path, "w"))) {
+		fprintf(f, "%d\n", state);
+		fclose(f);
+	}
 }
 
 /* The process a tid belongs to: the driver takes a tid wherever it takes a
@@ -307,14 +331,12 @@ int cuCheckpointProcessGetState(int pid, int *state)
 static int act(const char *op, int pid, const void *args, int from, int to)
 {
 	static const unsigned char zero[64];
-	const char *slow = getenv("RTID_MOCK_SLOW_S");
 	char end[32];
 	int done, r = fault_of(op, &pid, &done);
 	int *s = done ? NULL : state_of(pid);
 
 	snprintf(end, sizeof(end), "%s-end", op);
-	if (slow && listed("RTID_MOCK_SLOW_OPS", op, 0))
-		pause_for(cf_scaled(strtod(slow, NULL)));
+	mock_slow_op(op);
 	mock_log(WHO, end, pid, 0, NULL, NULL);
 	if (done)
 		return r;
@@ -325,6 +347,7 @@ static int act(const char *op, int pid, const void *args, int from, int to)
 	if (*s != from)
 		return CUDA_ERROR_ILLEGAL_STATE;
 	*s = to;
+	keep_state(pid, to);
 	return CUDA_SUCCESS;
 }
 

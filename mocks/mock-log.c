@@ -1,11 +1,14 @@
 #include "mock-log.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "casefile.h"
 
 double mock_now(void)
 {
@@ -46,4 +49,31 @@ void mock_log(const char *who, const char *event, int pid, int argc, char **argv
 		close(fd);
 	}
 	free(text);
+}
+
+int mock_listed(const char *var, const char *op, int all)
+{
+	const char *ops = getenv(var);
+	size_t len = strlen(op);
+
+	if (!ops || !*ops)
+		return all;
+	for (const char *p = ops; (p = strstr(p, op)); p += len)
+		if ((p == ops || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
+			return 1;
+	return 0;
+}
+
+void mock_slow_op(const char *op)
+{
+	const char *slow = getenv("RTID_MOCK_SLOW_S");
+	double s;
+	struct timespec ts;
+
+	if (!slow || !mock_listed("RTID_MOCK_SLOW_OPS", op, 0))
+		return;
+	s = cf_scaled(strtod(slow, NULL)); /* the test's own setting, not foreign text */
+	ts = (struct timespec){ (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 }

@@ -93,6 +93,14 @@ void hd_prepare(struct daemon *d, const char *case_text, const int *pids)
 	}
 	setenv("RTID_CASE", d->casefile, 1);
 	setenv("RTID_MOCK_LOG", d->log, 1);
+	/* One driver state for every worker of the daemon, as the driver keeps it. */
+	{
+		char state[400];
+
+		snprintf(state, sizeof(state), "%s/state", d->dir);
+		mkdir(state, 0700);
+		setenv("RTID_MOCK_STATE", state, 1);
+	}
 	setenv("RTID_REAL_TOOL", env_path("MOCK_TOOL"), 1);
 	unsetenv("RTID_SHIM_ACTIVE");
 }
