@@ -150,6 +150,34 @@ static void test_action_bound(void **state)
 	assert_true(hd_said(&d, "up to 2 workers"));
 }
 
+/* No new worker can attach (the driver broke after the first attach) while
+ * an action holds the only one: a query is failed at once, before any
+ * start, and the shim asks the tool; it never waits behind the action. */
+static void test_query_not_behind_an_action_when_attach_fails(void **state)
+{
+	struct shim_bg ck;
+	double t;
+	FILE *f;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions"));
+	/* Workers started from now on (the first is attached: the daemon said
+	 * ready) read a case whose cuInit fails. */
+	f = fopen(d.casefile, "a");
+	assert_non_null(f);
+	fputs("libcuda-init fail 100\n", f);
+	fclose(f);
+	lock(100);
+	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
+	hd_log_wait(&d, "checkpoint", 100, 0);
+	t = rtid__now();
+	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 0, "201\n");
+	assert_true(rtid__now() - t < 1.0 * time_factor());
+	assert_true(hd_log_time(&d, "checkpoint-end", 100, 0) < 0);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1); /* the tool answered */
+	assert_int_equal(hd_shim_wait(&ck).status, 0);
+}
+
 /* How the shim fails a started action: non-zero, the tool's words, the
  * reason, and never the tool. */
 static void expect_unknown(struct shim_run r, int pid, const char *op)
@@ -434,6 +462,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_long_action_holds_up_no_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_query_not_behind_an_action_when_attach_fails, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_once_past_the_daemon_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_once_worker_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_once_daemon_killed, setup, teardown),

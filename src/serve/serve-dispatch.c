@@ -244,12 +244,14 @@ static void hand(struct server *s, int i, unsigned k)
 }
 
 /* Start workers for the requests left waiting, and a spare while an action
- * runs, so that the next query does not pay an attach. With none alive and
- * none startable (the backoff), the waiting fail at once: their clients ask
- * the tool now rather than wait for a driver that keeps failing. */
+ * runs, so that the next query does not pay an attach. The waiting wait for
+ * a worker that is attaching or one that runs a query (it is free soon);
+ * with neither (the backoff, or only actions running), they fail at once:
+ * their clients ask the tool now rather than wait for a driver that keeps
+ * failing, or behind an action. */
 static void grow(struct server *s, const int *waiting, unsigned nw)
 {
-	unsigned alive = s->pool.n - in_state(s, SW_DOWN), starting = in_state(s, SW_STARTING);
+	unsigned starting = in_state(s, SW_STARTING);
 	unsigned want = nw + (sv_busy(s, true) > 0 && idle_worker(s) < 0);
 
 	for (unsigned k = 0; k < s->pool.n && starting < want; k++) {
@@ -258,9 +260,8 @@ static void grow(struct server *s, const int *waiting, unsigned nw)
 		if (sw_start(&s->pool, &s->pool.w[k], s->cfg) < 0)
 			break;
 		starting++;
-		alive++;
 	}
-	if (alive > 0)
+	if (starting > 0 || sv_busy(s, false) > sv_busy(s, true))
 		return;
 	for (unsigned j = 0; j < nw; j++)
 		sv_fail(s, waiting[j], "worker-failed", s->pool.why);
