@@ -53,20 +53,20 @@ void sv_worker_down(struct server *s, unsigned k, const char *reason)
 	struct sworker *w = &s->pool.w[k];
 	char why[200];
 	int i = w->busy ? owner(s, &w->job) : -1;
+	bool started = w->busy && w->job.started;
 
+	/* Gone first: when its client hears of it, the worker is no more. */
 	snprintf(why, sizeof(why), "%s", s->pool.why);
-	if (i >= 0 && w->job.started) {
+	sw_stop(&s->pool, w, true);
+	if (i >= 0 && started) {
 		struct rtid__svc_ans a = { .kind = RTID__SVC_UNKNOWN };
 
 		snprintf(a.name, sizeof(a.name), "%s", reason);
 		snprintf(a.text, sizeof(a.text), "started, outcome unknown: %.90s", why);
-		s->c[i].inflight = false;
 		sv_answer(s, i, &a);
 	} else if (i >= 0) {
-		s->c[i].inflight = false;
 		sv_fail(s, i, reason, why);
 	}
-	sw_stop(&s->pool, w, true);
 	serve_log("%s; a new attach %s", why,
 		  s->pool.retry_at > rtid__now() ? "after a backoff" : "when needed");
 	sv_set_ready(s);
