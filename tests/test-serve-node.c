@@ -129,6 +129,44 @@ static void test_long_action_holds_up_no_one(void **state)
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
 }
 
+/* The client of a started action goes away (its CRIU was killed): the
+ * action runs to its end, its answer is dropped, and the process's next
+ * request waits for it rather than overlap it. */
+static void test_client_leaves_mid_action(void **state)
+{
+	struct shim_bg ck;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions"));
+	lock(100);
+	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
+	hd_log_wait(&d, "checkpoint", 100, 0);
+	kill(ck.pid, SIGKILL);
+	assert_int_equal(hd_shim_wait(&ck).status, 128 + SIGKILL);
+	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "checkpointed\n");
+	assert_true(hd_log_time(&d, "get-state", 100, 0) >= hd_log_time(&d, "checkpoint-end", 100, 0));
+	assert_int_equal(driver_calls("checkpoint", 100), 1);
+	assert_true(hd_said(&d, "checkpoint 100 ended after its client left; answer dropped"));
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+}
+
+/* A query that waits for its process's action longer than its own deadline
+ * is answered "timeout" before any start, and its shim asks the tool. */
+static void test_query_waiting_past_its_deadline(void **state)
+{
+	struct shim_bg ck;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions", "--timeout", "0.3"));
+	lock(100);
+	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
+	hd_log_wait(&d, "checkpoint", 100, 0);
+	hd_shim(&d, NULL, ARGS("--get-state", "--pid", "100"));
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+	assert_true(hd_log_time(&d, "get-state", 100, 0) < 0); /* the driver was not asked */
+	assert_int_equal(hd_shim_wait(&ck).status, 0);
+}
+
 /* Actions take at most workers - 1: with two workers, a second action while
  * one runs is refused before any start (the shim runs the tool for it, as
  * CRIU would alone), and a query still finds the worker left for it. */
@@ -461,6 +499,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_long_action_holds_up_no_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_leaves_mid_action, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_query_waiting_past_its_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_not_behind_an_action_when_attach_fails, setup,
 						teardown),
