@@ -123,7 +123,16 @@ static bool is_none(const struct cf_answer *a)
 static int restore_tid(const struct casefile *c, int pid, int argc, char **argv)
 {
 	const struct cf_answer *a = cf_answer_for(c, pid);
-	int code;
+	int code, tid;
+
+	if ((code = mock_by_name(&pid, &tid)) == 1) {
+		printf("%d\n", tid);
+		return 0;
+	} else if (code == 0) {
+		fprintf(stderr, "Could not get restore thread ID for process ID %d: "
+				"\"invalid argument\"\n", pid);
+		return 1;
+	}
 
 	if (!a) {
 		mock_log(WHO, "unexpected", pid, argc, argv, "no answer for this pid in the case");

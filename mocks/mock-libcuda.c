@@ -196,9 +196,14 @@ int cuCheckpointProcessGetRestoreThreadId(int pid, int *tid)
 {
 	struct casefile *c = load();
 	const struct cf_answer *a = c ? cf_answer_for(c, pid) : NULL;
+	int by_name;
 
 	if (!initialised)
 		return CUDA_ERROR_NOT_INITIALIZED;
+	if ((by_name = mock_by_name(&pid, tid)) >= 0) {
+		mock_log(WHO, "start", pid, 0, NULL, "by name");
+		return by_name ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	}
 	if (!a) {
 		mock_log(WHO, "unexpected", pid, 0, NULL, "no answer for this pid in the case");
 		return CUDA_ERROR_UNKNOWN;
@@ -294,12 +299,16 @@ static int fault_of(const char *op, int *pid, int *done)
 	const struct cf_answer *a;
 	int tid;
 
-	*pid = process_of(c, *pid);
-	a = c ? cf_answer_for(c, *pid) : NULL;
-
 	*done = 1;
 	if (!initialised)
 		return CUDA_ERROR_NOT_INITIALIZED;
+	if ((tid = mock_by_name(pid, &tid)) >= 0) {
+		mock_log(WHO, op, *pid, 0, NULL, "by name");
+		*done = !tid;
+		return tid ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	}
+	*pid = process_of(c, *pid);
+	a = c ? cf_answer_for(c, *pid) : NULL;
 	if (!a) {
 		mock_log(WHO, "unexpected", *pid, 0, NULL, op);
 		return CUDA_ERROR_UNKNOWN;

@@ -20,4 +20,12 @@ int mock_listed(const char *var, const char *op, int all);
  * tool and the mock libcuda alike. */
 void mock_slow_op(const char *op);
 
+/* With $RTID_MOCK_BY_NAME set, the mocks stand in for a driver over real
+ * processes: a process is a CUDA process when one of its threads (in the
+ * real /proc) is named as the driver names its restore thread
+ * (^cuda[0-9a-f]{11}$), and that thread is its restore thread. Returns -1
+ * when the mode is off; else 1 and *tid (and *pid: the process a tid names
+ * belongs to), or 0 when the process has no such thread or is gone. */
+int mock_by_name(int *pid, int *tid);
+
 #endif
