@@ -3,7 +3,7 @@ BUILD ?= build
 MESON_ARGS ?=
 SUITES_TEST = --no-suite bench
 
-.PHONY: all deps check check-stress sim bench coverage check-valgrind check-sanitize check-fuzz deb clean
+.PHONY: all deps check check-stress sim bench coverage check-valgrind check-sanitize check-fuzz deb gpu-kit clean
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -34,6 +34,12 @@ sim: all
 # Performance figures, side by side in one run (see README).
 bench: all
 	meson test -C $(BUILD) --benchmark --verbose rtid-bench
+
+# The GPU kit: one archive to copy to a GPU machine and run there
+# (doc/hardware-validation.md).
+gpu-kit: all
+	ninja -C $(BUILD) kit/rtid-gpu-kit.tar.gz
+	@echo "GPU kit: $(BUILD)/kit/rtid-gpu-kit.tar.gz"
 
 # Coverage of src/ by the whole suite, against the gate in coverage/gate.
 coverage: deps

@@ -10,7 +10,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>

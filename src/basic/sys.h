@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
-#include <sys/pidfd.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -97,7 +97,9 @@ static inline int rtid__pidfd_open(pid_t pid)
 		errno = e;
 		return -1;
 	}
-	return pidfd_open(pid, 0);
+	/* The system call, not glibc's wrapper (2.36): the GPU kit's rtid then
+	 * runs on glibc 2.34 and later (Ubuntu 22.04, RHEL 9). */
+	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
 static inline ssize_t rtid__getdents64(int fd, void *buf, size_t len)

@@ -1,0 +1,112 @@
+/* The threads of a holder process, shared by kit-hold (no GPU: the kit's
+ * test) and gpu-hold (a real CUDA process, built with nvcc on the GPU
+ * machine): parked threads that rename themselves, optionally one thread
+ * that keeps starting short-lived ones (churn, for a scan racing them), and
+ * a checksum of the process's data printed on SIGUSR1 ("sum HEX"), so that
+ * a checkpoint and restore can be checked to have kept it. C and C++ alike. */
+#ifndef RTID_KIT_HOLD_THREADS_H
+#define RTID_KIT_HOLD_THREADS_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+struct hold_opts {
+	int threads;      /* parked threads, each renaming itself once started (one at least with a name) */
+	int churn;        /* one more thread that starts and ends others all the time */
+	const char *name; /* a parked thread takes this name (a restore-thread stand-in) */
+};
+
+/* --threads N, --churn, --name NAME; anything else is refused. */
+static int hold_parse(int argc, char **argv, struct hold_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			o->threads = (int)strtol(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--name") && i + 1 < argc)
+			o->name = argv[++i];
+		else if (!strcmp(argv[i], "--churn"))
+			o->churn = 1;
+		else
+			return -1;
+	}
+	return o->threads < 0 || o->threads > 512 ? -1 : 0;
+}
+
+static void *hold_parked(void *arg)
+{
+	char name[16];
+
+	/* Started as kit-new, then renamed, as a worker pool names its threads. */
+	snprintf(name, sizeof(name), "%s", arg ? (const char *)arg : "kit-worker");
+	prctl(PR_SET_NAME, name, 0, 0, 0);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void *hold_short(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_NAME, "kit-short", 0, 0, 0);
+	return NULL;
+}
+
+static void *hold_churn(void *arg)
+{
+	struct timespec ms = { 0, 1000000 };
+
+	(void)arg;
+	prctl(PR_SET_NAME, "kit-churn", 0, 0, 0);
+	for (;;) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, hold_short, NULL) == 0)
+			pthread_join(t, NULL);
+		nanosleep(&ms, NULL);
+	}
+	return NULL;
+}
+
+/* Start the threads (SIGUSR1 blocked in all of them: only hold_loop takes it). */
+static int hold_start(const struct hold_opts *o)
+{
+	sigset_t set;
+	pthread_t t;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	for (int i = 0; i < o->threads || (i == 0 && o->name); i++)
+		if (pthread_create(&t, NULL, hold_parked, i == 0 && o->name ? (void *)o->name : NULL))
+			return -1;
+	if (o->churn && pthread_create(&t, NULL, hold_churn, NULL))
+		return -1;
+	return 0;
+}
+
+/* Print the pid, then a checksum for each SIGUSR1, until SIGTERM. */
+static void hold_loop(unsigned long long (*sum)(void))
+{
+	sigset_t set;
+	int sig = 0;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGTERM);
+	printf("%d\n", (int)getpid());
+	fflush(stdout);
+	while (sigwait(&set, &sig) == 0 && sig == SIGUSR1) {
+		printf("sum %llx\n", sum());
+		fflush(stdout);
+	}
+}
+
+#endif

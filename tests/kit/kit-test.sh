@@ -1,0 +1,83 @@
+#!/bin/sh
+# The GPU kit where there is no GPU: built by make gpu-kit's target, unpacked
+# in a scratch directory and run as a new user runs it (one command), against
+# the mocks: a driver version file, the mock libcuda and tool standing in for
+# a driver over real processes (RTID_MOCK_BY_NAME: kit-hold processes with a
+# thread named as the driver names its restore thread). The report must say
+# what a user relies on; and a tool that lies must fail the run.
+#
+#   kit-test.sh KIT.tar.gz
+set -eu
+kit_tar=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+command -v python3 > /dev/null || { echo "kit-test: no python3 (the kit's report needs it)"; exit 77; }
+tar -C "$tmp" -xzf "$kit_tar"
+k=$tmp/rtid-gpu-kit
+fail() { echo "kit-test: $*" >&2; [ -f "$tmp/run.log" ] && cat "$tmp/run.log" >&2; exit 1; }
+
+# No driver: 77 and the reason, nothing else.
+set +e
+RTID_KIT_VERSION_FILE=$tmp/nothing "$k/run.sh" > "$tmp/run.log" 2>&1
+rc=$?
+set -e
+[ "$rc" = 77 ] || fail "without a driver the kit exited $rc, not 77"
+grep -q "no NVIDIA driver here" "$tmp/run.log" || fail "no reason given without a driver"
+
+printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Thu Jan  1 2026\n' > "$tmp/version"
+printf 'title kit\nproves kit\ndriver 580.159.03\nbackend api\ntask 1 1 init\nanswer 1 none\nexpect driver 1 tid=none\n' > "$tmp/c.case"
+mkdir "$tmp/state"
+mock() { # OUT, tool: the kit run against the mocks; its exit status
+	set +e
+	env RTID_KIT_MOCK=1 RTID_MOCK_BY_NAME=1 RTID_CASE="$tmp/c.case" RTID_MOCK_STATE="$tmp/state" \
+		RTID_KIT_VERSION_FILE="$tmp/version" RTID_KIT_TOOL="$2" RTID_KIT_LIBCUDA="$MOCK_LIBCUDA" \
+		OUT="$1" "$k/run.sh" > "$tmp/run.log" 2>&1
+	echo $?
+	set -e
+}
+
+rc=$(mock "$tmp/out" "$MOCK_TOOL")
+[ "$rc" = 0 ] || fail "the kit against the mocks exited $rc"
+python3 - "$tmp/out" <<'PY' || fail "the report is not what a user relies on"
+import json, os, sys
+out = sys.argv[1]
+r = json.load(open(os.path.join(out, "report.json")))
+assert r["verdict"] == "pass" and r["why"] == [], r["why"]
+assert r["machine"]["driver"] == "580.159.03", r["machine"]
+p = r["processes"]
+assert len(p) >= 8, len(p)
+for x in p:
+    assert x["agree"], x
+    if x["expect"] == "cuda":
+        assert x["tool"].isdigit() and x["tool"] != str(x["pid"]), x
+    else:
+        assert x["tool"] == "none", x
+assert {x["kind"] for x in p} >= {"plain", "threads", "churn", "no-context"}
+assert r["disagreements"] == [] and r["shim_fallbacks"] == 0
+assert len(r["cycle"]) == 2
+for c in r["cycle"]:
+    assert c["verdict"] == "pass", c
+    assert c["steps"] == ["running", "rc=0", "locked", "rc=0", "checkpointed", "rc=0", "locked",
+                          "rc=0", "running"], c
+    assert c["sum_before"] and c["sum_before"] == c["sum_after"], c
+assert r["tool_per_spawn_s"] > 0 and r["served_per_call_s"] > 0 and r["api_batch_s"] > 0
+assert r["criu"] == "not run: mock mode", r["criu"]
+a = json.load(open(os.path.join(out, "attestation.json")))
+assert "580.159.03" in json.dumps(a)
+assert "verdict: pass" in open(os.path.join(out, "table.txt")).read()
+PY
+# No holder, daemon or worker left behind.
+ps -eo pid,args | grep "$k/" | grep -v grep && fail "processes of the kit are left"
+
+# A tool that answers a wrong tid: the run fails and names the process.
+printf '#!/bin/sh\necho 1\n' > "$tmp/liar"
+chmod 755 "$tmp/liar"
+rc=$(mock "$tmp/out2" "$tmp/liar")
+[ "$rc" = 1 ] || fail "a lying tool did not fail the kit (exit $rc)"
+python3 - "$tmp/out2" <<'PY' || fail "the lie is not in the report"
+import json, os, sys
+r = json.load(open(os.path.join(sys.argv[1], "report.json")))
+assert r["verdict"] == "fail" and r["disagreements"], r
+assert any(d["tool"] == "1" for d in r["disagreements"])
+PY
+echo "kit-test: the kit ran against the mocks and its report is right"
