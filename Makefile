@@ -29,7 +29,7 @@ check-stress: all
 
 # The simulator's table of every workload x strategy, and its plot.
 sim: all
-	$(BUILD)/sim/rtid-sim --plot $(BUILD)/restore-vs-gpus.svg
+	$(BUILD)/sim/rtid-sim --evidence evidence --plot $(BUILD)/restore-vs-gpus.svg
 
 # Performance figures, side by side in one run (see README).
 bench: all

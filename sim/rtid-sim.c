@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "engine.h"
+#include "evidence.h"
 #include "plot.h"
 #include "basic/parse.h"
 #include "rtid.h"
@@ -27,7 +28,9 @@ static const char usage[] =
 	"       rtid-sim --workload W       every strategy for one workload\n"
 	"       rtid-sim [--plot FILE]      table of every workload x strategy, and the plot\n"
 	"       rtid-sim --params           the parameters in force and their sources\n"
-	"Any of them: --set NAME=VALUE (repeatable), e.g. --set host_gbps=1.\n"
+	"Any of them: --set NAME=VALUE (repeatable), e.g. --set host_gbps=1, and\n"
+	"--evidence DIR: the attach and driver-API costs measured by the GPU kit's\n"
+	"reports in DIR (make sim passes evidence/).\n"
 	"       rtid-sim --check --workload W --strategy S [--scale X]\n"
 	"Strategies: upstream, scan, parallel:K, api, canary, serve, toggle, and parts\n"
 	"joined by '+' (serve+parallel:8, toggle+parallel:8, scan+toggle).\n"
@@ -96,6 +99,8 @@ static void print_row(const struct sim_workload *w, const struct sim_strategy *s
 /* The parameters in force: the defaults, changed by --set. */
 static struct sim_params params_now;
 static const struct sim_params *cur = &params_now;
+/* Where attach_s and api_query_s come from when --evidence found reports. */
+static char evidence_source[512];
 
 /* The table's figures: means over RUNS seeds from seed on, so that a row is
  * what the strategy costs on average, not one draw of the attach. */
@@ -252,10 +257,13 @@ static void params(void)
 		double now = *(const double *)((const char *)cur + d->offset),
 		       def = *(const double *)((const char *)&sim_defaults + d->offset);
 
+		bool measured = evidence_source[0] && (!strcmp(d->name, "attach_s") ||
+						       !strcmp(d->name, "api_query_s"));
+
 		printf("| %s | %g", d->name, now);
 		if (now != def)
-			printf(" (--set; default %g)", def);
-		printf(" | %s | %s |\n", d->unit, d->source);
+			printf(" (%s; default %g)", measured ? "evidence" : "--set", def);
+		printf(" | %s | %s |\n", d->unit, measured ? evidence_source : d->source);
 	}
 }
 
@@ -270,12 +278,13 @@ struct cli {
 static int parse_cli(int argc, char **argv, struct cli *o)
 {
 	enum { O_WORKLOAD = 0x100, O_STRATEGY, O_SEED, O_JSON, O_PLOT, O_PARAMS, O_CHECK, O_SCALE,
-	       O_SET };
+	       O_SET, O_EVIDENCE };
 	static const struct option opts[] = {
 		{ "workload", 1, NULL, O_WORKLOAD }, { "strategy", 1, NULL, O_STRATEGY },
 		{ "seed", 1, NULL, O_SEED }, { "json", 0, NULL, O_JSON }, { "plot", 1, NULL, O_PLOT },
 		{ "params", 0, NULL, O_PARAMS }, { "check", 0, NULL, O_CHECK },
-		{ "scale", 1, NULL, O_SCALE }, { "set", 1, NULL, O_SET }, { "help", 0, NULL, 'h' }, { 0 } };
+		{ "scale", 1, NULL, O_SCALE }, { "set", 1, NULL, O_SET },
+		{ "evidence", 1, NULL, O_EVIDENCE }, { "help", 0, NULL, 'h' }, { 0 } };
 	char why[256];
 	int c, n;
 
@@ -293,6 +302,17 @@ static int parse_cli(int argc, char **argv, struct cli *o)
 		case O_JSON: o->json = true; break;
 		case O_PLOT: o->plot_path = optarg; break;
 		case O_PARAMS: o->show_params = true; break;
+		case O_EVIDENCE:
+			n = sim_evidence_load(optarg, &params_now, evidence_source,
+					      sizeof(evidence_source));
+			if (n == -ENODATA) {
+				fprintf(stderr, "rtid-sim: no passing report of a real driver in %s: "
+					"the public figures stand\n", optarg);
+			} else if (n < 0) {
+				fprintf(stderr, "rtid-sim: --evidence %s: %s\n", optarg, strerror(-n));
+				return 2;
+			}
+			break;
 		case O_SET:
 			if (sim_param_set(&params_now, optarg, why, sizeof(why)) < 0) {
 				fprintf(stderr, "rtid-sim: --set %s\n", why);

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "engine.h"
+#include "evidence.h"
 #include "helpers.h"
 #include "plot.h"
 
@@ -398,6 +399,29 @@ static void plot_ticks_are_round(void **state)
 	assert_true(sim_plot_step(0, 5) == 1);
 }
 
+/* --evidence: the GPU kit's passing reports on real drivers set the attach
+ * (per spawn, less the spawn) and the driver-API query (the api batch beyond
+ * one attach, per process); a run against the mocks is no evidence. */
+static void evidence_from_kit_reports(void **state)
+{
+	struct sim_params p = sim_defaults;
+	char dir[600], src[512] = "";
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/tests/sim-evidence/real", env_path("RTID_SOURCE_ROOT"));
+	assert_int_equal(sim_evidence_load(dir, &p, src, sizeof(src)), 2);
+	assert_true(fabs(p.attach_s - 2.5) < 1e-9);
+	assert_true(fabs(p.api_query_s - (0.0974 + 0.1974) / 20) < 1e-9);
+	assert_non_null(strstr(src, "median of 2 passing GPU kit reports"));
+	assert_true(p.host_gbps == sim_defaults.host_gbps);
+	/* Only a run against the mocks: nothing taken, p untouched. */
+	p = sim_defaults;
+	snprintf(dir, sizeof(dir), "%s/tests/sim-evidence/mock-only", env_path("RTID_SOURCE_ROOT"));
+	assert_int_equal(sim_evidence_load(dir, &p, src, sizeof(src)), -ENODATA);
+	assert_memory_equal(&p, &sim_defaults, sizeof(p));
+	assert_int_equal(sim_evidence_load("/nonexistent", &p, src, sizeof(src)), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -418,6 +442,7 @@ int main(void)
 		cmocka_unit_test(workload_errors_are_specific),
 		cmocka_unit_test(strategy_errors_are_specific),
 		cmocka_unit_test(params_set),
+		cmocka_unit_test(evidence_from_kit_reports),
 		cmocka_unit_test(plot_ticks_are_round),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
