@@ -167,6 +167,22 @@ static void test_query_waiting_past_its_deadline(void **state)
 	assert_int_equal(hd_shim_wait(&ck).status, 0);
 }
 
+/* A get-state named by a thread of the process (as CRIU asks it, with the
+ * restore tid) is that process's request: it waits for the action on it. */
+static void test_state_by_thread_waits_for_its_process(void **state)
+{
+	struct shim_bg ck;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions"));
+	lock(100);
+	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
+	hd_log_wait(&d, "checkpoint", 100, 0);
+	expect_shim(ARGS("--get-state", "--pid", "101"), 0, "checkpointed\n");
+	assert_true(hd_log_time(&d, "get-state", 100, 0) >= hd_log_time(&d, "checkpoint-end", 100, 0));
+	assert_int_equal(hd_shim_wait(&ck).status, 0);
+}
+
 /* Actions take at most workers - 1: with two workers, a second action while
  * one runs is refused before any start (the shim runs the tool for it, as
  * CRIU would alone), and a query still finds the worker left for it. */
@@ -472,6 +488,56 @@ static void test_accept_out_of_fds(void **state)
 	close(fd);
 }
 
+/* The lowest fd number the process does not hold. */
+static int lowest_free_fd(pid_t pid)
+{
+	char path[64];
+	int fd = 0;
+
+	for (;; fd++) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+		if (access(path, F_OK) < 0)
+			return fd;
+	}
+}
+
+/* Stopped while an accept pause had begun and an action runs on: the loop
+ * waits for the action without spinning, then exits 0. */
+static void test_stop_after_an_accept_pause(void **state)
+{
+	struct rlimit low, old;
+	struct shim_bg ck;
+	double before;
+	int fd, st;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions"));
+	lock(100);
+	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
+	hd_log_wait(&d, "checkpoint", 100, 0);
+	assert_int_equal(prlimit(d.pid, RLIMIT_NOFILE, NULL, &old), 0);
+	low.rlim_cur = (rlim_t)lowest_free_fd(d.pid);
+	low.rlim_max = old.rlim_max;
+	assert_int_equal(prlimit(d.pid, RLIMIT_NOFILE, &low, NULL), 0);
+	fd = hd_connect_raw(d.sock);
+	assert_true(fd >= 0);
+	for (int i = 0; i < 500 && !hd_said(&d, "cannot accept"); i++)
+		poll(NULL, 0, 10); /* the daemon's log has no signal to wait on */
+	assert_true(hd_said(&d, "cannot accept"));
+	kill(d.pid, SIGTERM);
+	for (int i = 0; i < 500 && !hd_said(&d, "stopping"); i++)
+		poll(NULL, 0, 10);
+	before = cpu_of(d.pid);
+	poll(NULL, 0, 500); /* a measurement window */
+	assert_true(cpu_of(d.pid) - before < 0.15);
+	assert_int_equal(hd_shim_wait(&ck).status, 0);
+	while (waitpid(d.pid, &st, 0) < 0 && errno == EINTR)
+		;
+	d.pid = -1;
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(fd);
+}
+
 /* --max-clients is fitted to the fd limit at start, and says so; a limit
  * with no room for a client beside the workers stops it with the reason. */
 static void test_max_clients_fits_fd_limit(void **state)
@@ -515,6 +581,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_per_uid_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_accept_out_of_fds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_clients_fits_fd_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_after_an_accept_pause, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state_by_thread_waits_for_its_process, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

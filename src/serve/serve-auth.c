@@ -40,7 +40,7 @@ static enum rtid__req_kind kind_of(int op)
 }
 
 const char *sa_check(const struct serve_cfg *cfg, uid_t uid, bool may_act,
-		     const struct rtid__svc_req *q)
+		     const struct rtid__svc_req *q, int *process)
 {
 	struct rtid__req_facts f = { .kind = kind_of(q->op), .check_caller = true, .caller = uid,
 				     .may_act = may_act };
@@ -48,5 +48,8 @@ const char *sa_check(const struct serve_cfg *cfg, uid_t uid, bool may_act,
 
 	rtid__request_facts(cfg->proc_root, q->pid, &f);
 	v = rtid__request_rule(&f);
-	return v == RTID__REQ_OK ? NULL : rtid__request_why(v);
+	if (v != RTID__REQ_OK)
+		return rtid__request_why(v);
+	*process = f.tgid > 0 ? f.tgid : q->pid;
+	return NULL;
 }

@@ -106,7 +106,7 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 		struct rtid__svc_req q = c->req;
 
 		q.pid = c->pid;
-		why = sa_check(s->cfg, c->uid, c->may_act, &q);
+		why = sa_check(s->cfg, c->uid, c->may_act, &q, &c->process);
 	}
 	if (why) {
 		struct rtid__svc_ans a = { .kind = RTID__SVC_DENIED };

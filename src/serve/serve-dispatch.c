@@ -57,7 +57,10 @@ void sv_worker_down(struct server *s, unsigned k, const char *reason)
 
 	/* Gone first: when its client hears of it, the worker is no more. */
 	snprintf(why, sizeof(why), "%s", s->pool.why);
-	sw_stop(&s->pool, w, true);
+	/* Only a failed attach counts for the backoff: a call that hung or
+	 * crashed is one process's trouble, and the next request deserves a
+	 * fresh worker at once. */
+	sw_stop(&s->pool, w, w->state == SW_STARTING ? SW_FAILED : SW_KILL);
 	if (i >= 0 && started) {
 		struct rtid__svc_ans a = { .kind = RTID__SVC_UNKNOWN };
 
@@ -176,18 +179,27 @@ void sv_worker_readable(struct server *s, unsigned k)
 	sv_answer(s, i, &a);
 }
 
-/* Whether nothing for client i's process is with a worker, or waits before it. */
+/* Whether nothing for client i's process is with a worker (one killed but
+ * not yet reaped included: it may still be inside the driver), or waits
+ * before it. */
 static bool its_turn(const struct server *s, int i)
 {
 	const struct client *c = &s->c[i];
 
-	for (unsigned k = 0; k < s->pool.n; k++)
-		if (s->pool.w[k].busy && s->pool.w[k].job.pid == c->pid)
+	for (unsigned k = 0; k < s->pool.n; k++) {
+		const struct sworker *w = &s->pool.w[k];
+
+		if (w->busy && w->job.process == c->process)
 			return false;
+		for (size_t r = 0; r < sizeof(w->reap) / sizeof(w->reap[0]); r++)
+			if (w->reap[r] > 0 && w->reap_process[r] == c->process)
+				return false;
+	}
 	for (unsigned k = 0; k < s->cfg->max_clients; k++) {
 		const struct client *o = &s->c[k];
 
-		if (o->fd >= 0 && o->queued && !o->inflight && o->pid == c->pid && o->seq < c->seq)
+		if (o->fd >= 0 && o->queued && !o->inflight && o->process == c->process &&
+		    o->seq < c->seq)
 			return false;
 	}
 	return true;
@@ -235,7 +247,8 @@ static void hand(struct server *s, int i, unsigned k)
 	}
 	w->busy = true;
 	w->job = (struct sjob){ .client = i, .conn = c->conn, .op = c->req.op, .pid = c->pid,
-				.started = action, .until = rtid__now() + deadline };
+				.process = c->process, .started = action,
+				.until = rtid__now() + deadline };
 	c->inflight = true;
 	if (send(w->sock, &q, sizeof(q), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(q)) {
 		snprintf(s->pool.why, sizeof(s->pool.why), "driver API worker does not take queries");
@@ -296,7 +309,7 @@ void sv_dispatch(struct server *s)
 		}
 		while ((k = idle_worker(s)) >= 0 && sw_version_changed(&s->pool.w[k], s->cfg)) {
 			serve_log("driver version changed; attaching again");
-			sw_stop(&s->pool, &s->pool.w[k], false);
+			sw_stop(&s->pool, &s->pool.w[k], SW_RETIRE);
 		}
 		if (k < 0) {
 			waiting[nw++] = i;

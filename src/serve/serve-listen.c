@@ -224,7 +224,7 @@ static struct {
 } kinds[SLOG_KINDS];
 
 static const char *const kind_words[SLOG_KINDS] = {
-	"about clients", "about denied requests", "about limits", "about accept",
+	"about clients", "about denied requests", "about limits", "about accept", "about poll",
 };
 
 void serve_log_flush(void)

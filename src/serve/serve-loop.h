@@ -24,6 +24,8 @@ struct client {
 	bool other_ns; /* in another pid namespace: its pids are translated, or refused */
 	char ns[64];   /* that namespace's link ("pid:[INODE]"); "" when unknown */
 	int pid;       /* req.pid as this daemon sees it */
+	int process;   /* the process it is or is a thread of: one process's requests
+			* go in order, whatever number each names */
 	bool start_known;         /* the start time of req.pid at intake */
 	unsigned long long start; /* (a pid reused meanwhile is another process) */
 	struct rtid__svc_req req;
@@ -40,7 +42,8 @@ struct server {
 	unsigned long seq, conns;
 	bool stopping, ready;
 	double stop_until;
-	double accept_at;    /* accept failed for want of fds: not before this */
+	double accept_at;    /* accept failed for want of fds: not before this (0: now) */
+	double reap_at;      /* a worker let go is killed then if still there (0: none) */
 	double accept_delay; /* the next such pause */
 };
 

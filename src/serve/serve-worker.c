@@ -134,20 +134,6 @@ int sw_start(struct spool *p, struct sworker *w, const struct serve_cfg *cfg)
 	return 0;
 }
 
-/* A worker that is not at fault is let go: it exits when its socket closes,
- * and detaches from the driver as a process does. Only one that does not
- * exit within QUIT_WAIT_MS is killed. */
-static void let_go(pid_t pid)
-{
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	if (fd >= 0) {
-		poll(&p, 1, QUIT_WAIT_MS);
-		close(fd);
-	}
-}
-
 /* RTID_SERVE_KILL_WAIT_MS, else KILL_WAIT_MS: how long a killed worker is
  * waited for before it is left to sw_reap (0: it always is). */
 static int kill_wait_ms(void)
@@ -160,39 +146,61 @@ static int kill_wait_ms(void)
 	return v && rtid__parse_pid(v, &ms) == 0 ? ms : KILL_WAIT_MS;
 }
 
-/* Keep a killed worker to reap later; with no room, wait for the oldest. */
-static void park(struct sworker *w, pid_t pid)
+/* Keep a worker that has not exited to reap later: process, the one its job
+ * was about (none: 0), kill_at, when a worker let go is killed if it has
+ * not exited by then (0: killed already). With no room, wait for the oldest. */
+static void park(struct sworker *w, pid_t pid, int process, double kill_at)
 {
-	size_t n = sizeof(w->reap) / sizeof(w->reap[0]);
+	size_t n = sizeof(w->reap) / sizeof(w->reap[0]), i = 0;
 
-	for (size_t i = 0; i < n; i++)
-		if (w->reap[i] <= 0) {
-			w->reap[i] = pid;
-			return;
+	while (i < n && w->reap[i] > 0)
+		i++;
+	if (i == n) {
+		killpg(w->reap[0], SIGKILL);
+		waitpid(w->reap[0], NULL, 0);
+		i = 0;
+	}
+	w->reap[i] = pid;
+	w->reap_process[i] = process;
+	w->reap_kill_at[i] = kill_at;
+}
+
+double sw_reap(struct sworker *w)
+{
+	double now = rtid__now(), next = 0;
+
+	for (size_t i = 0; i < sizeof(w->reap) / sizeof(w->reap[0]); i++) {
+		if (w->reap[i] <= 0)
+			continue;
+		/* Killed while its unreaped leader still pins the group's id. */
+		if (w->reap_kill_at[i] > 0 && now >= w->reap_kill_at[i]) {
+			killpg(w->reap[i], SIGKILL);
+			w->reap_kill_at[i] = 0;
 		}
-	waitpid(w->reap[0], NULL, 0);
-	w->reap[0] = pid;
-}
-
-void sw_reap(struct sworker *w)
-{
-	for (size_t i = 0; i < sizeof(w->reap) / sizeof(w->reap[0]); i++)
-		if (w->reap[i] > 0 && waitpid(w->reap[i], NULL, WNOHANG) != 0)
+		if (waitpid(w->reap[i], NULL, WNOHANG) != 0)
 			w->reap[i] = 0;
+		else if (w->reap_kill_at[i] > 0 && (next == 0 || w->reap_kill_at[i] < next))
+			next = w->reap_kill_at[i];
+	}
+	return next;
 }
 
-void sw_stop(struct spool *p, struct sworker *w, bool failed)
+void sw_stop(struct spool *p, struct sworker *w, enum sw_end how)
 {
 	double delay = BACKOFF_FIRST;
+	int process = w->busy ? w->job.process : 0;
 
 	if (w->sock >= 0)
 		close(w->sock);
 	w->sock = -1;
-	if (w->pid > 0) {
+	if (w->pid > 0 && how == SW_RETIRE) {
+		/* Not at fault: it exits when its socket closes, and detaches from
+		 * the driver as a process does; killed only if it has not within
+		 * QUIT_WAIT_MS. Nobody waits for it here. */
+		park(w, w->pid, process, rtid__now() + QUIT_WAIT_MS / 1000.0);
+	} else if (w->pid > 0) {
 		int ms = kill_wait_ms();
 
-		if (!failed)
-			let_go(w->pid);
 		/* The group while its unreaped leader still pins the id; then a
 		 * short, bounded wait for the death, and a worker stuck in the
 		 * kernel is reaped later by sw_reap, not waited for here. */
@@ -201,7 +209,7 @@ void sw_stop(struct spool *p, struct sworker *w, bool failed)
 			poll(&(struct pollfd){ .fd = w->pidfd, .events = POLLIN }, 1, ms);
 		/* 0: never waited for here, always reaped by the loop. */
 		if (ms == 0 || waitpid(w->pid, NULL, WNOHANG) == 0)
-			park(w, w->pid);
+			park(w, w->pid, process, 0);
 	}
 	if (w->pidfd >= 0)
 		close(w->pidfd);
@@ -209,7 +217,7 @@ void sw_stop(struct spool *p, struct sworker *w, bool failed)
 	w->pid = -1;
 	w->state = SW_DOWN;
 	w->busy = false;
-	if (!failed)
+	if (how != SW_FAILED)
 		return;
 	for (unsigned i = 1; i < p->failures && delay < BACKOFF_MAX; i++)
 		delay *= 2;

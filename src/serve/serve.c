@@ -37,6 +37,13 @@ static void expire(struct server *s, double t)
 			sv_worker_down(s, k, "worker-failed");
 		}
 	}
+	/* Stopping: a query with a worker has had its grace; an action runs on
+	 * to its own deadline. */
+	for (unsigned k = 0; s->stopping && t >= s->stop_until && k < s->pool.n; k++)
+		if (s->pool.w[k].busy && s->pool.w[k].job.op < RTID__OP_LOCK) {
+			snprintf(s->pool.why, sizeof(s->pool.why), "the daemon is stopping");
+			sv_worker_down(s, k, "shutting-down");
+		}
 	for (unsigned i = 0; i < s->cfg->max_clients; i++) {
 		struct client *c = &s->c[i];
 
@@ -59,6 +66,7 @@ static void begin_stop(struct server *s)
 	serve_log("stopping");
 	sl_stopping();
 	s->stopping = true;
+	s->accept_at = 0;
 	s->stop_until = rtid__now() + STOP_GRACE;
 	sl_close(&s->l, s->cfg);
 	sv_fail_queued(s, "shutting-down", "the daemon is stopping");
@@ -80,8 +88,10 @@ static double next_event(const struct server *s)
 		if (s->pool.w[k].state == SW_STARTING)
 			t = min_d(t, s->pool.w[k].until);
 	}
-	if (s->accept_at > 0)
+	if (!s->stopping && s->accept_at > now)
 		t = min_d(t, s->accept_at);
+	if (s->reap_at > 0)
+		t = min_d(t, s->reap_at);
 	for (unsigned i = 0; i < s->cfg->max_clients; i++)
 		if (s->c[i].fd >= 0 && !s->c[i].inflight)
 			t = min_d(t, s->c[i].queued ? s->c[i].req_until : s->c[i].idle_until);
@@ -125,8 +135,13 @@ static void signals(struct server *s)
 static void poll_once(struct server *s, struct pollfd *p, int *slot)
 {
 	nfds_t np = P_FIXED, nw;
-	double now = rtid__now(), left = (next_event(s) - now) * 1000.0;
-	bool listen = !s->stopping && now >= s->accept_at;
+	double now = rtid__now(), left;
+	bool listen;
+
+	if (s->accept_at > 0 && now >= s->accept_at)
+		s->accept_at = 0; /* the pause is over */
+	left = (next_event(s) - now) * 1000.0;
+	listen = !s->stopping && s->accept_at == 0;
 
 	p[P_SIG] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
 	p[P_LISTEN] = (struct pollfd){ .fd = listen ? s->l.fd : -1, .events = POLLIN };
@@ -142,7 +157,13 @@ static void poll_once(struct server *s, struct pollfd *p, int *slot)
 			p[np++] = (struct pollfd){ .fd = s->c[i].fd, .events = POLLIN };
 		}
 	if (poll(p, np, left <= 0 ? 0 : (int)left + 1) < 0) {
-		serve_log("poll: %s", strerror(errno));
+		/* Never EINTR (every signal comes by the signalfd): out of memory,
+		 * or fds. A pause, rather than the same failure again at once. */
+		struct timespec pause = { 0, (long)(ACCEPT_PAUSE_FIRST * 1e9) };
+
+		serve_log_limited(SLOG_POLL, "poll: %s", strerror(errno));
+		nanosleep(&pause, NULL);
+		signals(s); /* a stop is still heard */
 		return;
 	}
 	/* The workers' sockets first: what one said before it died (a failed
@@ -215,21 +236,54 @@ static int setup(struct server *s, const struct serve_cfg *cfg)
 	return sl_open(cfg, &s->l);
 }
 
-static void teardown(struct server *s)
+/* Every worker gone: the busy ones killed (their clients told), the others
+ * let go all at once; then each reaped as SIGCHLD says, those outstaying
+ * their grace killed, and at the end a blocking wait: at exit none may be
+ * left. */
+static void end_workers(struct server *s)
 {
-	for (unsigned k = 0; k < s->pool.n; k++) {
-		struct sworker *w = &s->pool.w[k];
+	double next = 1;
 
-		if (w->busy) {
+	for (unsigned k = 0; k < s->pool.n; k++) {
+		if (s->pool.w[k].busy) {
 			snprintf(s->pool.why, sizeof(s->pool.why),
 				 "the daemon stopped before the driver answered");
 			sv_worker_down(s, k, "shutting-down");
 		}
-		sw_stop(&s->pool, w, false);
-		for (size_t i = 0; i < sizeof(w->reap) / sizeof(w->reap[0]); i++)
-			if (w->reap[i] > 0)
-				waitpid(w->reap[i], NULL, 0); /* at exit: none may be left */
+		sw_stop(&s->pool, &s->pool.w[k], SW_RETIRE);
 	}
+	while (next > 0 && s->sigfd >= 0) {
+		struct signalfd_siginfo si;
+		double left;
+
+		next = 0;
+		for (unsigned k = 0; k < s->pool.n; k++) {
+			double t = sw_reap(&s->pool.w[k]);
+
+			next = t > 0 && (next == 0 || t < next) ? t : next;
+		}
+		left = (next - rtid__now()) * 1000.0;
+		if (next > 0)
+			poll(&(struct pollfd){ .fd = s->sigfd, .events = POLLIN }, 1,
+			     left <= 0 ? 0 : (int)left + 1);
+		while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			;
+	}
+	for (unsigned k = 0; k < s->pool.n; k++) {
+		struct sworker *w = &s->pool.w[k];
+
+		for (size_t i = 0; i < sizeof(w->reap) / sizeof(w->reap[0]); i++)
+			if (w->reap[i] > 0) {
+				killpg(w->reap[i], SIGKILL);
+				waitpid(w->reap[i], NULL, 0);
+			}
+	}
+}
+
+static void teardown(struct server *s)
+{
+	if (s->pool.w)
+		end_workers(s);
 	for (unsigned i = 0; s->c && i < s->cfg->max_clients; i++)
 		if (s->c[i].fd >= 0)
 			sv_drop(s, (int)i);
@@ -274,8 +328,12 @@ int serve_run(const struct serve_cfg *given)
 		sv_worker_down(&s, 0, "worker-failed");
 	while (going_on(&s)) {
 		poll_once(&s, p, slot);
-		for (unsigned k = 0; k < s.pool.n; k++)
-			sw_reap(&s.pool.w[k]);
+		s.reap_at = 0;
+		for (unsigned k = 0; k < s.pool.n; k++) {
+			double t = sw_reap(&s.pool.w[k]);
+
+			s.reap_at = t > 0 && (s.reap_at == 0 || t < s.reap_at) ? t : s.reap_at;
+		}
 		expire(&s, rtid__now());
 		serve_log_flush();
 		if (s.stopping)

@@ -42,6 +42,7 @@ struct sjob {
 	int client;          /* the client slot, or -1 once its client left */
 	unsigned long conn;  /* that slot's connection number, to tell a new one */
 	int op, pid;         /* pid: as the daemon sees it */
+	int process;         /* the process pid is or is a thread of */
 	bool started;        /* the client was told "started" */
 	double until;        /* its deadline */
 };
@@ -51,7 +52,9 @@ struct sworker {
 	pid_t pid;
 	int sock;                  /* -1 when down */
 	int pidfd;                 /* the worker's, for a bounded wait on its death; -1: none */
-	pid_t reap[8];             /* killed, not yet reaped (stuck in the kernel) */
+	pid_t reap[8];             /* stopped, not yet reaped (exiting, or stuck in the kernel) */
+	int reap_process[8];       /* the process its last job was about (0: none) */
+	double reap_kill_at[8];    /* let go: killed at this time if still there (0: killed) */
 	double until;              /* STARTING: the hello's deadline */
 	char version[512];         /* the driver version file when it started */
 	size_t version_len;        /* (size_t)-1: there was no such file */
@@ -77,12 +80,18 @@ void sp_free(struct spool *p);
 /* Start worker w (state STARTING) if down and the pool is past its backoff:
  * 0, -EAGAIN in the backoff, or another negative errno (p->why says why). */
 int sw_start(struct spool *p, struct sworker *w, const struct serve_cfg *cfg);
-/* Kill the worker's group and reap it, or leave it to sw_reap when it does
- * not exit at once; failed: count a failure for the pool's backoff. Never
- * blocks past a clean worker's short grace. The job is the caller's. */
-void sw_stop(struct spool *p, struct sworker *w, bool failed);
-/* Reap what sw_stop killed and left (never blocks). */
-void sw_reap(struct sworker *w);
+/* How a worker ends: let go (no fault of its own: a driver change, the
+ * daemon's stop; it exits when its socket closes, and is killed a second
+ * later only if it has not), killed (it hung or crashed in a call), or
+ * killed and counted for the pool's backoff (it failed to attach). */
+enum sw_end { SW_RETIRE, SW_KILL, SW_FAILED };
+/* End worker w as how says; what has not exited is left to sw_reap. Blocks
+ * at most a killed worker's short wait (RTID_SERVE_KILL_WAIT_MS), never for
+ * one let go. The job is the caller's to answer. */
+void sw_stop(struct spool *p, struct sworker *w, enum sw_end how);
+/* Reap what sw_stop left, kill what was let go and outstayed its grace
+ * (never blocks). Returns the next such kill time, or 0 for none. */
+double sw_reap(struct sworker *w);
 /* The worker's socket is readable: read its hello (STARTING). Returns 1 when
  * it became READY, 0 when not yet, -1 after it failed (p->why says why). */
 int sw_read_hello(struct spool *p, struct sworker *w);
@@ -94,10 +103,11 @@ bool sw_version_changed(const struct sworker *w, const struct serve_cfg *cfg);
  * root, or a member of the action group by the groups the kernel gives for
  * the connection (SO_PEERGROUPS). */
 bool sa_may_act(const struct serve_cfg *cfg, int fd, uid_t uid, gid_t gid);
-/* NULL when a peer of uid (may_act: sa_may_act's) may make request q, else
- * why not: the request rule of rules/ (rtid__request_rule). */
+/* NULL when a peer of uid (may_act: sa_may_act's) may make request q, and
+ * *process is the process q.pid is or is a thread of (its Tgid); else why
+ * not: the request rule of rules/ (rtid__request_rule). */
 const char *sa_check(const struct serve_cfg *cfg, uid_t uid, bool may_act,
-		     const struct rtid__svc_req *q);
+		     const struct rtid__svc_req *q, int *process);
 
 /* --- serve-listen.c: the socket, systemd, readiness --- */
 struct slisten {
@@ -120,7 +130,7 @@ void serve_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* What a client can make the daemon log: each kind at most LOG_BURST lines
  * in LOG_WINDOW seconds, then one line saying how many were left out. */
-enum serve_log_kind { SLOG_CLIENT, SLOG_DENIED, SLOG_LIMIT, SLOG_ACCEPT, SLOG_KINDS };
+enum serve_log_kind { SLOG_CLIENT, SLOG_DENIED, SLOG_LIMIT, SLOG_ACCEPT, SLOG_POLL, SLOG_KINDS };
 void serve_log_limited(enum serve_log_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Say what was left out of a window that has ended (the loop calls it). */
