@@ -158,6 +158,8 @@ int cmd_shim(int argc, char **argv)
 		fprintf(stderr, SHIM ": called by itself (%s is set); refusing to recurse\n", GUARD);
 		return EXIT_UNKNOWN;
 	}
+	/* Before anything reads a setting: the file fills what the environment lacks. */
+	shim_conf_load();
 	if (shim_try_service(argc, argv, &rc))
 		return rc; /* rtid serve gave the driver's answer */
 	if (!is_query(argc, argv, &pid))

@@ -1,0 +1,154 @@
+/* The shim's settings from a file. Engines run CRIU with an environment of
+ * their own (Podman passes the runtime PATH and XDG_RUNTIME_DIR only, CRI-O
+ * its monitor_env, containerd its own), so a setting a user exports never
+ * reaches the shim; a file does. The file holds the same names as the
+ * environment, and the environment wins over it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shim/shim.h"
+
+#define CONF_MAX 16384
+#define SYSTEM_CONF "/etc/rtid/shim.conf"
+
+/* The settings a file may hold: the shim's own and the resolver's. */
+static const char *const names[] = {
+	"RTID_SOCKET", "RTID_REAL_TOOL", "RTID_SERVICE_TIMEOUT", "RTID_SERVICE_ACTION_TIMEOUT",
+	"RTID_SHIM_LOG", "RTID_SERVE_UID", "RTID_MODE", "RTID_BACKEND", "RTID_TIMEOUT",
+	"RTID_ATTESTATION", "RTID_LIBCUDA", "RTID_PATTERN", "RTID_WORKER", "RTID_UNATTESTED",
+};
+
+static bool known(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == len && !memcmp(names[i], name, len))
+			return true;
+	return false;
+}
+
+/* PREFIX/etc/rtid/shim.conf for the prefix rtid runs from (PREFIX/bin/rtid),
+ * when it exists: an unpacked or relocated install needs no /etc. */
+static bool beside_us(char *buf, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return false;
+	self[n] = '\0';
+	for (int up = 0; up < 2; up++) {
+		if (!(slash = strrchr(self, '/')))
+			return false;
+		*slash = '\0';
+	}
+	if ((size_t)snprintf(buf, len, "%s/etc/rtid/shim.conf", self) >= len)
+		return false;
+	return access(buf, F_OK) == 0;
+}
+
+const char *shim_conf_path(char *buf, size_t len)
+{
+	const char *env = getenv("RTID_SHIM_CONF");
+
+	if (env)
+		return *env ? env : NULL; /* set and empty: no file at all */
+	return beside_us(buf, len) ? buf : SYSTEM_CONF;
+}
+
+/* Trusted only when nobody but root and us can change it. */
+static const char *untrusted(const struct stat *st)
+{
+	if (!S_ISREG(st->st_mode))
+		return "not a regular file";
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		return "owned by another user";
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return "writable by group or others";
+	return NULL;
+}
+
+/* One line: NAME=VALUE, a comment (#) or blank. Applied unless the
+ * environment has NAME. */
+static void line(const char *path, unsigned no, char *s)
+{
+	char *eq, *end = s + strlen(s);
+
+	while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+		*--end = '\0';
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (!*s || *s == '#')
+		return;
+	eq = strchr(s, '=');
+	if (!eq || eq == s || !known(s, (size_t)(eq - s))) {
+		shim_note("%s:%u: not a setting of the shim (NAME=VALUE, NAME one of RTID_SOCKET, "
+			  "RTID_REAL_TOOL, ...): ignored", path, no);
+		return;
+	}
+	*eq = '\0';
+	setenv(s, eq + 1, 0);
+}
+
+/* Up to cap bytes of fd: the count, or -errno. */
+static ssize_t read_all(int fd, char *buf, size_t cap)
+{
+	size_t got = 0;
+
+	while (got < cap) {
+		ssize_t n = read(fd, buf + got, cap - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+int shim_conf_load(void)
+{
+	char buf[PATH_MAX], *text;
+	const char *path = shim_conf_path(buf, sizeof(buf)), *why;
+	struct stat st;
+	ssize_t n;
+	unsigned no = 1;
+	int fd;
+
+	if (!path)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : (shim_note("%s: %s: ignored", path, strerror(errno)), -errno);
+	why = fstat(fd, &st) < 0 ? strerror(errno) : untrusted(&st);
+	if (why) {
+		shim_note("%s: %s: ignored", path, why);
+		close(fd);
+		return -EPERM;
+	}
+	text = malloc(CONF_MAX + 2);
+	n = text ? read_all(fd, text, CONF_MAX + 1) : -ENOMEM;
+	close(fd);
+	if (n < 0 || n > CONF_MAX) {
+		shim_note("%s: %s: ignored", path, n < 0 ? strerror((int)-n) : "larger than 16 KiB");
+		free(text);
+		return n < 0 ? (int)n : -EFBIG;
+	}
+	text[n] = '\0';
+	for (char *s = text, *nl; s && *s; s = nl, no++) {
+		if ((nl = strchr(s, '\n')))
+			*nl++ = '\0';
+		line(path, no, s);
+	}
+	free(text);
+	return 0;
+}
