@@ -139,7 +139,7 @@ sock=$work/rtid.sock
 daemon=$!
 for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.05; done
 # The shim, as CRIU runs it: the daemon first, the real tool after it.
-shim() { RTID_SOCKET=$sock RTID_REAL_TOOL=$tool RTID_SHIM_LOG=$work/shim.log "$work/shim/cuda-checkpoint" "$@"; }
+shim() { RTID_SHIM_CONF= RTID_SOCKET=$sock RTID_REAL_TOOL=$tool RTID_SHIM_LOG=$work/shim.log "$work/shim/cuda-checkpoint" "$@"; }
 : > "$work/shim.log"
 : > "$work/answers.tsv"
 while read -r pid; do
