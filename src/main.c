@@ -14,7 +14,8 @@ static const char main_help[] =
 	"  resolve PID...        the restore thread of each pid (see rtid resolve --help)\n"
 	"  validate PID...|--all cross-check pids, write a report, update the attestation\n"
 	"  attest show|merge|lift print, merge or lift attestations and reports\n"
-	"  serve                 one driver attach per node, answers over a unix socket\n"
+	"  serve                 driver attaches for a node, answers over a unix socket\n"
+	"  doctor                check this node's setup for CRIU, the shim and rtid serve\n"
 	"  help [COMMAND]        this text, or a command's own help\n"
 	"  --version             rtid's version\n\n"
 	"Installed as 'cuda-checkpoint' (a link earlier on PATH), rtid answers\n"
@@ -50,6 +51,8 @@ static int dispatch(int argc, char **argv)
 		return cmd_attest(argc, argv);
 	if (strcmp(argv[0], "serve") == 0)
 		return cmd_serve(argc, argv);
+	if (strcmp(argv[0], "doctor") == 0)
+		return cmd_doctor(argc, argv);
 	fprintf(stderr, "rtid: unknown command '%s' (see rtid --help)\n", argv[0]);
 	return 2;
 }

@@ -58,6 +58,21 @@ void cli_hygiene_reset_signals(void);
 void cli_kill_strays(void);
 void cli_hygiene_before_exec(void);
 
+/* --- cli-conf.c: the shim's settings file --- */
+/* The file: RTID_SHIM_CONF when set ("" for none), else PREFIX/etc/rtid/shim.conf
+ * beside the rtid that runs (PREFIX/bin/rtid) when it exists, else
+ * /etc/rtid/shim.conf. NULL for none; buf holds the path it may return. */
+const char *cli_conf_path(char *buf, size_t len);
+/* Each line of a settings file: name and value of a setting, or both NULL
+ * for a line that is none (not NAME=VALUE with NAME one of the shim's). */
+typedef void (*cli_conf_fn)(void *ctx, unsigned line, const char *name, const char *value);
+/* Read the file at path (trusted only when owned by root or us and not
+ * writable by group or others) and give fn each line. 0, or a negative
+ * errno and *why (-ENOENT: no file; -EPERM: not trusted). */
+int cli_conf_read(const char *path, cli_conf_fn fn, void *ctx, const char **why);
+/* rtid doctor: the node's setup for CRIU, the shim and rtid serve. */
+int cmd_doctor(int argc, char **argv);
+
 int cmd_resolve(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_attest(int argc, char **argv);

@@ -147,6 +147,35 @@ static int resolve(const struct cli_opts *o, int pid, struct rtid_result *r)
 	return 0;
 }
 
+struct conf_ctx {
+	const char *path;
+};
+
+/* A setting of the file applies where the environment lacks it. */
+static void conf_line(void *ctx, unsigned line, const char *name, const char *value)
+{
+	const struct conf_ctx *c = ctx;
+
+	if (name)
+		setenv(name, value, 0);
+	else
+		shim_note("%s:%u: not a setting of the shim (NAME=VALUE, NAME one of RTID_SOCKET, "
+			  "RTID_REAL_TOOL, ...): ignored", c->path, line);
+}
+
+/* The settings file fills what the environment lacks (the environment
+ * wins); what is wrong with it goes to RTID_SHIM_LOG, never to stderr. */
+static void conf_load(void)
+{
+	char buf[4096];
+	struct conf_ctx c = { .path = cli_conf_path(buf, sizeof(buf)) };
+	const char *why = NULL;
+
+	if (c.path && cli_conf_read(c.path, conf_line, &c, &why) < 0 && why &&
+	    strcmp(why, strerror(ENOENT)))
+		shim_note("%s: %s: ignored", c.path, why);
+}
+
 int cmd_shim(int argc, char **argv)
 {
 	struct rtid_result r;
@@ -159,7 +188,7 @@ int cmd_shim(int argc, char **argv)
 		return EXIT_UNKNOWN;
 	}
 	/* Before anything reads a setting: the file fills what the environment lacks. */
-	shim_conf_load();
+	conf_load();
 	if (shim_try_service(argc, argv, &rc))
 		return rc; /* rtid serve gave the driver's answer */
 	if (!is_query(argc, argv, &pid))

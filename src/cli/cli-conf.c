@@ -1,8 +1,8 @@
-/* The shim's settings from a file. Engines run CRIU with an environment of
- * their own (Podman passes the runtime PATH and XDG_RUNTIME_DIR only, CRI-O
- * its monitor_env, containerd its own), so a setting a user exports never
- * reaches the shim; a file does. The file holds the same names as the
- * environment, and the environment wins over it. */
+/* The shim's settings file, read by the shim and checked by rtid doctor.
+ * Engines run CRIU with an environment of their own (Podman passes the
+ * runtime PATH and XDG_RUNTIME_DIR only, CRI-O its monitor_env, containerd
+ * its own), so a setting a user exports never reaches the shim; a file
+ * does. It holds the same names as the environment. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "shim/shim.h"
+#include "cli/cli.h"
 
 #define CONF_MAX 16384
 #define SYSTEM_CONF "/etc/rtid/shim.conf"
@@ -53,7 +53,7 @@ static bool beside_us(char *buf, size_t len)
 	return access(buf, F_OK) == 0;
 }
 
-const char *shim_conf_path(char *buf, size_t len)
+const char *cli_conf_path(char *buf, size_t len)
 {
 	const char *env = getenv("RTID_SHIM_CONF");
 
@@ -74,9 +74,9 @@ static const char *untrusted(const struct stat *st)
 	return NULL;
 }
 
-/* One line: NAME=VALUE, a comment (#) or blank. Applied unless the
- * environment has NAME. */
-static void line(const char *path, unsigned no, char *s)
+/* One line: NAME=VALUE, a comment (#) or blank; fn gets a setting, or NULL
+ * for a line that is none. */
+static void line(unsigned no, char *s, cli_conf_fn fn, void *ctx)
 {
 	char *eq, *end = s + strlen(s);
 
@@ -88,12 +88,11 @@ static void line(const char *path, unsigned no, char *s)
 		return;
 	eq = strchr(s, '=');
 	if (!eq || eq == s || !known(s, (size_t)(eq - s))) {
-		shim_note("%s:%u: not a setting of the shim (NAME=VALUE, NAME one of RTID_SOCKET, "
-			  "RTID_REAL_TOOL, ...): ignored", path, no);
+		fn(ctx, no, NULL, NULL);
 		return;
 	}
 	*eq = '\0';
-	setenv(s, eq + 1, 0);
+	fn(ctx, no, s, eq + 1);
 }
 
 /* Up to cap bytes of fd: the count, or -errno. */
@@ -115,23 +114,21 @@ static ssize_t read_all(int fd, char *buf, size_t cap)
 	return (ssize_t)got;
 }
 
-int shim_conf_load(void)
+int cli_conf_read(const char *path, cli_conf_fn fn, void *ctx, const char **why)
 {
-	char buf[PATH_MAX], *text;
-	const char *path = shim_conf_path(buf, sizeof(buf)), *why;
+	char *text;
 	struct stat st;
 	ssize_t n;
 	unsigned no = 1;
-	int fd;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), e;
 
-	if (!path)
-		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : (shim_note("%s: %s: ignored", path, strerror(errno)), -errno);
-	why = fstat(fd, &st) < 0 ? strerror(errno) : untrusted(&st);
-	if (why) {
-		shim_note("%s: %s: ignored", path, why);
+	if (fd < 0) {
+		e = errno;
+		*why = strerror(e);
+		return -e;
+	}
+	*why = fstat(fd, &st) < 0 ? strerror(errno) : untrusted(&st);
+	if (*why) {
 		close(fd);
 		return -EPERM;
 	}
@@ -139,7 +136,7 @@ int shim_conf_load(void)
 	n = text ? read_all(fd, text, CONF_MAX + 1) : -ENOMEM;
 	close(fd);
 	if (n < 0 || n > CONF_MAX) {
-		shim_note("%s: %s: ignored", path, n < 0 ? strerror((int)-n) : "larger than 16 KiB");
+		*why = n < 0 ? strerror((int)-n) : "larger than 16 KiB";
 		free(text);
 		return n < 0 ? (int)n : -EFBIG;
 	}
@@ -147,7 +144,7 @@ int shim_conf_load(void)
 	for (char *s = text, *nl; s && *s; s = nl, no++) {
 		if ((nl = strchr(s, '\n')))
 			*nl++ = '\0';
-		line(path, no, s);
+		line(no, s, fn, ctx);
 	}
 	free(text);
 	return 0;

@@ -1,0 +1,101 @@
+#!/bin/sh
+# rtid doctor on a node tree built here (--root): all well passes (exit 0),
+# and each thing a user gets wrong is named with its fix (exit 1): no shim
+# first on the engines' PATH, the real tool before it, a daemon that serves
+# queries only or is not there, CRIU's libdir without the CUDA plugin, a bad
+# line in the shim's settings file.
+set -eu
+rtid=$RTID_BIN
+tmp=$(mktemp -d)
+daemon=""
+trap '[ -n "$daemon" ] && kill $daemon 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+fail() { echo "doctor test: $*" >&2; exit 1; }
+
+r=$tmp/root
+mkdir -p "$r/usr/local/sbin" "$r/usr/bin" "$r/usr/sbin" "$r/usr/lib/criu" "$r/etc/criu" \
+	"$r/proc/driver/nvidia/gpus/0000:01:00.0"
+ln -s "$rtid" "$r/usr/local/sbin/cuda-checkpoint"
+printf '#!/bin/sh\nexit 0\n' > "$r/usr/bin/cuda-checkpoint"
+printf '#!/bin/sh\necho Version: 4.2\n' > "$r/usr/sbin/criu"
+chmod 755 "$r/usr/bin/cuda-checkpoint" "$r/usr/sbin/criu"
+: > "$r/usr/lib/criu/cuda_plugin.so"
+printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Thu Jan  1 2026\n' \
+	> "$r/proc/driver/nvidia/version"
+printf 'RTID_SOCKET=%s/s\n' "$tmp" > "$tmp/shim.conf"
+export RTID_SHIM_CONF=$tmp/shim.conf
+unset RTID_SOCKET RTID_REAL_TOOL
+printf 'title d\nproves d\ndriver 580.159.03\nbackend api\ntask 1 1 init\nanswer 1 none\nexpect driver 1 tid=none\n' > "$tmp/c.case"
+export RTID_CASE=$tmp/c.case
+
+serve() { # extra options: rtid serve on $tmp/s, ready when this returns
+	mkfifo "$tmp/ready"
+	"$rtid" serve --socket "$tmp/s" --libcuda "$MOCK_LIBCUDA" --ready-fd 3 "$@" \
+		3> "$tmp/ready" 2> "$tmp/serve.log" &
+	daemon=$!
+	read -r _ < "$tmp/ready"
+	rm "$tmp/ready"
+}
+stop() { kill "$daemon"; wait "$daemon" || true; daemon=""; }
+# The doctor's verdict on the tree: the exit status, and the JSON checked by
+# a python expression over c (checks by name) and ok.
+doctor() { # want_exit python_expression
+	set +e
+	"$rtid" doctor --root "$r" --json > "$tmp/out.json" 2> "$tmp/err"
+	rc=$?
+	set -e
+	[ "$rc" = "$1" ] || fail "exit $rc, not $1: $(cat "$tmp/out.json" "$tmp/err")"
+	python3 -c "
+import json, sys
+o = json.load(open('$tmp/out.json'))
+c = {x['name']: x for x in o['checks']}
+ok = o['ok']
+assert $2, json.dumps(o, indent=1)
+" || fail "$2"
+}
+
+serve --actions
+doctor 0 "ok and all(x['ok'] for x in o['checks']) and len(c) == 8"
+"$rtid" doctor --root "$r" | grep -q "^all well$" || fail "the words do not say all is well"
+
+# The daemon serves queries only: named, with the fix.
+stop
+serve
+doctor 1 "not c['rtid-serve']['ok'] and 'queries only' in c['rtid-serve']['detail'] and '--actions' in c['rtid-serve']['fix']"
+stop
+# No daemon at all.
+doctor 1 "not c['rtid-serve']['ok'] and 'no socket' in c['rtid-serve']['detail']"
+serve --actions
+
+# The real tool before the shim: CRIU would run it.
+mv "$r/usr/local/sbin/cuda-checkpoint" "$r/usr/sbin/cuda-checkpoint"
+cp "$r/usr/bin/cuda-checkpoint" "$r/usr/local/sbin/cuda-checkpoint"
+doctor 1 "not c['shim-on-path']['ok'] and 'not rtid' in c['shim-on-path']['detail']"
+rm "$r/usr/local/sbin/cuda-checkpoint" "$r/usr/sbin/cuda-checkpoint" "$r/usr/bin/cuda-checkpoint"
+# No cuda-checkpoint at all; then the shim with no real tool after it.
+doctor 1 "not c['shim-on-path']['ok'] and c['shim-on-path']['fix'].startswith('ln -s') and not c['real-tool']['ok']"
+ln -s "$rtid" "$r/usr/local/sbin/cuda-checkpoint"
+doctor 1 "c['shim-on-path']['ok'] and not c['real-tool']['ok']"
+printf '#!/bin/sh\nexit 0\n' > "$r/usr/bin/cuda-checkpoint"
+chmod 755 "$r/usr/bin/cuda-checkpoint"
+doctor 0 "c['real-tool']['ok']"
+
+# runc.conf names a libdir without the plugin.
+mkdir -p "$r/opt/criu"
+printf 'tcp-established\nlibdir /opt/criu\n' > "$r/etc/criu/runc.conf"
+doctor 1 "not c['criu-cuda-plugin']['ok'] and 'runc.conf names libdir /opt/criu' in c['criu-cuda-plugin']['detail']"
+: > "$r/opt/criu/cuda_plugin.so"
+doctor 0 "c['criu-cuda-plugin']['ok']"
+
+# A bad line in the shim's settings, and a file others may write.
+printf 'RTID_SOCKET=%s/s\nRTID_BOGUS=1\n' "$tmp" > "$tmp/shim.conf"
+doctor 1 "not c['shim-settings']['ok'] and 'line 2' in c['shim-settings']['detail']"
+printf 'RTID_SOCKET=%s/s\n' "$tmp" > "$tmp/shim.conf"
+chmod 0666 "$tmp/shim.conf"
+doctor 1 "not c['shim-settings']['ok'] and 'writable by group or others' in c['shim-settings']['detail']"
+chmod 0644 "$tmp/shim.conf"
+
+# No GPUs, no driver.
+rm -r "$r/proc/driver/nvidia/gpus/0000:01:00.0" "$r/proc/driver/nvidia/version"
+doctor 1 "not c['nvidia-gpus']['ok'] and not c['nvidia-driver']['ok']"
+stop
+echo "doctor test: every check passes on a good tree and names what is wrong on a bad one"
