@@ -93,7 +93,7 @@ def main():
     fallbacks = 0
     if os.path.exists(os.path.join(work, "shim.log")):
         with open(os.path.join(work, "shim.log")) as f:
-            fallbacks = sum(1 for _ in f)
+            fallbacks = sum(1 for l in f if ": to the real tool " in l)
     if fallbacks:
         why.append("the shim ran the real tool %d times (see serve.log)" % fallbacks)
     report["shim_fallbacks"] = fallbacks

@@ -21,8 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "helpers.h"
+#include "plugin-call.h"
 #include "serve-harness.h"
 
 #define TOOL_CALLS "\"mock\":\"cuda-checkpoint\",\"event\":\"start\""
@@ -488,6 +490,62 @@ static void test_accept_out_of_fds(void **state)
 	close(fd);
 }
 
+/* rtid serve status with the given format option: its output. */
+static const char *status_of(const char *fmt)
+{
+	static char out[8192];
+	char *argv[] = { "rtid", "serve", "status", (char *)fmt, "--socket", d.sock, NULL };
+
+	assert_int_equal(plugin_call(env_path("RTID_BIN"), argv, NULL, out, sizeof(out)), 0);
+	return out;
+}
+
+/* What an operator sees: a log line per request, the counters of rtid serve
+ * status (words, JSON, Prometheus), and the shim's log of every call with
+ * the path it took, successes included. */
+static void test_operator_view(void **state)
+{
+	char shim_log[400];
+	json_t *o;
+
+	(void)state;
+	snprintf(shim_log, sizeof(shim_log), "%s/shim.log", d.dir);
+	setenv("RTID_SHIM_LOG", shim_log, 1);
+	hd_start(&d, ARGS("--actions"));
+	expect_shim(ARGS("--get-restore-tid", "--pid", "100"), 0, "101\n");
+	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 0, "201\n");
+	lock(100);
+	unsetenv("RTID_SHIM_LOG");
+	assert_true(hd_said(&d, "get-restore-tid 100 for uid 0 pid "));
+	assert_true(hd_said(&d, "lock 100 for uid 0 pid "));
+	o = json_loads(status_of("--json"), 0, NULL);
+	assert_non_null(o);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(o,
+			 "requests"), "get-restore-tid"), "tid")), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(o,
+			 "requests"), "lock"), "done")), 1);
+	assert_string_equal(json_string_value(json_object_get(o, "driver")), "580.159.03");
+	assert_true(json_integer_value(json_object_get(o, "attaches")) >= 1);
+	assert_true(json_is_number(json_object_get(json_object_get(json_object_get(o,
+			"latency_ms"), "get-restore-tid"), "p99")));
+	json_decref(o);
+	assert_non_null(strstr(status_of("--prometheus"),
+			       "rtid_requests_total{op=\"get-restore-tid\",outcome=\"tid\"} 2\n"));
+	assert_non_null(strstr(status_of("--json"), "\"uptime_seconds\""));
+	assert_non_null(strstr(slurp(shim_log), "get-restore-tid --pid 100: answered by rtid serve: tid"));
+	assert_non_null(strstr(slurp(shim_log), "Z ")); /* each line stamped with the time (UTC) */
+}
+
+/* --quiet: no line per request. */
+static void test_quiet(void **state)
+{
+	(void)state;
+	hd_start(&d, ARGS("--quiet"));
+	expect_shim(ARGS("--get-restore-tid", "--pid", "100"), 0, "101\n");
+	assert_false(hd_said(&d, "get-restore-tid 100 for uid"));
+	assert_non_null(strstr(status_of("--json"), "\"tid\": 1"));
+}
+
 /* The lowest fd number the process does not hold. */
 static int lowest_free_fd(pid_t pid)
 {
@@ -582,6 +640,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_accept_out_of_fds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_clients_fits_fd_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_after_an_accept_pause, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_operator_view, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_quiet, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_by_thread_waits_for_its_process, setup,
 						teardown),
 	};

@@ -77,6 +77,8 @@ int cmd_resolve(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_attest(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+/* rtid serve status: the running daemon's counters. */
+int cmd_serve_status(int argc, char **argv);
 
 /* getopt_long values of the common long options. */
 enum {

@@ -135,6 +135,33 @@ int rtid__svc_call(struct rtid__svc_conn *c, const struct rtid__svc_req *q, doub
 	return 0;
 }
 
+int rtid__svc_status(struct rtid__svc_conn *c, double until,
+		     void (*fn)(void *ctx, const char *stat), void *ctx)
+{
+	char buf[RTID__SVC_MSG_MAX];
+	ssize_t n;
+	int r;
+
+	if (send(c->fd, "status", 6, MSG_NOSIGNAL | MSG_DONTWAIT) != 6)
+		return -EIO;
+	for (;;) {
+		if ((n = await(c->fd, buf, until)) < 0)
+			return n == -EPIPE ? -EIO : (int)n;
+		if (!c->greeted) {
+			r = rtid__svc_welcome_parse(buf, (size_t)n, RTID__SVC_VERSION, &c->actions);
+			if (r < 0)
+				return r == -EPROTO ? r : -EIO;
+			c->greeted = true;
+		} else if (!strcmp(buf, "end")) {
+			return 0;
+		} else if (!strncmp(buf, "stat ", 5)) {
+			fn(ctx, buf + 5);
+		} else {
+			return -EIO;
+		}
+	}
+}
+
 void rtid__svc_close(struct rtid__svc_conn *c)
 {
 	if (c->fd >= 0)

@@ -39,6 +39,12 @@ int rtid__svc_open(const char *path, struct rtid__svc_conn *c);
 int rtid__svc_call(struct rtid__svc_conn *c, const struct rtid__svc_req *q, double until,
 		   struct rtid__svc_ans *out);
 
+/* Ask for the daemon's counters ("status", protocol 2): fn gets each "stat
+ * ..." message without the word stat, until "end". 0, or -ETIMEDOUT, -EPROTO
+ * (refused), -EIO (closed, or not the protocol). */
+int rtid__svc_status(struct rtid__svc_conn *c, double until,
+		     void (*fn)(void *ctx, const char *stat), void *ctx);
+
 void rtid__svc_close(struct rtid__svc_conn *c);
 
 #endif

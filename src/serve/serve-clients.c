@@ -28,6 +28,7 @@ void sv_answer(struct server *s, int i, struct rtid__svc_ans *a)
 
 	a->op = c->req.op;
 	a->pid = c->req.pid; /* the client's number for it */
+	st_answered(s, c, a);
 	n = rtid__svc_ans_format(a, buf);
 	c->queued = c->inflight = false;
 	c->idle_until = rtid__now() + s->cfg->client_timeout_s;
@@ -83,6 +84,13 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 	struct client *c = &s->c[i];
 	const char *why;
 
+	c->asked = rtid__now();
+	if (n == 6 && !memcmp(buf, "status", 6) && c->version >= 2) {
+		/* Counters only, nothing of any process: anyone who may connect. */
+		if (!st_send(s, c->fd))
+			sv_drop(s, i);
+		return;
+	}
 	if (rtid__svc_req_parse(buf, n, &c->req) < 0) {
 		serve_log_limited(SLOG_CLIENT, "client pid %d sent a malformed request; closing it",
 				  (int)c->peer);

@@ -55,6 +55,7 @@ void sv_worker_down(struct server *s, unsigned k, const char *reason)
 	int i = w->busy ? owner(s, &w->job) : -1;
 	bool started = w->busy && w->job.started;
 
+	s->stats.worker_failures++;
 	/* Gone first: when its client hears of it, the worker is no more. */
 	snprintf(why, sizeof(why), "%s", s->pool.why);
 	/* Only a failed attach counts for the backoff: a call that hung or
@@ -149,7 +150,9 @@ void sv_worker_readable(struct server *s, unsigned k)
 		int h = sw_read_hello(&s->pool, w);
 
 		if (h > 0) {
-			serve_log("driver attached (worker pid %d)", (int)w->pid);
+			s->stats.attach_s = rtid__now() - w->since;
+			serve_log("driver attached (worker pid %d) in %.3f s", (int)w->pid,
+				  s->stats.attach_s);
 			sv_set_ready(s);
 		} else if (h < 0) {
 			sv_worker_down(s, k, "worker-failed");

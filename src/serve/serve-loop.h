@@ -30,7 +30,19 @@ struct client {
 	unsigned long long start; /* (a pid reused meanwhile is another process) */
 	struct rtid__svc_req req;
 	double idle_until, req_until;
+	double asked;  /* when its request came */
 	unsigned long seq;
+};
+
+/* The counters of rtid serve status (serve-stats.c). */
+#define ST_SAMPLES 1024 /* the latest latencies per operation, for percentiles */
+struct sstats {
+	double started;  /* the daemon's start */
+	double attach_s; /* the latest attach's time */
+	unsigned long worker_failures;
+	unsigned long n[RTID__OP_COUNT][RTID__SVC_KINDS];
+	float lat[RTID__OP_COUNT][ST_SAMPLES];
+	unsigned nlat[RTID__OP_COUNT];
 };
 
 struct server {
@@ -44,6 +56,7 @@ struct server {
 	double stop_until;
 	double accept_at;    /* accept failed for want of fds: not before this (0: now) */
 	double reap_at;      /* a worker let go is killed then if still there (0: none) */
+	struct sstats stats;
 	double accept_delay; /* the next such pause */
 };
 
@@ -65,6 +78,13 @@ void sv_client_readable(struct server *s, int i);
 bool sv_same_process(const struct server *s, int i);
 /* Accept every pending connection (or refuse it), within the limits. */
 void sv_accept_all(struct server *s);
+
+/* --- serve-stats.c --- */
+/* Count client c's answer a (and log it, unless --quiet). */
+void st_answered(struct server *s, const struct client *c, const struct rtid__svc_ans *a);
+/* The counters to fd, "stat ..." messages then "end"; false when it did not
+ * take them all. */
+bool st_send(const struct server *s, int fd);
 
 /* --- serve-dispatch.c --- */
 /* Hand every request that may go now to a worker, starting workers as

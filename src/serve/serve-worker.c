@@ -128,7 +128,8 @@ int sw_start(struct spool *p, struct sworker *w, const struct serve_cfg *cfg)
 	 * SIGCHLD (serve.c), also where there are no pidfds. */
 	w->pidfd = (int)syscall(SYS_pidfd_open, w->pid, 0);
 	w->state = SW_STARTING;
-	w->until = rtid__now() + cfg->attach_timeout_s;
+	w->since = rtid__now();
+	w->until = w->since + cfg->attach_timeout_s;
 	w->busy = false;
 	p->attaches++;
 	return 0;

@@ -219,6 +219,7 @@ static int setup(struct server *s, const struct serve_cfg *cfg)
 	s->cfg = cfg;
 	s->l.fd = -1;
 	s->accept_delay = ACCEPT_PAUSE_FIRST;
+	s->stats.started = rtid__now();
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);

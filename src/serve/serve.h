@@ -16,6 +16,7 @@ struct serve_cfg {
 	const char *libcuda;      /* default libcuda.so.1 */
 	const char *proc_root;    /* default /proc: owners of pids, the driver version */
 	bool actions;             /* serve lock, checkpoint, restore, unlock */
+	bool quiet;               /* no log line per request */
 	bool have_group, have_action_group;
 	gid_t group;              /* the socket's group (0660); default root only */
 	gid_t action_group;       /* members may ask for actions; default root only */
@@ -56,6 +57,7 @@ struct sworker {
 	int reap_process[8];       /* the process its last job was about (0: none) */
 	double reap_kill_at[8];    /* let go: killed at this time if still there (0: killed) */
 	double until;              /* STARTING: the hello's deadline */
+	double since;              /* STARTING: when it was started */
 	char version[512];         /* the driver version file when it started */
 	size_t version_len;        /* (size_t)-1: there was no such file */
 	bool busy;                 /* job is with the driver */

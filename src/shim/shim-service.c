@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "basic/parse.h"
@@ -148,7 +149,16 @@ void shim_note(const char *fmt, ...)
 
 	if (!path || !*path)
 		return;
-	n = snprintf(line, sizeof(line), "%d: ", (int)getpid());
+	{
+		struct timespec ts;
+		struct tm tm;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		gmtime_r(&ts.tv_sec, &tm);
+		n = (int)strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
+		n += snprintf(line + n, sizeof(line) - (size_t)n, ".%03ldZ %d: ",
+			      ts.tv_nsec / 1000000, (int)getpid());
+	}
 	va_start(ap, fmt);
 	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	va_end(ap);
@@ -224,5 +234,9 @@ bool shim_try_service(int argc, char **argv, int *rc)
 		return false;
 	}
 	*rc = print(&a);
+	shim_note("%s --pid %d: answered by rtid serve: %s%s%s, exit %d", rtid__svc_op_name(q.op),
+		  q.pid, a.kind == RTID__SVC_TID ? "tid" : a.kind == RTID__SVC_STATE ? "state"
+		  : a.kind == RTID__SVC_DONE ? "done" : "driver error", a.name[0] ? " " : "", a.name,
+		  *rc);
 	return true;
 }

@@ -60,6 +60,8 @@ static int pass_through(char **argv)
 
 	if (!path)
 		return EXIT_UNKNOWN;
+	shim_note("%s%s: to the real tool %s", argv[1] ? argv[1] : "(no arguments)",
+		  argv[1] && argv[2] ? " ..." : "", path);
 	setenv(GUARD, "1", 1);
 	cli_hygiene_before_exec();
 	RTID__COV_DUMP();
@@ -204,6 +206,8 @@ int cmd_shim(int argc, char **argv)
 		return pass_through(argv);
 	}
 	rc = reply(&r);
+	shim_note("--get-restore-tid --pid %d: answered by rtid (%s): %s%.0d", pid,
+		  rtid_source_name(r.source), r.tid > 0 ? "tid " : "none", r.tid > 0 ? r.tid : 0);
 	rtid_attest_free(o.attestation);
 	free(tool);
 	return rc;
