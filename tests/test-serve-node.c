@@ -596,6 +596,36 @@ static void test_stop_after_an_accept_pause(void **state)
 	close(fd);
 }
 
+/* poll itself fails (the fd limit lowered below the fds it watches): the
+ * daemon pauses between tries, says so once in a while, and still stops on
+ * SIGTERM, exiting 0. */
+static void test_poll_failure_still_stops(void **state)
+{
+	struct rlimit low = { 1, 1 }, old;
+	double before;
+	int st, fd;
+
+	(void)state;
+	hd_start(&d, NULL);
+	assert_int_equal(prlimit(d.pid, RLIMIT_NOFILE, NULL, &old), 0);
+	low.rlim_max = old.rlim_max;
+	assert_int_equal(prlimit(d.pid, RLIMIT_NOFILE, &low, NULL), 0);
+	fd = hd_connect_raw(d.sock); /* wakes the loop, whose next poll fails */
+	assert_true(fd >= 0);
+	for (int i = 0; i < 500 && !hd_said(&d, "poll: "); i++)
+		poll(NULL, 0, 10); /* the daemon's log has no signal to wait on */
+	assert_true(hd_said(&d, "poll: "));
+	before = cpu_of(d.pid);
+	poll(NULL, 0, 500); /* a measurement window */
+	assert_true(cpu_of(d.pid) - before < 0.15);
+	kill(d.pid, SIGTERM);
+	while (waitpid(d.pid, &st, 0) < 0 && errno == EINTR)
+		;
+	d.pid = -1;
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(fd);
+}
+
 /* --max-clients is fitted to the fd limit at start, and says so; a limit
  * with no room for a client beside the workers stops it with the reason. */
 static void test_max_clients_fits_fd_limit(void **state)
@@ -640,6 +670,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_accept_out_of_fds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_clients_fits_fd_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_after_an_accept_pause, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_poll_failure_still_stops, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_operator_view, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quiet, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_by_thread_waits_for_its_process, setup,

@@ -286,6 +286,49 @@ static void test_client_exactly_once(void **state)
 				     2, 0, false, &started), RTID__SVC_DONE);
 }
 
+static void count_stat(void *ctx, const char *stat)
+{
+	(void)stat;
+	(*(int *)ctx)++;
+}
+
+/* "status" against scripted daemons: stats until "end"; anything else is an
+ * error, and a refusal is -EPROTO. */
+static int status_against(const char *const *said, size_t n, int *stats)
+{
+	struct rtid__svc_conn c = { .fd = -1 };
+	int sv[2], r;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	c.fd = sv[0];
+	for (size_t i = 0; i < n; i++)
+		if (said[i][0])
+			assert_true(send(sv[1], said[i], strlen(said[i]), 0) >= 0);
+		else
+			shutdown(sv[1], SHUT_WR);
+	*stats = 0;
+	r = rtid__svc_status(&c, rtid__now() + 0.2, count_stat, stats);
+	rtid__svc_close(&c);
+	close(sv[1]);
+	return r;
+}
+
+static void test_client_status(void **state)
+{
+	int n;
+
+	(void)state;
+	assert_int_equal(status_against((const char *[]){ "hello 2 queries", "stat a 1", "stat b x",
+							  "end" }, 4, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(status_against((const char *[]){ "refused 2 busy" }, 1, &n), -EPROTO);
+	assert_int_equal(status_against((const char *[]){ "hello 7 queries" }, 1, &n), -EIO);
+	assert_int_equal(status_against((const char *[]){ "hello 2 queries", "tid x" }, 2, &n), -EIO);
+	assert_int_equal(status_against((const char *[]){ "hello 2 queries", "stat a 1", "" }, 3, &n),
+			 -EIO);
+	assert_int_equal(status_against((const char *[]){ "hello 2 queries" }, 1, &n), -ETIMEDOUT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_client_against_bad_daemons),
 		cmocka_unit_test(test_client_exactly_once),
+		cmocka_unit_test(test_client_status),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

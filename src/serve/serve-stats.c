@@ -51,10 +51,15 @@ static unsigned busy(const struct server *s)
 	return n;
 }
 
-/* One "stat ..." message; false when the client cannot take it. */
-static bool say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The messages to one client; once one is not taken, none is sent. */
+struct out {
+	int fd;
+	bool ok;
+};
 
-static bool say(int fd, const char *fmt, ...)
+static void say(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(struct out *o, const char *fmt, ...)
 {
 	char buf[RTID__SVC_MSG_MAX];
 	va_list ap;
@@ -63,43 +68,44 @@ static bool say(int fd, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (n <= 0 || n >= (int)sizeof(buf))
-		return true; /* never sent cut */
-	return send(fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) == n;
+	/* Never sent cut: a message that does not fit is left out. */
+	if (o->ok && n > 0 && n < (int)sizeof(buf))
+		o->ok = send(o->fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) == n;
 }
 
 bool st_send(const struct server *s, int fd)
 {
 	const struct sstats *st = &s->stats;
+	struct out o = { .fd = fd, .ok = true };
 	char version[128] = "-";
 	unsigned queued = 0;
-	bool ok = true;
 
 	rtid__driver_version_read(s->cfg->proc_root, version, sizeof(version));
 	for (unsigned i = 0; i < s->cfg->max_clients; i++)
 		queued += s->c[i].fd >= 0 && s->c[i].queued && !s->c[i].inflight;
-	ok = ok && say(fd, "stat uptime_seconds %.0f", rtid__now() - st->started);
-	ok = ok && say(fd, "stat driver %s", version);
-	ok = ok && say(fd, "stat attach_seconds %.3f", st->attach_s);
-	ok = ok && say(fd, "stat attaches %lu", s->pool.attaches);
-	ok = ok && say(fd, "stat worker_failures %lu", st->worker_failures);
-	ok = ok && say(fd, "stat workers_max %u", s->pool.n);
-	ok = ok && say(fd, "stat inflight %u", busy(s));
-	ok = ok && say(fd, "stat queued %u", queued);
-	for (int op = 0; op < RTID__OP_COUNT && ok; op++) {
+	say(&o, "stat uptime_seconds %.0f", rtid__now() - st->started);
+	say(&o, "stat driver %s", version);
+	say(&o, "stat attach_seconds %.3f", st->attach_s);
+	say(&o, "stat attaches %lu", s->pool.attaches);
+	say(&o, "stat worker_failures %lu", st->worker_failures);
+	say(&o, "stat workers_max %u", s->pool.n);
+	say(&o, "stat inflight %u", busy(s));
+	say(&o, "stat queued %u", queued);
+	for (int op = 0; op < RTID__OP_COUNT; op++) {
 		unsigned n = st->nlat[op] < ST_SAMPLES ? st->nlat[op] : ST_SAMPLES;
 		float v[ST_SAMPLES];
 
-		for (int k = 0; k < RTID__SVC_KINDS && ok; k++)
+		for (int k = 0; k < RTID__SVC_KINDS; k++)
 			if (st->n[op][k])
-				ok = say(fd, "stat requests %s %s %lu", rtid__svc_op_name(op),
-					 kind_words[k], st->n[op][k]);
-		if (!n || !ok)
+				say(&o, "stat requests %s %s %lu", rtid__svc_op_name(op), kind_words[k],
+				    st->n[op][k]);
+		if (!n)
 			continue;
 		memcpy(v, st->lat[op], n * sizeof(*v));
 		qsort(v, n, sizeof(*v), cmp_float);
-		ok = say(fd, "stat latency_ms %s %.3f %.3f %.3f", rtid__svc_op_name(op),
-			 (double)v[n / 2], (double)v[n * 9 / 10], (double)v[n * 99 / 100]);
+		say(&o, "stat latency_ms %s %.3f %.3f %.3f", rtid__svc_op_name(op), (double)v[n / 2],
+		    (double)v[n * 9 / 10], (double)v[n * 99 / 100]);
 	}
-	return ok && say(fd, "end");
+	say(&o, "end");
+	return o.ok;
 }

@@ -94,6 +94,57 @@ chmod 0666 "$tmp/shim.conf"
 doctor 1 "not c['shim-settings']['ok'] and 'writable by group or others' in c['shim-settings']['detail']"
 chmod 0644 "$tmp/shim.conf"
 
+# The settings: none at all, none there, a directory, too large, a line
+# with blanks around it; RTID_REAL_TOOL from the file, missing or rtid itself.
+RTID_SHIM_CONF= "$rtid" doctor --root "$r" --json > "$tmp/o.json" || true
+grep -q '"detail": "none (RTID_SHIM_CONF is empty)"' "$tmp/o.json" || fail "an empty RTID_SHIM_CONF is not none"
+RTID_SHIM_CONF=$tmp/absent RTID_SOCKET=$tmp/s "$rtid" doctor --root "$r" --json > "$tmp/o.json" ||
+	fail "no settings file is no fault: $(cat "$tmp/o.json")"
+grep -q 'absent: none' "$tmp/o.json" || fail "a missing settings file is not said"
+mkdir "$tmp/confdir"
+RTID_SHIM_CONF=$tmp/confdir RTID_SOCKET=$tmp/s "$rtid" doctor --root "$r" --json > "$tmp/o.json" && fail "a directory passed"
+grep -q 'not a regular file' "$tmp/o.json" || fail "a directory as settings is not named"
+head -c 20000 /dev/zero | tr '\0' '#' > "$tmp/big.conf"
+RTID_SHIM_CONF=$tmp/big.conf RTID_SOCKET=$tmp/s "$rtid" doctor --root "$r" --json > "$tmp/o.json" && fail "a huge file passed"
+grep -q 'larger than 16 KiB' "$tmp/o.json" || fail "a huge settings file is not named"
+printf '  RTID_SOCKET=%s/s  \n\n# c\nRTID_REAL_TOOL=%s/nothing\n' "$tmp" "$tmp" > "$tmp/shim.conf"
+doctor 1 "c['shim-settings']['ok'] and not c['real-tool']['ok'] and 'not an executable' in c['real-tool']['detail']"
+printf 'RTID_SOCKET=%s/s\nRTID_REAL_TOOL=%s\n' "$tmp" "$rtid" > "$tmp/shim.conf"
+doctor 1 "not c['real-tool']['ok'] and 'rtid itself' in c['real-tool']['detail']"
+printf 'RTID_SOCKET=%s/s\nRTID_REAL_TOOL=%s/usr/bin/cuda-checkpoint\n' "$tmp" "$r" > "$tmp/shim.conf"
+doctor 0 "c['real-tool']['ok'] and c['real-tool']['detail'].startswith('RTID_REAL_TOOL=')"
+printf 'RTID_SOCKET=%s/s\n' "$tmp" > "$tmp/shim.conf"
+
+# The daemon's socket: another user's, one nobody answers on, a daemon that
+# cannot attach.
+stop
+serve --actions
+chown 65534 "$tmp/s"
+doctor 1 "not c['rtid-serve']['ok'] and 'owned by uid 65534' in c['rtid-serve']['detail']"
+chown 0 "$tmp/s"
+kill -9 "$daemon"; wait "$daemon" 2>/dev/null || true; daemon=""
+doctor 1 "not c['rtid-serve']['ok'] and 'cannot connect' in c['rtid-serve']['detail']"
+rm -f "$tmp/s"
+RTID_CASE=$tmp/nothing serve --actions
+doctor 1 "not c['rtid-serve']['ok'] and 'not attached' in c['rtid-serve']['detail']"
+stop
+serve --actions
+# No CRIU on the engines' PATH.
+mv "$r/usr/sbin/criu" "$tmp/criu"
+doctor 1 "not c['criu']['ok']"
+mv "$tmp/criu" "$r/usr/sbin/criu"
+"$rtid" doctor --root "$r" > "$tmp/words" || true
+"$rtid" doctor --help | grep -q -- '--root DIR' || fail "no --root in the help"
+"$rtid" doctor --bogus 2> /dev/null && fail "a bad option passed"
+"$rtid" doctor extra 2> /dev/null && fail "an argument passed"
+
+# rtid serve status: the daemon's counters, and a clear failure without one.
+"$rtid" serve status --socket "$tmp/s" | grep -q '^attaches 1$' || fail "status in words"
+"$rtid" serve status --help | grep -q -- '--prometheus' || fail "status help"
+"$rtid" serve status --bogus 2> /dev/null && fail "status took a bad option"
+"$rtid" serve status --socket "$tmp/none" 2> "$tmp/err" && fail "status without a daemon passed"
+grep -q "rtid serve status: $tmp/none" "$tmp/err" || fail "status without a daemon says nothing clear"
+
 # No GPUs, no driver.
 rm -r "$r/proc/driver/nvidia/gpus/0000:01:00.0" "$r/proc/driver/nvidia/version"
 doctor 1 "not c['nvidia-gpus']['ok'] and not c['nvidia-driver']['ok']"
