@@ -135,12 +135,13 @@ void hd_start(struct daemon *d, const char *const *extra)
 	start(d, NULL, extra);
 }
 
-void hd_start_limited(struct daemon *d, unsigned nofile, const char *const *extra)
+void hd_start_limited(struct daemon *d, unsigned nofile, bool soft_only, const char *const *extra)
 {
 	char script[64];
 	const char *prefix[] = { "/bin/sh", "-c", script, "sh", NULL };
 
-	snprintf(script, sizeof(script), "ulimit -n %u && exec \"$@\"", nofile);
+	snprintf(script, sizeof(script), "ulimit %s-n %u && exec \"$@\"", soft_only ? "-S " : "",
+		 nofile);
 	start(d, prefix, extra);
 }
 

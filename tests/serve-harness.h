@@ -20,8 +20,9 @@ void hd_prepare(struct daemon *d, const char *case_text, const int *pids);
 /* Start rtid serve with extra options (NULL-terminated, may be NULL) and wait
  * for --ready-fd. */
 void hd_start(struct daemon *d, const char *const *extra);
-/* The same under an fd limit (soft and hard) of nofile. */
-void hd_start_limited(struct daemon *d, unsigned nofile, const char *const *extra);
+/* The same under an fd limit of nofile (soft and hard; soft_only: the hard
+ * limit left as it is). */
+void hd_start_limited(struct daemon *d, unsigned nofile, bool soft_only, const char *const *extra);
 /* SIGTERM, reap; returns its exit status (or 128 + signal). */
 int hd_stop(struct daemon *d);
 /* Stop it (it must exit 0) and remove the directory. */

@@ -94,6 +94,14 @@ static void lock(int pid)
 	expect_shim(ARGS("--action", "lock", "--pid", p, "--timeout", "1000"), 0, "");
 }
 
+/* A checkpoint of pid through the shim in the background, once the driver
+ * has it (the stand-in's checkpoint is slow). */
+static void checkpoint_running(struct shim_bg *b, const char *pid)
+{
+	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", pid), b);
+	hd_log_wait(&d, "checkpoint", (int)strtol(pid, NULL, 10), 0);
+}
+
 /* During a long checkpoint of one process, another process's query and lock
  * are answered by the daemon within a second; the same process's next
  * requests wait for it, never overlapping it. */
@@ -107,8 +115,7 @@ static void test_long_action_holds_up_no_one(void **state)
 	hd_start(&d, ARGS("--actions"));
 	lock(100);
 	lock(300);
-	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
-	hd_log_wait(&d, "checkpoint", 100, 0);
+	checkpoint_running(&ck, "100");
 	t = rtid__now();
 	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 0, "201\n");
 	lock(200);
@@ -122,8 +129,7 @@ static void test_long_action_holds_up_no_one(void **state)
 	assert_int_equal(r.status, 0);
 	/* Two actions on one process asked at once: one after the other, in
 	 * the order asked. */
-	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "300"), &ck2);
-	hd_log_wait(&d, "checkpoint", 300, 0);
+	checkpoint_running(&ck2, "300");
 	hd_shim_start(&d, ARGS("--action", "restore", "--pid", "300"), &rs);
 	assert_int_equal(hd_shim_wait(&ck2).status, 0);
 	assert_int_equal(hd_shim_wait(&rs).status, 0);
@@ -141,8 +147,7 @@ static void test_client_leaves_mid_action(void **state)
 	(void)state;
 	hd_start(&d, ARGS("--actions"));
 	lock(100);
-	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
-	hd_log_wait(&d, "checkpoint", 100, 0);
+	checkpoint_running(&ck, "100");
 	kill(ck.pid, SIGKILL);
 	assert_int_equal(hd_shim_wait(&ck).status, 128 + SIGKILL);
 	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "checkpointed\n");
@@ -161,8 +166,7 @@ static void test_query_waiting_past_its_deadline(void **state)
 	(void)state;
 	hd_start(&d, ARGS("--actions", "--timeout", "0.3"));
 	lock(100);
-	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
-	hd_log_wait(&d, "checkpoint", 100, 0);
+	checkpoint_running(&ck, "100");
 	hd_shim(&d, NULL, ARGS("--get-state", "--pid", "100"));
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
 	assert_true(hd_log_time(&d, "get-state", 100, 0) < 0); /* the driver was not asked */
@@ -178,8 +182,7 @@ static void test_state_by_thread_waits_for_its_process(void **state)
 	(void)state;
 	hd_start(&d, ARGS("--actions"));
 	lock(100);
-	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
-	hd_log_wait(&d, "checkpoint", 100, 0);
+	checkpoint_running(&ck, "100");
 	expect_shim(ARGS("--get-state", "--pid", "101"), 0, "checkpointed\n");
 	assert_true(hd_log_time(&d, "get-state", 100, 0) >= hd_log_time(&d, "checkpoint-end", 100, 0));
 	assert_int_equal(hd_shim_wait(&ck).status, 0);
@@ -195,8 +198,7 @@ static void test_action_bound(void **state)
 	(void)state;
 	hd_start(&d, ARGS("--actions", "--workers", "2"));
 	lock(100);
-	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
-	hd_log_wait(&d, "checkpoint", 100, 0);
+	checkpoint_running(&ck, "100");
 	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 0, "201\n");
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
 	hd_shim(&d, NULL, ARGS("--action", "lock", "--pid", "300", "--timeout", "1000"));
@@ -224,8 +226,7 @@ static void test_query_not_behind_an_action_when_attach_fails(void **state)
 	fputs("libcuda-init fail 100\n", f);
 	fclose(f);
 	lock(100);
-	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
-	hd_log_wait(&d, "checkpoint", 100, 0);
+	checkpoint_running(&ck, "100");
 	t = rtid__now();
 	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 0, "201\n");
 	assert_true(rtid__now() - t < 1.0 * time_factor());
@@ -276,8 +277,7 @@ static void test_once_daemon_killed(void **state)
 	(void)state;
 	hd_start(&d, ARGS("--actions"));
 	lock(100);
-	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
-	hd_log_wait(&d, "checkpoint", 100, 0);
+	checkpoint_running(&ck, "100");
 	kill(d.pid, SIGKILL);
 	waitpid(d.pid, NULL, 0);
 	d.pid = -1;
@@ -296,8 +296,7 @@ static void test_stop_finishes_the_action(void **state)
 	setenv("RTID_MOCK_SLOW_S", "6", 1);
 	hd_start(&d, ARGS("--actions"));
 	lock(100);
-	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
-	hd_log_wait(&d, "checkpoint", 100, 0);
+	checkpoint_running(&ck, "100");
 	assert_int_equal(hd_stop(&d), 0);
 	r = hd_shim_wait(&ck);
 	assert_string_equal(r.out, "");
@@ -319,8 +318,7 @@ static void test_once_shim_wait_after_start(void **state)
 	snprintf(deadline, sizeof(deadline), "%g", 1 * time_factor());
 	hd_start(&d, ARGS("--actions", "--action-timeout", deadline));
 	lock(100);
-	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
-	hd_log_wait(&d, "checkpoint", 100, 0);
+	checkpoint_running(&ck, "100");
 	kill(d.pid, SIGSTOP);
 	r = hd_shim_wait(&ck);
 	kill(d.pid, SIGCONT);
@@ -571,8 +569,7 @@ static void test_stop_after_an_accept_pause(void **state)
 	(void)state;
 	hd_start(&d, ARGS("--actions"));
 	lock(100);
-	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
-	hd_log_wait(&d, "checkpoint", 100, 0);
+	checkpoint_running(&ck, "100");
 	assert_int_equal(prlimit(d.pid, RLIMIT_NOFILE, NULL, &old), 0);
 	low.rlim_cur = (rlim_t)lowest_free_fd(d.pid);
 	low.rlim_max = old.rlim_max;
@@ -588,6 +585,7 @@ static void test_stop_after_an_accept_pause(void **state)
 	before = cpu_of(d.pid);
 	poll(NULL, 0, 500); /* a measurement window */
 	assert_true(cpu_of(d.pid) - before < 0.15);
+	assert_int_equal(prlimit(d.pid, RLIMIT_NOFILE, &old, NULL), 0); /* for its exit */
 	assert_int_equal(hd_shim_wait(&ck).status, 0);
 	while (waitpid(d.pid, &st, 0) < 0 && errno == EINTR)
 		;
@@ -619,6 +617,11 @@ static void test_poll_failure_still_stops(void **state)
 	poll(NULL, 0, 500); /* a measurement window */
 	assert_true(cpu_of(d.pid) - before < 0.15);
 	kill(d.pid, SIGTERM);
+	for (int i = 0; i < 500 && !hd_said(&d, "stopping"); i++)
+		poll(NULL, 0, 10);
+	assert_true(hd_said(&d, "stopping")); /* heard while poll still fails */
+	/* Fds back for its exit (a coverage build writes its counts then). */
+	assert_int_equal(prlimit(d.pid, RLIMIT_NOFILE, &old, NULL), 0);
 	while (waitpid(d.pid, &st, 0) < 0 && errno == EINTR)
 		;
 	d.pid = -1;
@@ -633,7 +636,7 @@ static void test_max_clients_fits_fd_limit(void **state)
 	struct rtid__svc_ans a;
 
 	(void)state;
-	hd_start_limited(&d, 48, ARGS("--max-clients", "200", "--workers", "4"));
+	hd_start_limited(&d, 48, false, ARGS("--max-clients", "200", "--workers", "4"));
 	assert_true(hd_said(&d, "--max-clients 200 does not fit the fd limit (RLIMIT_NOFILE 48): "
 			   "serving at most 20 clients"));
 	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
@@ -647,6 +650,19 @@ static void test_max_clients_fits_fd_limit(void **state)
 		assert_int_equal(WEXITSTATUS(system(cmd)), 1);
 	}
 	assert_true(hd_said(&d, "leaves no room for a client beside 4 workers"));
+}
+
+/* A soft limit too low under a hard one high enough is raised: no fewer
+ * clients, nothing said. */
+static void test_soft_fd_limit_raised(void **state)
+{
+	struct rlimit now;
+
+	(void)state;
+	hd_start_limited(&d, 48, true, ARGS("--max-clients", "200", "--workers", "4"));
+	assert_false(hd_said(&d, "does not fit the fd limit"));
+	assert_int_equal(prlimit(d.pid, RLIMIT_NOFILE, NULL, &now), 0);
+	assert_true(now.rlim_cur >= 200 + 3 * 4);
 }
 
 int main(void)
@@ -669,6 +685,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_per_uid_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_accept_out_of_fds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_clients_fits_fd_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_soft_fd_limit_raised, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_after_an_accept_pause, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_poll_failure_still_stops, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_operator_view, setup, teardown),

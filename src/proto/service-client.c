@@ -92,6 +92,17 @@ static ssize_t cancel(struct rtid__svc_conn *c, char *buf)
 	return n;
 }
 
+/* The daemon's greeting in buf: 0, -EPROTO when it refused us, else -EIO. */
+static int welcomed(struct rtid__svc_conn *c, const char *buf, ssize_t n)
+{
+	int r = rtid__svc_welcome_parse(buf, (size_t)n, RTID__SVC_VERSION, &c->actions);
+
+	if (r < 0)
+		return r == -EPROTO ? r : -EIO;
+	c->greeted = true;
+	return 0;
+}
+
 int rtid__svc_call(struct rtid__svc_conn *c, const struct rtid__svc_req *q, double until,
 		   struct rtid__svc_ans *out)
 {
@@ -114,10 +125,8 @@ int rtid__svc_call(struct rtid__svc_conn *c, const struct rtid__svc_req *q, doub
 		if (n < 0)
 			return n == -EPIPE ? -EIO : (int)n;
 		if (!c->greeted) {
-			r = rtid__svc_welcome_parse(buf, (size_t)n, RTID__SVC_VERSION, &c->actions);
-			if (r < 0)
-				return r == -EPROTO ? r : -EIO;
-			c->greeted = true;
+			if ((r = welcomed(c, buf, n)) < 0)
+				return r;
 			continue;
 		}
 		if (rtid__svc_ans_parse(buf, (size_t)n, &a) < 0 || a.op != q->op || a.pid != q->pid)
@@ -148,10 +157,8 @@ int rtid__svc_status(struct rtid__svc_conn *c, double until,
 		if ((n = await(c->fd, buf, until)) < 0)
 			return n == -EPIPE ? -EIO : (int)n;
 		if (!c->greeted) {
-			r = rtid__svc_welcome_parse(buf, (size_t)n, RTID__SVC_VERSION, &c->actions);
-			if (r < 0)
-				return r == -EPROTO ? r : -EIO;
-			c->greeted = true;
+			if ((r = welcomed(c, buf, n)) < 0)
+				return r;
 		} else if (!strcmp(buf, "end")) {
 			return 0;
 		} else if (!strncmp(buf, "stat ", 5)) {

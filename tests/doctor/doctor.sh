@@ -79,9 +79,12 @@ printf '#!/bin/sh\nexit 0\n' > "$r/usr/bin/cuda-checkpoint"
 chmod 755 "$r/usr/bin/cuda-checkpoint"
 doctor 0 "c['real-tool']['ok']"
 
-# runc.conf names a libdir without the plugin.
+# No plugin anywhere; then runc.conf names a libdir without the plugin.
+mv "$r/usr/lib/criu/cuda_plugin.so" "$tmp/plugin.so"
+doctor 1 "not c['criu-cuda-plugin']['ok'] and 'no cuda_plugin.so' in c['criu-cuda-plugin']['detail']"
+mv "$tmp/plugin.so" "$r/usr/lib/criu/cuda_plugin.so"
 mkdir -p "$r/opt/criu"
-printf 'tcp-established\nlibdir /opt/criu\n' > "$r/etc/criu/runc.conf"
+printf 'tcp-established\n  libdir /opt/criu\n' > "$r/etc/criu/runc.conf"
 doctor 1 "not c['criu-cuda-plugin']['ok'] and 'runc.conf names libdir /opt/criu' in c['criu-cuda-plugin']['detail']"
 : > "$r/opt/criu/cuda_plugin.so"
 doctor 0 "c['criu-cuda-plugin']['ok']"
@@ -129,14 +132,26 @@ RTID_CASE=$tmp/nothing serve --actions
 doctor 1 "not c['rtid-serve']['ok'] and 'not attached' in c['rtid-serve']['detail']"
 stop
 serve --actions
-# No CRIU on the engines' PATH.
+# No CRIU on the engines' PATH, and the words say how to fix it.
 mv "$r/usr/sbin/criu" "$tmp/criu"
 doctor 1 "not c['criu']['ok']"
+"$rtid" doctor --root "$r" > "$tmp/words" && fail "a FAIL exited 0"
+grep -q '^      fix: install CRIU' "$tmp/words" || fail "the words give no fix"
 mv "$tmp/criu" "$r/usr/sbin/criu"
 "$rtid" doctor --root "$r" > "$tmp/words" || true
 "$rtid" doctor --help | grep -q -- '--root DIR' || fail "no --root in the help"
 "$rtid" doctor --bogus 2> /dev/null && fail "a bad option passed"
 "$rtid" doctor extra 2> /dev/null && fail "an argument passed"
+
+# rtid serve's options: each bad one refused with exit 2.
+for bad in "--max-per-uid x" "--workers 0" "--workers 65" "--actions --workers 1"; do
+	set +e
+	"$rtid" serve --socket "$tmp/never" $bad 2> "$tmp/err"
+	rc=$?
+	set -e
+	[ "$rc" = 2 ] || fail "rtid serve $bad exited $rc, not 2"
+	[ -s "$tmp/err" ] || fail "rtid serve $bad said nothing"
+done
 
 # rtid serve status: the daemon's counters, and a clear failure without one.
 "$rtid" serve status --socket "$tmp/s" | grep -q '^attaches 1$' || fail "status in words"
