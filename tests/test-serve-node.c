@@ -513,6 +513,13 @@ static void test_operator_view(void **state)
 	expect_shim(ARGS("--get-restore-tid", "--pid", "100"), 0, "101\n");
 	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 0, "201\n");
 	lock(100);
+	{
+		struct rtid__svc_ans a;
+
+		/* Its worker dies on it: another outcome of the same operation. */
+		assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 400, 0, &a), 0);
+		assert_int_equal(a.kind, RTID__SVC_ERROR);
+	}
 	unsetenv("RTID_SHIM_LOG");
 	assert_true(hd_said(&d, "get-restore-tid 100 for uid 0 pid "));
 	assert_true(hd_said(&d, "lock 100 for uid 0 pid "));
@@ -522,6 +529,9 @@ static void test_operator_view(void **state)
 			 "requests"), "get-restore-tid"), "tid")), 2);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(o,
 			 "requests"), "lock"), "done")), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(o,
+			 "requests"), "get-restore-tid"), "error")), 1);
+	assert_int_equal(json_integer_value(json_object_get(o, "worker_failures")), 1);
 	assert_string_equal(json_string_value(json_object_get(o, "driver")), "580.159.03");
 	assert_true(json_integer_value(json_object_get(o, "attaches")) >= 1);
 	assert_true(json_is_number(json_object_get(json_object_get(json_object_get(o,

@@ -110,12 +110,23 @@ grep -q 'not a regular file' "$tmp/o.json" || fail "a directory as settings is n
 head -c 20000 /dev/zero | tr '\0' '#' > "$tmp/big.conf"
 RTID_SHIM_CONF=$tmp/big.conf RTID_SOCKET=$tmp/s "$rtid" doctor --root "$r" --json > "$tmp/o.json" && fail "a huge file passed"
 grep -q 'larger than 16 KiB' "$tmp/o.json" || fail "a huge settings file is not named"
-printf '  RTID_SOCKET=%s/s  \n\n# c\nRTID_REAL_TOOL=%s/nothing\n' "$tmp" "$tmp" > "$tmp/shim.conf"
+printf '  RTID_SOCKET=%s/s \t\r\n\n\t# c\nRTID_REAL_TOOL=%s/nothing\n' "$tmp" "$tmp" > "$tmp/shim.conf"
 doctor 1 "c['shim-settings']['ok'] and not c['real-tool']['ok'] and 'not an executable' in c['real-tool']['detail']"
 printf 'RTID_SOCKET=%s/s\nRTID_REAL_TOOL=%s\n' "$tmp" "$rtid" > "$tmp/shim.conf"
 doctor 1 "not c['real-tool']['ok'] and 'rtid itself' in c['real-tool']['detail']"
 printf 'RTID_SOCKET=%s/s\nRTID_REAL_TOOL=%s/usr/bin/cuda-checkpoint\n' "$tmp" "$r" > "$tmp/shim.conf"
 doctor 0 "c['real-tool']['ok'] and c['real-tool']['detail'].startswith('RTID_REAL_TOOL=')"
+printf 'RTID_SOCKET=%s/s\n' "$tmp" > "$tmp/shim.conf"
+# Another user's file; many bad lines (the first 8 named); the environment
+# over the file for the socket and the real tool.
+chown 65534 "$tmp/shim.conf"
+doctor 1 "not c['shim-settings']['ok'] and 'owned by another user' in c['shim-settings']['detail']"
+chown 0 "$tmp/shim.conf"
+printf 'a\n=b\nc\nd\ne\nf\ng\nh\ni\nj\n' > "$tmp/shim.conf"
+doctor 1 "'line 1, 2, 3, 4, 5, 6, 7, 8:' in c['shim-settings']['detail']"
+printf 'RTID_SOCKET=%s/nowhere\nRTID_REAL_TOOL=%s/nothing\n' "$tmp" "$tmp" > "$tmp/shim.conf"
+RTID_SOCKET=$tmp/s RTID_REAL_TOOL=$r/usr/bin/cuda-checkpoint "$rtid" doctor --root "$r" --json > "$tmp/o.json" ||
+	fail "the environment did not win over the file: $(cat "$tmp/o.json")"
 printf 'RTID_SOCKET=%s/s\n' "$tmp" > "$tmp/shim.conf"
 
 # The daemon's socket: another user's, one nobody answers on, a daemon that
