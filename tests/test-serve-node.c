@@ -31,14 +31,6 @@
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 #define NOBODY 65534
 
-static const char node_case[] =
-	"title serve node\nproves serve\ndriver 580.159.03\nbackend api\n"
-	"task 100 100 python3\ntask 100 101 cuda00001400006\n"
-	"task 200 200 python3\ntask 200 201 cuda00001400006\n"
-	"task 300 300 python3\ntask 300 301 cuda00001400006\n"
-	"task 400 400 python3\ntask 400 401 cuda00001400006\n"
-	"answer 100 tid 101\nanswer 200 tid 201\nanswer 300 tid 301\nanswer 400 crash 11\n"
-	"expect driver 100 tid=101\n";
 static const int node_pids[] = { 100, 200, 300, 400, 0 };
 
 static struct daemon d;
@@ -46,7 +38,7 @@ static struct daemon d;
 static int setup(void **state)
 {
 	(void)state;
-	hd_prepare(&d, node_case, node_pids);
+	hd_prepare(&d, "@serve-node", node_pids);
 	setenv("RTID_MOCK_SLOW_OPS", "checkpoint", 1);
 	{
 		char slow[32];
