@@ -103,8 +103,7 @@ static ssize_t read_all(int fd, char *buf, size_t cap)
 	while (got < cap) {
 		ssize_t n = read(fd, buf + got, cap - got);
 
-		if (n < 0 && errno == EINTR)
-			continue;
+		/* A regular file's read is not interrupted by a signal. */
 		if (n < 0)
 			return -errno;
 		if (n == 0)

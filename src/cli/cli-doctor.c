@@ -70,12 +70,12 @@ static struct check *add(struct doctor *d, const char *name, bool ok, const char
 static struct check *add(struct doctor *d, const char *name, bool ok, const char *fix,
 			 const char *fmt, ...)
 {
-	struct check *c = &d->c[d->n < MAX_CHECKS ? d->n++ : MAX_CHECKS - 1];
+	struct check *c = &d->c[d->n++]; /* MAX_CHECKS holds every check below */
 	va_list ap;
 
 	c->name = name;
 	c->ok = ok;
-	snprintf(c->fix, sizeof(c->fix), "%s", ok || !fix ? "" : fix);
+	snprintf(c->fix, sizeof(c->fix), "%s", ok ? "" : fix); /* a failure has a fix */
 	va_start(ap, fmt);
 	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
 	va_end(ap);

@@ -67,7 +67,7 @@ static void say(struct out *o, const char *fmt, ...)
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	/* Never sent cut: a message that does not fit is left out. */
-	if (o->ok && n > 0 && n < (int)sizeof(buf))
+	if (o->ok && n < (int)sizeof(buf))
 		o->ok = send(o->fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) == n;
 }
 
