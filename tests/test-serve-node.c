@@ -45,6 +45,10 @@ static int setup(void **state)
 
 		snprintf(slow, sizeof(slow), "%g", 2 * time_factor());
 		setenv("RTID_MOCK_SLOW_S", slow, 1);
+		/* A query about a process waits for that process's action: the
+		 * shim's wait must outlast the stand-in's checkpoint. */
+		snprintf(slow, sizeof(slow), "%g", 30 * time_factor());
+		setenv("RTID_SERVICE_TIMEOUT", slow, 1);
 	}
 	return 0;
 }
@@ -56,6 +60,7 @@ static int teardown(void **state)
 	unsetenv("RTID_MOCK_SLOW_S");
 	unsetenv("RTID_MOCK_FAULT_OPS");
 	unsetenv("RTID_SERVICE_ACTION_TIMEOUT");
+	unsetenv("RTID_SERVICE_TIMEOUT");
 	hd_cleanup(&d);
 	return 0;
 }
@@ -104,7 +109,7 @@ static void test_long_action_holds_up_no_one(void **state)
 	double t;
 
 	(void)state;
-	hd_start(&d, ARGS("--actions"));
+	hd_start(&d, ARGS("--actions", "--timeout", "600"));
 	lock(100);
 	lock(300);
 	checkpoint_running(&ck, "100");
@@ -137,7 +142,7 @@ static void test_client_leaves_mid_action(void **state)
 	struct shim_bg ck;
 
 	(void)state;
-	hd_start(&d, ARGS("--actions"));
+	hd_start(&d, ARGS("--actions", "--timeout", "600"));
 	lock(100);
 	checkpoint_running(&ck, "100");
 	kill(ck.pid, SIGKILL);
@@ -172,7 +177,7 @@ static void test_state_by_thread_waits_for_its_process(void **state)
 	struct shim_bg ck;
 
 	(void)state;
-	hd_start(&d, ARGS("--actions"));
+	hd_start(&d, ARGS("--actions", "--timeout", "600"));
 	lock(100);
 	checkpoint_running(&ck, "100");
 	expect_shim(ARGS("--get-state", "--pid", "101"), 0, "checkpointed\n");
