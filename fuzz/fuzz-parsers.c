@@ -176,7 +176,7 @@ static void check_serve(const uint8_t *data, size_t size)
 		abort();
 	if (rtid__svc_hello_parse((const char *)data, size, &v) == 0 && v <= 0)
 		abort();
-	(void)rtid__svc_welcome_parse((const char *)data, size, &actions);
+	(void)rtid__svc_welcome_parse((const char *)data, size, RTID__SVC_VERSION, &actions);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
