@@ -217,31 +217,41 @@ static void test_client_against_bad_daemons(void **state)
 							 "tid get-restore-tid 7 9" }, 3, 5), -EIO);
 }
 
+/* A scripted daemon on the other end of a socketpair: the messages said,
+ * sent before the client reads ("": the daemon closes its writing half).
+ * The client's connection in *c; the daemon's end is returned. */
+static int scripted(const char *const *said, size_t n, struct rtid__svc_conn *c)
+{
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	*c = (struct rtid__svc_conn){ .fd = sv[0] };
+	for (size_t i = 0; i < n; i++)
+		if (said[i][0])
+			assert_true(send(sv[1], said[i], strlen(said[i]), 0) >= 0);
+		else
+			shutdown(sv[1], SHUT_WR); /* the client's request still goes out */
+	return sv[1];
+}
+
 /* An action against a scripted daemon: the answer, and whether the client
  * holds it as started. late: after the call, the daemon tries to say
  * "started" (it must fail: a cancelled action can no longer start). */
 static int act_against(const char *const *said, size_t n, double wait, bool late, bool *started)
 {
 	struct rtid__svc_req q = { .op = RTID__OP_CHECKPOINT, .pid = 7 };
-	struct rtid__svc_conn c = { .fd = -1 };
+	struct rtid__svc_conn c;
 	struct rtid__svc_ans a = { 0 };
-	int sv[2], r;
+	int daemon = scripted(said, n, &c), r;
 
-	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
-	c.fd = sv[0];
-	for (size_t i = 0; i < n; i++)
-		if (said[i][0])
-			assert_true(send(sv[1], said[i], strlen(said[i]), 0) >= 0);
-		else
-			shutdown(sv[1], SHUT_WR); /* "": the daemon hangs up; our request still goes out */
 	r = rtid__svc_call(&c, &q, rtid__now() + wait, &a);
 	*started = c.started;
 	if (late) {
-		assert_int_equal(send(sv[1], "started checkpoint 7 1", 22, MSG_NOSIGNAL), -1);
+		assert_int_equal(send(daemon, "started checkpoint 7 1", 22, MSG_NOSIGNAL), -1);
 		assert_int_equal(errno, EPIPE);
 	}
 	rtid__svc_close(&c);
-	close(sv[1]);
+	close(daemon);
 	if (r == 0 && a.kind == RTID__SVC_STARTED)
 		return -1000; /* "started" is never the answer */
 	return r == 0 ? (int)a.kind : r;
@@ -296,20 +306,13 @@ static void count_stat(void *ctx, const char *stat)
  * error, and a refusal is -EPROTO. */
 static int status_against(const char *const *said, size_t n, int *stats)
 {
-	struct rtid__svc_conn c = { .fd = -1 };
-	int sv[2], r;
+	struct rtid__svc_conn c;
+	int daemon = scripted(said, n, &c), r;
 
-	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
-	c.fd = sv[0];
-	for (size_t i = 0; i < n; i++)
-		if (said[i][0])
-			assert_true(send(sv[1], said[i], strlen(said[i]), 0) >= 0);
-		else
-			shutdown(sv[1], SHUT_WR);
 	*stats = 0;
 	r = rtid__svc_status(&c, rtid__now() + 0.2, count_stat, stats);
 	rtid__svc_close(&c);
-	close(sv[1]);
+	close(daemon);
 	return r;
 }
 
