@@ -18,8 +18,11 @@ $(BUILD)/build.ninja:
 	if [ -f $@ ]; then meson setup --reconfigure $(BUILD) $(MESON_ARGS); \
 	else meson setup $(BUILD) $(MESON_ARGS); fi
 
+# Ends with the list of what was skipped and why (a skip passes in meson's
+# summary); the exit status is the suite's.
 check: deps all
-	meson test -C $(BUILD) --print-errorlogs $(SUITES_TEST)
+	rc=0; meson test -C $(BUILD) --print-errorlogs $(SUITES_TEST) || rc=$$?; \
+	python3 scripts/skipped.py $(BUILD)/meson-logs/testlog.json; exit $$rc
 
 # The scan on the real kernel while threads exit mid-walk, STRESS_TRIALS
 # trials (make check runs 20): the tally, and failure on any wrong answer.

@@ -232,20 +232,21 @@ static struct { int pid, state; } states[256];
 static size_t nstates;
 
 /* The driver keeps a process's state where every caller sees it: with
- * $RTID_MOCK_STATE (a directory) the state is kept in a file per pid, so
- * that the several workers of one rtid serve, and separate processes, agree. */
+ * $RTID_MOCK_STATE (a directory) the state is kept in a file per process
+ * (mock_state_key), so that the several workers of one rtid serve, and separate processes, agree. */
 static void state_path(int pid, char *buf, size_t len)
 {
 	const char *dir = getenv("RTID_MOCK_STATE");
+	char key[512];
 
 	buf[0] = '\0';
-	if (dir && *dir)
-		snprintf(buf, len, "%s/%d", dir, pid);
+	if (dir && *dir && mock_state_key(pid, key, sizeof(key)) == 0)
+		snprintf(buf, len, "%s/%s", dir, key);
 }
 
 static int *state_of(int pid)
 {
-	char path[512];
+	char path[1024];
 	int *s = NULL;
 	FILE *f;
 
@@ -272,7 +273,7 @@ static int *state_of(int pid)
 
 static void keep_state(int pid, int state)
 {
-	char path[512];
+	char path[1024];
 	FILE *f;
 
 	state_path(pid, path, sizeof(path));

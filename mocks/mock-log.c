@@ -137,3 +137,34 @@ int mock_by_name(int *pid, int *tid)
 	*pid = p;
 	return found;
 }
+
+int mock_state_key(int pid, char *buf, size_t len)
+{
+	char path[64], line[256], root[400];
+	ssize_t n;
+	FILE *f;
+	int ns = -1;
+
+	if (!getenv("RTID_MOCK_BY_NAME"))
+		return snprintf(buf, len, "%d", pid) < (int)len ? 0 : -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "NSpid:", 6)) {
+			char *p = line + 6, *end;
+
+			/* The last number: the pid in its innermost namespace. */
+			for (long v; (v = strtol(p, &end, 10)), end != p; p = end)
+				ns = (int)v;
+		}
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	if (ns < 0 || (n = readlink(path, root, sizeof(root) - 1)) <= 0)
+		return -1;
+	root[n] = '\0';
+	for (char *c = root; *c; c++)
+		if (*c == '/')
+			*c = '_';
+	return snprintf(buf, len, "%s.%d", root, ns) < (int)len ? 0 : -1;
+}

@@ -3,6 +3,8 @@
 #ifndef RTID_MOCK_LOG_H
 #define RTID_MOCK_LOG_H
 
+#include <stddef.h>
+
 /* Append {"mock":who,"event":event,"pid":pid,"argv":[...],"t":now,"note":note}
  * to $RTID_MOCK_LOG when set. argv may be NULL. */
 void mock_log(const char *who, const char *event, int pid, int argc, char **argv,
@@ -27,5 +29,13 @@ void mock_slow_op(const char *op);
  * when the mode is off; else 1 and *tid (and *pid: the process a tid names
  * belongs to), or 0 when the process has no such thread or is gone. */
 int mock_by_name(int *pid, int *tid);
+
+/* The name of the file that keeps pid's driver state. The driver's state is
+ * in the process's memory, so it follows the process through a checkpoint
+ * and a restore, even to another pid (a container restored into a new pid
+ * namespace). Over real processes ($RTID_MOCK_BY_NAME) the name is made of
+ * what a restore keeps: the process's root and its pid in its own namespace;
+ * else the pid. Returns 0, or -1 when the process is gone. */
+int mock_state_key(int pid, char *buf, size_t len);
 
 #endif

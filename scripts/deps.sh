@@ -4,7 +4,10 @@
 # further packages that one target needs (make deb: the packaging tools).
 set -eu
 pkgs="meson ninja-build pkg-config gcc libjansson-dev libcmocka-dev libfuse3-dev fuse3 \
-libfiu-dev libfiu0 fiu-utils valgrind lcov clang libclang-rt-dev libsystemd-dev"
+libfiu-dev libfiu0 fiu-utils valgrind lcov clang libclang-rt-dev libsystemd-dev python3"
+# The engine tests (tests/engine): a busybox container checkpointed by runc
+# and by Podman; CRIU saves a network namespace's rules with iptables.
+pkgs="$pkgs runc podman containernetworking-plugins busybox-static iptables"
 pkgs="$pkgs $*"
 missing=""
 for p in $pkgs; do
