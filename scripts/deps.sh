@@ -8,6 +8,8 @@ libfiu-dev libfiu0 fiu-utils valgrind lcov clang libclang-rt-dev libsystemd-dev 
 # The engine tests (tests/engine): a busybox container checkpointed by runc
 # and by Podman; CRIU saves a network namespace's rules with iptables.
 pkgs="$pkgs runc podman containernetworking-plugins busybox-static iptables"
+# The unit test rates systemd/rtid.service with systemd-analyze.
+pkgs="$pkgs systemd"
 pkgs="$pkgs $*"
 missing=""
 for p in $pkgs; do
