@@ -128,6 +128,28 @@ static const char *scan_source(const char *version)
 	return src;
 }
 
+/* rtid attest show --json FILE: the entry of version V (a new reference the
+ * caller frees), after checking the object's own fields. */
+static json_t *shown(const char *file)
+{
+	json_t *o, *e = NULL;
+	size_t i;
+
+	if (rtid("attest show --json '%s'", file) != 0)
+		return NULL;
+	o = json_load_file(getenv("OUT_FILE"), 0, NULL);
+	assert_non_null(o);
+	assert_string_equal(json_string_value(json_object_get(o, "file")), file);
+	assert_true(json_is_true(json_object_get(o, "trusted")));
+	assert_int_equal(json_integer_value(json_object_get(o, "min_agree")), RTID_ATTEST_MIN_AGREE);
+	json_array_foreach(json_object_get(o, "drivers"), i, e)
+		if (!strcmp(json_string_value(json_object_get(e, "version")), V))
+			break;
+	e = e ? json_incref(e) : NULL;
+	json_decref(o);
+	return e;
+}
+
 static void twelve_agree_then_scan_is_used(void **state)
 {
 	json_t *r;
@@ -148,6 +170,13 @@ static void twelve_agree_then_scan_is_used(void **state)
 	assert_string_equal(scan_source("580.159.04"), "tool"); /* that version only */
 	assert_int_equal(rtid("attest show '%s'", att), 0);
 	assert_int_equal(system("grep -q '^580.159.03 .* 12 .* no  *yes$' \"$OUT_FILE\""), 0);
+	r = shown(att);
+	assert_non_null(r);
+	assert_int_equal(jint(r, "agree"), 12);
+	assert_true(json_is_true(json_object_get(r, "attested")));
+	assert_true(json_is_false(json_object_get(r, "revoked")));
+	assert_int_equal(jint(r, "missing_agree"), 0);
+	json_decref(r);
 	/* The same processes again, and each named ten times: still 12 processes. */
 	assert_int_equal(rtid("validate --driver-version " V " --report '%s' %s %s 1000 1000 1000 "
 			      "1000 1000 1000 1000 1000 1000", report, pids, pids), 0);
@@ -172,6 +201,14 @@ static void one_process_ten_times_is_one(void **state)
 	assert_false(rtid("attest show '%s'", a1));
 	assert_int_equal(system("grep -q 'missing: 9 more agreements from distinct processes' "
 				"\"$OUT_FILE\""), 0);
+	{
+		json_t *e = shown(a1);
+
+		assert_non_null(e);
+		assert_true(json_is_false(json_object_get(e, "attested")));
+		assert_int_equal(json_integer_value(json_object_get(e, "missing_agree")), 9);
+		json_decref(e);
+	}
 	/* A reused pid (another start time) is another process. */
 	write_stat(1000, 99999);
 	assert_int_equal(rtid("validate --driver-version " V " --attestation '%s' --report '%s' "
@@ -201,6 +238,11 @@ static void one_mismatch_fails_and_revokes(void **state)
 	assert_true(entry_of(att, V).revoked);
 	assert_int_equal(rtid("attest show '%s'", att), 0);
 	assert_int_equal(system("grep -q 'revoked: mismatch on pid 1050' \"$OUT_FILE\""), 0);
+	r = shown(att);
+	assert_true(json_is_true(json_object_get(r, "revoked")));
+	assert_true(json_is_false(json_object_get(r, "attested")));
+	assert_non_null(strstr(json_string_value(json_object_get(r, "why")), "mismatch on pid 1050"));
+	json_decref(r);
 	assert_int_equal(rtid("attest lift '%s' " V " ''", att), 2); /* a reason is required */
 	assert_int_equal(rtid("attest lift '%s' 590.77 'no such'", att), 1);
 	assert_int_equal(rtid("attest lift '%s' " V " 'driver bug fixed in the fake'", att), 0);
@@ -378,6 +420,8 @@ static void attest_usage(void **state)
 	assert_int_equal(system("grep -q 'cannot update /nonexistent/test_dir/m.json' "
 				"\"$OUT_FILE\""), 0);
 	assert_int_equal(rtid("attest show a b"), 2);
+	assert_int_equal(rtid("attest show --json a b"), 2);
+	assert_int_equal(rtid("attest show --bogus"), 2);
 	assert_int_equal(rtid("attest -h"), 0);
 	assert_int_equal(rtid("attest merge --allow-unsafe only-out.json"), 2);
 	assert_int_equal(rtid("attest lift '%s' " V, att), 2);

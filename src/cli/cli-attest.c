@@ -4,18 +4,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <jansson.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 
 static const char attest_help[] =
-	"Usage: rtid attest show [FILE]\n"
+	"Usage: rtid attest show [--json] [FILE]\n"
 	"       rtid attest merge [--allow-unsafe] OUT FILE...\n"
 	"       rtid attest lift FILE VERSION REASON\n"
 	"show: per driver version, agreements from distinct processes, agree-none,\n"
 	"  mismatches, reports, hosts, whether revoked (and why), whether attested (and\n"
 	"  what is missing). FILE defaults to $RTID_ATTESTATION or\n"
 	"  " RTID_ATTESTATION_DEFAULT "; a FILE named that does not exist is an error.\n"
+	"  --json: the same as one JSON object (file, trusted, exists, min_agree, and\n"
+	"  per driver: version, agree, agree_none, mismatch, reports, hosts, revoked,\n"
+	"  why, lifts, attested, missing_agree, legacy).\n"
 	"merge: unite attestations and 'rtid validate' reports into OUT (created when\n"
 	"  missing), under OUT's lock. Evidence counts once however often it is merged;\n"
 	"  a mismatch anywhere revokes that version. A file that cannot be read, or\n"
@@ -43,7 +47,47 @@ static void print_entry(const struct rtid_attestation *a, const struct rtid_atte
 		       RTID_ATTEST_MIN_AGREE - e->agree, RTID_ATTEST_MIN_AGREE);
 }
 
-static int show(const char *path, bool named)
+/* One driver version as JSON: the fields of the table, and what is missing. */
+static json_t *entry_json(const struct rtid_attestation *a, const struct rtid_attest_entry *e)
+{
+	bool clean = rtid_attest_clean(a, e->version);
+	unsigned long missing = !clean && !e->revoked && e->agree < RTID_ATTEST_MIN_AGREE
+					? RTID_ATTEST_MIN_AGREE - e->agree : 0;
+	json_t *legacy = e->legacy ? json_pack("{s:I,s:I,s:I}", "agree", (json_int_t)e->legacy_agree,
+					       "agree_none", (json_int_t)e->legacy_agree_none,
+					       "mismatch", (json_int_t)e->legacy_mismatch)
+				   : json_null();
+
+	return json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:b,s:s?,s:I,s:b,s:I,s:o}", "version", e->version,
+			 "agree", (json_int_t)e->agree, "agree_none", (json_int_t)e->agree_none,
+			 "mismatch", (json_int_t)e->mismatch, "reports", (json_int_t)e->reports,
+			 "hosts", (json_int_t)e->hosts, "revoked", e->revoked,
+			 "why", e->why[0] ? e->why : NULL, "lifts", (json_int_t)e->lifts,
+			 "attested", clean, "missing_agree", (json_int_t)missing, "legacy", legacy);
+}
+
+/* What show prints, as one JSON object on stdout. Returns 0, or 2 when out
+ * of memory. */
+static int show_json(const struct rtid_attestation *a, const char *path, bool trusted)
+{
+	json_t *drivers = json_array();
+	json_t *o = json_pack("{s:s,s:b,s:b,s:i,s:o}", "file", path, "trusted", trusted, "exists",
+			      access(path, F_OK) == 0, "min_agree", RTID_ATTEST_MIN_AGREE, "drivers",
+			      drivers);
+	bool ok = o != NULL;
+
+	for (size_t i = 0; ok && i < rtid_attest_count(a); i++)
+		ok = json_array_append_new(drivers, entry_json(a, rtid_attest_entry_at(a, i))) == 0;
+	ok = ok && json_dumpf(o, stdout, JSON_INDENT(2)) == 0;
+	if (ok)
+		putchar('\n');
+	json_decref(o);
+	if (!ok)
+		fprintf(stderr, "rtid attest: out of memory\n");
+	return ok ? 0 : 2;
+}
+
+static int show(const char *path, bool named, bool json)
 {
 	struct rtid_attestation *a = NULL;
 	char err[600] = "";
@@ -60,6 +104,12 @@ static int show(const char *path, bool named)
 	if (!trusted)
 		fprintf(stderr, "rtid attest: warning: %s: not trusted, nothing in it is attested: "
 			"%s\n", path, err);
+	if (json) {
+		int r = show_json(a, path, trusted);
+
+		rtid_attest_free(a);
+		return r;
+	}
 	if (!named && access(path, F_OK) < 0)
 		printf("(no attestation at %s yet)\n", path);
 	printf("%-16s %8s %10s %8s %7s %5s %7s %8s\n", "DRIVER", "AGREE", "AGREE-NONE",
@@ -174,11 +224,15 @@ static int lift(int argc, char **argv)
 
 int cmd_attest(int argc, char **argv)
 {
-	if (argc >= 2 && !strcmp(argv[1], "show") && argc <= 3) {
+	if (argc >= 2 && !strcmp(argv[1], "show")) {
 		const char *env = getenv("RTID_ATTESTATION");
+		bool json = argc >= 3 && !strcmp(argv[2], "--json");
+		int file = json ? 3 : 2;
 
-		return show(argc == 3 ? argv[2] : env && *env ? env : RTID_ATTESTATION_DEFAULT,
-			    argc == 3);
+		if (argc <= file + 1 && (argc == file || argv[file][0] != '-'))
+			return show(argc == file + 1 ? argv[file]
+				    : env && *env ? env : RTID_ATTESTATION_DEFAULT,
+				    argc == file + 1, json);
 	}
 	if (argc >= 2 && !strcmp(argv[1], "merge"))
 		return merge(argc - 1, argv + 1);
