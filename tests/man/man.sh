@@ -45,6 +45,32 @@ done
 for f in $(grep -A2 RTID_EXPORT "$hdr" | grep -o -E 'rtid_[a-z_]+\(' | tr -d '(' | sort -u); do
 	grep -q -E "$f( \(\)|\()" "$man3" || miss "$f is exported but not in librtid(3)"
 done
+# Every constant, enum value and struct field of the header, in librtid(3)'s
+# TYPES AND CONSTANTS: each under its own .SS heading, as a .B (constant,
+# value) or .I (field) line. The enums' *_MAX counts are not values.
+sed 's/\\-/-/g' "$man3" > "$work/man3"
+ss() { awk -v s="$1" '/^\.S[SH]/ { on = ($0 == ".SS " s); next } on' "$work/man3"; }
+for c in $(sed -n 's/^#define \(RTID_[A-Z_]*\).*/\1/p' "$hdr" | grep -v -x -e RTID_H -e RTID_EXPORT); do
+	ss Constants | grep -q -x "\.B $c" || miss "constant $c is not in librtid(3)"
+done
+awk '
+/^(enum|struct) rtid_[a-z_]+ \{/ { kind = $1; name = $1 " " $2; next }
+name && /^\};/ { name = ""; next }
+name && /^[ \t]*\*/ { next }
+name {
+	sub(/\/\*.*/, ""); sub(/;.*/, "")
+	if (kind == "enum") { gsub(/[ \t,]/, ""); if ($0 != "" && $0 !~ /^RTID__/) print name "|.B " $0; next }
+	n = split($0, part, ",")
+	for (i = 1; i <= n; i++) {
+		f = part[i]; sub(/\[.*/, "", f); gsub(/^.*[ \t*]/, "", f)
+		if (f != "") print name "|.I " f
+	}
+}' "$hdr" > "$work/members"
+[ -s "$work/members" ] || miss "no enums or structs found in rtid.h"
+while IFS='|' read -r owner line; do
+	ss "$owner" | grep -q -x -F "$line" || miss "$owner: '${line#.? }' is not in librtid(3)"
+done < "$work/members"
+
 # One version: what rtid --version says is in every manual's header and in
 # the Debian changelog (the meson project's version is the source of both).
 v=$("$rtid" --version | sed -n 's/^rtid \([0-9][0-9.]*\).*/\1/p')
@@ -55,5 +81,5 @@ done
 head -n 1 "$src/debian/changelog" | grep -q -F "rtid ($v-" ||
 	miss "debian/changelog does not begin with version $v"
 
-[ "$bad" = 0 ] && echo "man: rtid(1) and librtid(3) cover every command, option, variable and function"
+[ "$bad" = 0 ] && echo "man: rtid(1) and librtid(3) cover every command, option, variable, function, type, field and value"
 exit "$bad"
