@@ -73,6 +73,44 @@ int cli_conf_read(const char *path, cli_conf_fn fn, void *ctx, const char **why)
 /* rtid doctor: the node's setup for CRIU, the shim and rtid serve. */
 int cmd_doctor(int argc, char **argv);
 
+/* rtid doctor's parts (cli-doctor-shim.c), for cli-doctor.c. */
+/* systemd's default PATH, which Podman, CRI-O (monitor_env), containerd
+ * and sudo's secure_path give too. */
+#define CLI_ENGINE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define CLI_DOCTOR_MAX 12
+
+struct cli_check {
+	const char *name;
+	bool ok;
+	char detail[400], fix[300];
+};
+
+struct cli_doctor {
+	const char *root; /* "" for / */
+	struct cli_check c[CLI_DOCTOR_MAX];
+	int n;
+	char socket[1024], real_tool[1024]; /* from the shim's settings file */
+	unsigned bad_lines, lines;
+	char bad[120];
+};
+
+/* Record a check: its name, whether it passed, the fix (kept for a failure
+ * only) and what was found. CLI_DOCTOR_MAX holds every check. */
+struct cli_check *cli_doctor_add(struct cli_doctor *d, const char *name, bool ok, const char *fix,
+				 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* path inside the tree d checks, into out. */
+void cli_doctor_under(const struct cli_doctor *d, const char *path, char *out, size_t len);
+/* The next directory of the colon list at *p into out; false at its end. */
+bool cli_doctor_next_dir(const char **p, char *out, size_t len);
+/* The shim's settings file; the shim first and the real tool after it on the
+ * engines' PATH; rtid serve reachable, root's, attached, serving actions. */
+void cli_doctor_conf(struct cli_doctor *d);
+void cli_doctor_path(struct cli_doctor *d);
+void cli_doctor_daemon(struct cli_doctor *d);
+/* Every check, in words or as JSON, on stdout. Returns the exit status: 0
+ * when all passed, else 1. */
+int cli_doctor_report(const struct cli_doctor *d, bool json);
+
 int cmd_resolve(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_attest(int argc, char **argv);
