@@ -62,6 +62,8 @@ static void conf_line(void *ctx, unsigned line, const char *name, const char *va
 	}
 	if (!strcmp(name, "RTID_SOCKET") && !getenv("RTID_SOCKET"))
 		snprintf(d->socket, sizeof(d->socket), "%s", value);
+	if (!strcmp(name, "RTID_MODE") && !getenv("RTID_MODE"))
+		snprintf(d->mode, sizeof(d->mode), "%s", value);
 	if (!strcmp(name, "RTID_REAL_TOOL") && !getenv("RTID_REAL_TOOL"))
 		snprintf(d->real_tool, sizeof(d->real_tool), "%s", value);
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "basic/basic.h"
@@ -20,14 +21,50 @@ static const char doctor_help[] =
 	"Check this node's setup for CRIU with the shim and rtid serve, and say what\n"
 	"is wrong and how to fix it: the shim first on the PATH the engines give CRIU,\n"
 	"the real tool after it, the shim's settings file, rtid serve (reachable, its\n"
-	"socket root's, attached, serving actions), CRIU and its CUDA plugin, the NVIDIA\n"
-	"driver and its GPUs.\n\n"
+	"socket root's, attached, serving actions), CRIU (4.0 or later) and its CUDA\n"
+	"plugin, the NVIDIA driver and its GPUs, and whether the scan is attested for\n"
+	"that driver (a fault only when the shim's mode scans).\n\n"
 	"  --json      one JSON object: {\"ok\": ..., \"checks\": [{name, ok, detail, fix}]}\n"
 	"  --root DIR  check the tree at DIR instead of / (the socket and settings file\n"
 	"              named by RTID_SOCKET and RTID_SHIM_CONF are taken as they are)\n"
 	"Exit status: 0 when every check passes, 1 otherwise, 2 usage error.\n";
 
 /* --- CRIU --- */
+/* CRIU's version from `criu --version` ("Version: 4.2"): major and minor,
+ * or -1 when it cannot be run or says no version. */
+static int criu_version(const char *criu, unsigned long *major, unsigned long *minor)
+{
+	char *const argv[] = { (char *)criu, (char *)"--version", NULL };
+	struct rtid__child c, *v = &c;
+	const char *p;
+	char *end;
+
+	if (rtid__child_start(&c, criu, argv, 10) < 0)
+		return -1;
+	rtid__children_wait(&v, 1, 0, false);
+	c.out[c.out_len < sizeof(c.out) ? c.out_len : sizeof(c.out) - 1] = '\0';
+	if (!c.reaped || !WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0 ||
+	    !(p = strstr(c.out, "Version: ")) || (p[9] < '0' || p[9] > '9'))
+		return -1;
+	*major = strtoul(p + 9, &end, 10); /* digits checked before */
+	*minor = *end == '.' && end[1] >= '0' && end[1] <= '9' ? strtoul(end + 1, NULL, 10) : 0;
+	return 0;
+}
+
+/* The CUDA plugin came with CRIU 4.0. */
+static void check_criu_version(struct cli_doctor *d, const char *criu)
+{
+	unsigned long major, minor;
+
+	if (criu_version(criu, &major, &minor) < 0)
+		cli_doctor_add(d, "criu-version", false, "reinstall CRIU (4.0 or later)", "%s --version "
+			       "failed or named no version", criu);
+	else
+		cli_doctor_add(d, "criu-version", major >= 4, "install CRIU 4.0 or later: its CUDA "
+			       "plugin came with 4.0 (Debian 12 ships 3.17)", "CRIU %lu.%lu%s", major,
+			       minor, major >= 4 ? "" : ": older than the CUDA plugin");
+}
+
 /* The libdir named by a CRIU configuration file ("libdir DIR"), if any. */
 static bool conf_libdir(const char *file, char *out, size_t len)
 {
@@ -69,6 +106,8 @@ static void check_criu(struct cli_doctor *d)
 	}
 	cli_doctor_add(d, "criu", criu[0] != 0, "install CRIU 4.0 or later with its CUDA plugin "
 	    "(plugins/cuda)", "%s", criu[0] ? criu : "no criu on the engines' PATH");
+	if (criu[0])
+		check_criu_version(d, criu);
 	for (size_t i = 0; i < sizeof(confs) / sizeof(confs[0]) && !named[0]; i++) {
 		cli_doctor_under(d, confs[i], file, sizeof(file));
 		if (conf_libdir(file, lib, sizeof(lib)))
@@ -100,6 +139,41 @@ static void check_criu(struct cli_doctor *d)
 }
 
 /* --- the driver --- */
+/* Whether the scan is attested for the running driver: needed only when the
+ * shim's mode scans (scan, canary); driver mode never scans. */
+static void check_attested(struct cli_doctor *d, const char *version)
+{
+	const char *env = getenv("RTID_ATTESTATION"), *mode = getenv("RTID_MODE");
+	struct rtid_attestation *a = NULL;
+	const struct rtid_attest_entry *e;
+	char path[1100], err[600] = "";
+	bool trusted = false, clean, scans;
+	enum rtid_mode m = RTID_MODE_DRIVER;
+
+	if (env && *env)
+		snprintf(path, sizeof(path), "%s", env);
+	else
+		cli_doctor_under(d, RTID_ATTESTATION_DEFAULT, path, sizeof(path));
+	mode = mode && *mode ? mode : d->mode;
+	scans = *mode && rtid_mode_parse(mode, &m) == 0 && m != RTID_MODE_DRIVER;
+	if (rtid_attest_load_trusted(path, &a, &trusted, err, sizeof(err)) < 0) {
+		cli_doctor_add(d, "scan-attested", !scans, "fix or remove the file (rtid attest show)",
+			       "%s: %s", path, err);
+		return;
+	}
+	clean = rtid_attest_clean(a, version);
+	e = rtid_attest_find(a, version);
+	cli_doctor_add(d, "scan-attested", clean || !scans, "run 'rtid validate --all --report "
+		       "r.json' on this node's GPU processes (doc/fleet.md), or set RTID_MODE=driver",
+		       "driver %s: %s (%lu of %d agreements%s%s)%s", version,
+		       clean ? "attested" : trusted ? "not attested" : "not trusted", e ? e->agree : 0,
+		       RTID_ATTEST_MIN_AGREE, e && e->revoked ? "; revoked: " : "",
+		       e && e->revoked ? e->why : "", !scans ? "; the shim's driver mode does not scan"
+		       : clean ? "; the shim may scan" : "; the shim's mode scans: every call falls "
+		       "back to the driver");
+	rtid_attest_free(a);
+}
+
 static void check_driver(struct cli_doctor *d)
 {
 	char proc[1024], gpus[1100], version[128];
@@ -117,9 +191,10 @@ static void check_driver(struct cli_doctor *d)
 	cli_doctor_add(d, "nvidia-gpus", n > 0, "load the NVIDIA driver (nvidia.ko): CRIU's CUDA plugin "
 	    "stays off without /proc/driver/nvidia/gpus", "%u GPU%s in %s", n, n == 1 ? "" : "s",
 	    gpus);
-	if (rtid__driver_version_read(proc, version, sizeof(version)) == 0)
+	if (rtid__driver_version_read(proc, version, sizeof(version)) == 0) {
 		cli_doctor_add(d, "nvidia-driver", true, NULL, "version %s", version);
-	else
+		check_attested(d, version);
+	} else
 		cli_doctor_add(d, "nvidia-driver", false, "install the NVIDIA driver (550 or later for "
 		    "cuda-checkpoint; 570 for the driver API)", "no readable %s/driver/nvidia/version",
 		    proc);

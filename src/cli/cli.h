@@ -89,7 +89,7 @@ struct cli_doctor {
 	const char *root; /* "" for / */
 	struct cli_check c[CLI_DOCTOR_MAX];
 	int n;
-	char socket[1024], real_tool[1024]; /* from the shim's settings file */
+	char socket[1024], real_tool[1024], mode[32]; /* from the shim's settings file */
 	unsigned bad_lines, lines;
 	char bad[120];
 };

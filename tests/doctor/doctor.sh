@@ -54,7 +54,7 @@ assert $2, json.dumps(o, indent=1)
 }
 
 serve --actions
-doctor 0 "ok and all(x['ok'] for x in o['checks']) and len(c) == 8"
+doctor 0 "ok and all(x['ok'] for x in o['checks']) and len(c) == 10 and c['criu-version']['detail'] == 'CRIU 4.2'"
 "$rtid" doctor --root "$r" | grep -q "^all well$" || fail "the words do not say all is well"
 
 # The daemon serves queries only: named, with the fix.
@@ -143,6 +143,29 @@ RTID_CASE=$tmp/nothing serve --actions
 doctor 1 "not c['rtid-serve']['ok'] and 'not attached' in c['rtid-serve']['detail']"
 stop
 serve --actions
+# CRIU older than its CUDA plugin (Debian 12's 3.17), and one that says no version.
+printf '#!/bin/sh\necho Version: 3.17\n' > "$r/usr/sbin/criu"
+doctor 1 "not c['criu-version']['ok'] and '3.17' in c['criu-version']['detail'] and '4.0' in c['criu-version']['fix']"
+printf '#!/bin/sh\nexit 1\n' > "$r/usr/sbin/criu"
+doctor 1 "not c['criu-version']['ok'] and 'failed' in c['criu-version']['detail']"
+printf '#!/bin/sh\necho Version: 4.2\n' > "$r/usr/sbin/criu"
+
+# The scan's attestation for the running driver: no matter in driver mode; in
+# scan mode, missing is a fault with its fix, and ten agreements are enough.
+export RTID_ATTESTATION=$tmp/att.json
+RTID_MODE=scan doctor 1 "not c['scan-attested']['ok'] and '0 of 10' in c['scan-attested']['detail'] and 'rtid validate' in c['scan-attested']['fix']"
+printf 'RTID_SOCKET=%s/s\nRTID_MODE=canary\n' "$tmp" > "$tmp/shim.conf"
+doctor 1 "not c['scan-attested']['ok'] and 'falls back' in c['scan-attested']['detail']"
+printf '{"format": 1, "drivers": {"580.159.03": {"agree": 10, "agree_none": 0, "mismatch": 0, "revoked": false}}}\n' > "$tmp/att.json"
+doctor 0 "c['scan-attested']['ok'] and c['scan-attested']['detail'].startswith('driver 580.159.03: attested (10 of 10')"
+printf '{"format": 1, "drivers": {"580.159.03": {"agree": 12, "agree_none": 0, "mismatch": 1, "revoked": false}}}\n' > "$tmp/att.json"
+doctor 1 "not c['scan-attested']['ok'] and 'revoked' in c['scan-attested']['detail']"
+printf 'not json' > "$tmp/att.json"
+doctor 1 "not c['scan-attested']['ok'] and 'att.json' in c['scan-attested']['detail']"
+printf 'RTID_SOCKET=%s/s\n' "$tmp" > "$tmp/shim.conf"
+doctor 0 "c['scan-attested']['ok']"
+unset RTID_ATTESTATION
+
 # No CRIU on the engines' PATH, and the words say how to fix it.
 mv "$r/usr/sbin/criu" "$tmp/criu"
 doctor 1 "not c['criu']['ok']"
