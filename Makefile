@@ -30,9 +30,10 @@ STRESS_TRIALS ?= 2000
 check-stress: all
 	$(BUILD)/tests/stress-walk $(STRESS_TRIALS)
 
-# The simulator's table of every workload x strategy, and its plot.
+# The simulator's table of every workload x strategy, and its plot (under
+# $(BUILD), its path printed last).
 sim: all
-	$(BUILD)/sim/rtid-sim --evidence evidence --plot $(BUILD)/restore-vs-gpus.svg
+	$(BUILD)/sim/rtid-sim --evidence evidence --plot $(BUILD)/rtid-sim.svg
 
 # Performance figures, side by side in one run (see README).
 bench: all

@@ -10,6 +10,8 @@ libfiu-dev libfiu0 fiu-utils valgrind lcov clang libclang-rt-dev libsystemd-dev 
 pkgs="$pkgs runc podman containernetworking-plugins busybox-static iptables"
 # The unit test rates systemd/rtid.service with systemd-analyze.
 pkgs="$pkgs systemd"
+# rtid-sim --plot draws with gnuplot (make sim).
+pkgs="$pkgs gnuplot-nox"
 pkgs="$pkgs $*"
 missing=""
 for p in $pkgs; do

@@ -1,213 +1,313 @@
-/* The simulator's plot: restore time against the number of GPU processes, one
- * line per strategy, as a self-contained SVG (same input, same bytes). Each
- * strategy has its own colour, dash pattern and marker, so that two strategies
- * with the same times (scan and canary) both stay visible. */
+/* The simulator's plot, drawn by gnuplot (packaged everywhere, scriptable
+ * from C through a pipe, SVG and PNG from one script). The script and its
+ * data (gnuplot's inline data blocks) go to gnuplot's stdin, so no temporary
+ * file is made. Each strategy has its own colour, dash pattern and marker,
+ * so that two with the same times both stay visible, and the legend says
+ * which coincide. */
 #include "plot.h"
 
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-/* Colours apart for the common colour blindnesses (Okabe-Ito, then grey
- * shades), dashes and markers apart again where colours are confused. */
+extern char **environ;
+
+/* Colours apart for the common colour blindnesses (Okabe-Ito, then Tol's),
+ * and dashes and markers apart again where colours are confused. */
 static const struct style {
 	const char *colour, *dash;
-	char shape; /* o circle, s square, t triangle, d diamond, x cross, + plus */
-	int open;   /* drawn hollow */
+	int point; /* gnuplot's point types: 1 +, 2 x, 4-5 squares, 6-7 circles, ... */
 } styles[SIM_PLOT_STYLES] = {
-	{ "#000000", "", 'o', 0 },      { "#e69f00", "8 4", 's', 0 },
-	{ "#56b4e9", "2 3", 't', 0 },   { "#009e73", "", 'd', 0 },
-	{ "#d55e00", "10 3 2 3", 'o', 1 }, { "#0072b2", "4 2", 's', 1 },
-	{ "#cc79a7", "5 5", 'x', 0 },      { "#7f7f7f", "6 3", 't', 1 },
-	{ "#8c510a", "1 2", '+', 0 },
+	{ "#000000", "1", 7 },          { "#e69f00", "(8,4)", 5 },      { "#56b4e9", "(2,3)", 9 },
+	{ "#009e73", "1", 13 },         { "#d55e00", "(10,3,2,3)", 6 }, { "#0072b2", "(4,2)", 4 },
+	{ "#cc79a7", "(5,5)", 2 },      { "#7f7f7f", "(6,3)", 8 },      { "#8c510a", "(1,2)", 1 },
+	{ "#332288", "(12,4)", 3 },     { "#117733", "(3,3,8,3)", 10 }, { "#882255", "(6,2,2,2)", 11 },
+	{ "#44aa99", "(2,6)", 12 },     { "#999933", "(9,3)", 14 },     { "#aa4499", "(4,4,1,4)", 15 },
+	{ "#e31a1c", "(7,2,7,6)", 3 },
 };
 
-double sim_plot_step(double max, int n)
+const char *sim_plot_format(const char *path)
 {
-	double raw = max / n, mag, f;
+	const char *dot = strrchr(path, '.');
 
-	if (!(raw > 0))
-		return 1;
-	mag = pow(10, floor(log10(raw)));
-	f = raw / mag;
-	return mag * (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10);
+	if (!dot || strchr(dot, '/'))
+		return NULL;
+	if (!strcasecmp(dot, ".svg"))
+		return "svg";
+	if (!strcasecmp(dot, ".png"))
+		return "png";
+	return NULL;
 }
 
-struct frame {
-	double x0, x1, y0, y1, xmax, ymax; /* the panel in pixels, the axes' ends */
-};
-
-static double px(const struct frame *f, double x)
+static int same(double a, double b)
 {
-	return f->x0 + (f->x1 - f->x0) * x / f->xmax;
+	double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+
+	return fabs(a - b) <= 0.01 * m;
 }
 
-static double py(const struct frame *f, double y)
+void sim_plot_coincide(const struct sim_plot *p, int *with)
 {
-	return f->y1 - (f->y1 - f->y0) * y / f->ymax;
-}
+	for (size_t i = 0; i < p->ns; i++) {
+		with[i] = -1;
+		for (size_t j = 0; j < i && with[i] < 0; j++) {
+			size_t x = 0;
 
-static void marker(FILE *o, const struct style *st, double x, double y)
-{
-	const char *c = st->colour, *fill = st->open ? "white" : c;
-
-	if (st->shape == 'o')
-		fprintf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\" stroke=\"%s\"/>\n", x,
-			y, fill, c);
-	else if (st->shape == 's')
-		fprintf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\" fill=\"%s\" "
-			   "stroke=\"%s\"/>\n", x - 4, y - 4, fill, c);
-	else if (st->shape == 't')
-		fprintf(o, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\" stroke=\"%s\"/>\n",
-			x, y - 5, x + 5, y + 4, x - 5, y + 4, fill, c);
-	else if (st->shape == 'd')
-		fprintf(o, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\" "
-			   "stroke=\"%s\"/>\n", x, y - 5, x + 5, y, x, y + 5, x - 5, y, fill, c);
-	else if (st->shape == 'x')
-		fprintf(o, "<path d=\"M%.1f %.1fL%.1f %.1fM%.1f %.1fL%.1f %.1f\" stroke=\"%s\" "
-			   "stroke-width=\"2\"/>\n", x - 4, y - 4, x + 4, y + 4, x - 4, y + 4, x + 4,
-			y - 4, c);
-	else
-		fprintf(o, "<path d=\"M%.1f %.1fL%.1f %.1fM%.1f %.1fL%.1f %.1f\" stroke=\"%s\" "
-			   "stroke-width=\"2\"/>\n", x - 5, y, x + 5, y, x, y - 5, x, y + 5, c);
-}
-
-static void series(FILE *o, const struct frame *f, const double *xs, const double *ys,
-		   size_t nx, const struct style *st)
-{
-	fprintf(o, "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"%s\"", st->colour);
-	if (st->dash[0])
-		fprintf(o, " stroke-dasharray=\"%s\"", st->dash);
-	fprintf(o, " points=\"");
-	for (size_t j = 0; j < nx; j++)
-		fprintf(o, "%.1f,%.1f ", px(f, xs[j]), py(f, ys[j]));
-	fprintf(o, "\"/>\n");
-	for (size_t j = 0; j < nx; j++)
-		marker(o, st, px(f, xs[j]), py(f, ys[j]));
-}
-
-/* Axes, grid and round ticks of one panel, its caption above it. */
-static void axes(FILE *o, const struct frame *f, double xstep, double ystep, const char *caption)
-{
-	for (double y = 0; y <= f->ymax + ystep / 2; y += ystep) {
-		fprintf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e5e5e5\"/>\n",
-			f->x0, py(f, y), f->x1, py(f, y));
-		fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.0f</text>\n", f->x0 - 6,
-			py(f, y) + 4, y);
+			while (x < p->nx && same(p->s[i].restore[x], p->s[j].restore[x]) &&
+			       same(p->s[i].dump[x], p->s[j].dump[x]))
+				x++;
+			if (x == p->nx)
+				with[i] = (int)j;
+		}
 	}
-	for (double x = 0; x <= f->xmax + xstep / 2; x += xstep)
-		fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.0f</text>\n", px(f, x),
-			f->y1 + 16, x);
-	fprintf(o, "<path d=\"M%.1f %.1fV%.1fH%.1f\" fill=\"none\" stroke=\"black\"/>\n", f->x0,
-		f->y0, f->y1, f->x1);
-	fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-weight=\"bold\">%s</text>\n",
-		(f->x0 + f->x1) / 2, f->y0 - 8, caption);
-	fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">GPU processes</text>\n",
-		(f->x0 + f->x1) / 2, f->y1 + 34);
 }
 
-static void limit(FILE *o, const struct frame *f, double s)
+/* A gnuplot single-quoted string: only ' needs doubling. */
+static void quoted(FILE *o, const char *s)
+{
+	fputc('\'', o);
+	for (; *s; s++)
+		fputs(*s == '\'' ? "''" : (char[]){ *s, 0 }, o);
+	fputc('\'', o);
+}
+
+/* $D: one row per x: x, then restore, dump and risk per series (a risk of 0
+ * as NaN: a log axis has no 0, and the panel says which are 0). */
+static void data(FILE *o, const struct sim_plot *p)
+{
+	fputs("$D << EOD\n", o);
+	for (size_t x = 0; x < p->nx; x++) {
+		fprintf(o, "%g", p->xs[x]);
+		for (size_t i = 0; i < p->ns; i++) {
+			fprintf(o, "\t%.6g\t%.6g\t", p->s[i].restore[x], p->s[i].dump[x]);
+			if (p->s[i].wrong[x] > 0)
+				fprintf(o, "%.6g", p->s[i].wrong[x]);
+			else
+				fputs("NaN", o);
+		}
+		fputc('\n', o);
+	}
+	fputs("EOD\n", o);
+}
+
+static bool any_risk(const struct sim_plot *p, size_t i)
+{
+	for (size_t x = 0; x < p->nx; x++)
+		if (p->s[i].wrong[x] > 0)
+			return true;
+	return false;
+}
+
+/* How series i is drawn: its colour, dash pattern and marker, or its fill. */
+static void style(FILE *o, const struct sim_plot *p, size_t i)
+{
+	const struct style *st = &styles[i % SIM_PLOT_STYLES];
+
+	if (p->nx == 1)
+		fprintf(o, " with boxes fs pattern %zu border lc rgb '%s' lc rgb '%s'", i % 8,
+			st->colour, st->colour);
+	else
+		fprintf(o, " with linespoints lw 2 ps 1.1 lc rgb '%s' dt %s pt %d", st->colour,
+			st->dash, st->point);
+}
+
+/* One panel: column col (0 restore, 1 dump, 2 risk) of every series. */
+static void panel(FILE *o, const struct sim_plot *p, int col)
+{
+	bool first = true;
+
+	fputs("plot ", o);
+	for (size_t i = 0; i < p->ns; i++) {
+		if (col == 2 && !any_risk(p, i))
+			continue;
+		fputs(first ? "" : ", \\\n     ", o);
+		first = false;
+		if (p->nx == 1)
+			fprintf(o, "$D using (%zu):(column(%zu))", i, 2 + 3 * i + (size_t)col);
+		else
+			fprintf(o, "$D using 1:(column(%zu))", 2 + 3 * i + (size_t)col);
+		style(o, p, i);
+		fputs(" notitle", o);
+	}
+	if (first) /* nothing to draw on this axis: an empty frame */
+		fputs("NaN notitle", o);
+	fputc('\n', o);
+}
+
+/* The legend, as a plot of its own across the bottom (a panel's key would
+ * be as narrow as the panel): every series, and which coincide. */
+static void legend(FILE *o, const struct sim_plot *p, const int *with, double height)
+{
+	fprintf(o, "set origin 0,0\nset size 1,%g\nunset border\nunset tics\nunset xlabel\n"
+		"unset ylabel\nunset title\nunset label\nunset arrow\nunset grid\n"
+		"unset logscale\nset xrange [0:1]\nset yrange [0:1]\n"
+		"set key center center horizontal maxrows 3 samplen 5 spacing 1.3 width 2 box\n"
+		"plot ", height);
+	for (size_t i = 0; i < p->ns; i++) {
+		fputs(i ? ", \\\n     NaN" : "NaN", o);
+		style(o, p, i);
+		fputs(" title ", o);
+		if (with[i] >= 0) {
+			char t[160];
+
+			snprintf(t, sizeof(t), "%s (= %s)", p->s[i].name, p->s[with[i]].name);
+			quoted(o, t);
+		} else {
+			quoted(o, p->s[i].name);
+		}
+	}
+	fputc('\n', o);
+}
+
+/* The names of the series with no risk, wrapped, as the risk panel's x
+ * label (under the axis, where no line runs). */
+static void zero_label(FILE *o, const struct sim_plot *p)
+{
+	char text[1024];
+	size_t n, line;
+
+	n = (size_t)snprintf(text, sizeof(text), "%s0, not drawn on a log axis:",
+			     p->nx == 1 ? "" : "GPU processes\\n");
+	line = n;
+	for (size_t i = 0; i < p->ns; i++) {
+		if (any_risk(p, i))
+			continue;
+		if (line > 50 && n + 3 < sizeof(text)) {
+			memcpy(text + n, "\\n", 3);
+			n += 2;
+			line = 0;
+		}
+		n += (size_t)snprintf(text + n, sizeof(text) - n, " %s", p->s[i].name);
+		line += strlen(p->s[i].name) + 1;
+		if (n >= sizeof(text))
+			break;
+	}
+	fprintf(o, "set xlabel \"%s\" font ',10'\n", text);
+}
+
+static void limit(FILE *o, double s)
 {
 	if (s <= 0)
 		return;
-	fprintf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#b00000\" "
-		   "stroke-width=\"1.5\" stroke-dasharray=\"12 4\"/>\n", f->x0, py(f, s), f->x1,
-		py(f, s));
-	fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#b00000\">timeout %.0f s</text>\n",
-		f->x0 + 6, py(f, s) - 5, s);
+	fprintf(o, "set arrow 1 from graph 0, first %g to graph 1, first %g nohead lc rgb "
+		"'#cc0000' dt 2 lw 1.5 front\n", s, s);
+	fprintf(o, "set label 1 'timeout %g s' at graph 0.02, first %g tc rgb '#cc0000' front\n",
+		s, s * 1.12);
 }
 
-/* Each series' name at its last point, right of the panel, moved apart
- * where lines end together (scan, canary and toggle do) so every name reads;
- * a name moved from its point gets a thin leader to it. */
-static void ends(FILE *o, const struct frame *f, const struct sim_plot *p, int part)
+static void script(FILE *o, const char *path, const char *fmt, const struct sim_plot *p,
+		   const int *with)
 {
-	size_t order[16], n = p->ns < 16 ? p->ns : 16;
-	double at[16], last = -1e9;
+	double base = p->nx == 1 ? 0.34 : 0.22; /* the legend's height; bars' names need room */
 
-	for (size_t i = 0; i < n; i++)
-		order[i] = i;
-	for (size_t i = 1; i < n; i++) /* by end value, highest first; stable */
-		for (size_t j = i; j > 0; j--) {
-			const struct sim_series *a = &p->s[order[j - 1]], *b = &p->s[order[j]];
-			double ya = part ? a->part[p->nx - 1] : a->y[p->nx - 1];
-			double yb = part ? b->part[p->nx - 1] : b->y[p->nx - 1];
+	fprintf(o, "set terminal %s size 1500,640 font 'Helvetica,%d' background rgb 'white'\n",
+		!strcmp(fmt, "svg") ? "svg" : "pngcairo", !strcmp(fmt, "svg") ? 12 : 11);
+	fputs("set output ", o);
+	quoted(o, path);
+	fputs("\nset termoption noenhanced\nset datafile separator '\\t'\n", o);
+	data(o, p);
+	fputs("set multiplot title ", o);
+	{
+		char t[512];
 
-			if (ya >= yb)
-				break;
-			size_t t = order[j];
-			order[j] = order[j - 1];
-			order[j - 1] = t;
+		snprintf(t, sizeof(t), "%s\n%s", p->title, p->subtitle);
+		fputc('"', o);
+		for (const char *c = t; *c; c++)
+			fputs(*c == '\n' ? "\\n" : *c == '"' ? "\\\"" : (char[]){ *c, 0 }, o);
+		fputs("\"\n", o);
+	}
+	fprintf(o, "set size 0.333,%g\n", 0.9 - base);
+	fputs("set logscale y\nset grid xtics ytics mxtics mytics lc rgb '#dddddd'\n"
+	      "set ylabel 'seconds'\n", o);
+	if (p->nx == 1) {
+		fputs("set boxwidth 0.75\nset xtics rotate by -45 (", o);
+		for (size_t i = 0; i < p->ns; i++) {
+			fputs(i ? ", " : "", o);
+			quoted(o, p->s[i].name);
+			fprintf(o, " %zu", i);
 		}
-	for (size_t k = 0; k < n; k++) {
-		const struct sim_series *s = &p->s[order[k]];
-		double y = py(f, part ? s->part[p->nx - 1] : s->y[p->nx - 1]);
-
-		at[k] = y < last + 13 ? last + 13 : y;
-		last = at[k];
+		fprintf(o, ")\nset xrange [-0.6:%zu.6]\n", p->ns - 1);
+	} else {
+		fputs("set logscale x\nset xtics (", o);
+		for (size_t x = 0; x < p->nx; x++)
+			fprintf(o, "%s'%g' %g", x ? ", " : "", p->xs[x], p->xs[x]);
+		fprintf(o, ")\nset xrange [%g:%g]\nset xlabel 'GPU processes'\n", p->xs[0] * 0.9,
+			p->xs[p->nx - 1] * 1.1);
 	}
-	for (size_t k = n; k-- > 0;) /* and up again where they passed the axis */
-		if (at[k] > (k + 1 < n ? at[k + 1] - 13 : f->y1 - 2))
-			at[k] = k + 1 < n ? at[k + 1] - 13 : f->y1 - 2;
-	for (size_t k = 0; k < n; k++) {
-		const struct sim_series *s = &p->s[order[k]];
-		double y = py(f, part ? s->part[p->nx - 1] : s->y[p->nx - 1]);
-
-		fprintf(o, "<path d=\"M%.1f %.1fL%.1f %.1f\" stroke=\"%s\" stroke-width=\"0.7\"/>\n",
-			px(f, p->xs[p->nx - 1]) + 6, y, f->x1 + 4, at[k] - 4,
-			styles[order[k] % SIM_PLOT_STYLES].colour);
-		fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n", f->x1 + 6, at[k],
-			styles[order[k] % SIM_PLOT_STYLES].colour, s->name);
-	}
+	fprintf(o, "set origin 0,%g\nset title 'restore (s)'\n", base);
+	limit(o, p->restore_limit_s);
+	panel(o, p, 0);
+	fprintf(o, "unset arrow 1\nunset label 1\nset origin 0.333,%g\nset title 'dump (s)'\n",
+		base);
+	limit(o, p->dump_limit_s);
+	panel(o, p, 1);
+	fprintf(o, "unset arrow 1\nunset label 1\nset origin 0.666,%g\nset title 'risk: "
+		"wrong-thread resumes per million restores'\nset ylabel 'per million'\n"
+		"set yrange [1:*]\n", base);
+	zero_label(o, p);
+	panel(o, p, 2);
+	legend(o, p, with, base);
+	fputs("unset multiplot\nset output\n", o);
 }
 
-static void legend(FILE *o, const struct sim_plot *p, double x0, double y0)
+/* gnuplot with the script on its stdin; its messages stay on our stderr. */
+static int run(const char *path, const char *fmt, const struct sim_plot *p, const int *with,
+	       char *why, size_t len)
 {
-	for (size_t i = 0; i < p->ns; i++) {
-		const struct style *st = &styles[i % SIM_PLOT_STYLES];
-		double x = x0 + 250.0 * (double)(i % 4), y = y0 + 20.0 * (double)(i / 4);
-		double xs[2] = { 0, 1 }, ys[2] = { 0, 0 };
-		struct frame f = { x, x + 40, y, y, 1, 1 };
+	const char *gp = getenv("RTID_GNUPLOT") && *getenv("RTID_GNUPLOT") ? getenv("RTID_GNUPLOT")
+									    : "gnuplot";
+	char *argv[] = { (char *)gp, NULL };
+	posix_spawn_file_actions_t fa;
+	int fds[2], st = 0, e;
+	pid_t pid;
+	FILE *o;
 
-		series(o, &f, xs, ys, 2, st);
-		fprintf(o, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x + 50, y + 4, p->s[i].name);
+	if (pipe(fds) < 0)
+		return snprintf(why, len, "pipe: %s", strerror(errno)), -EIO;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
+	posix_spawn_file_actions_addclose(&fa, fds[1]);
+	e = posix_spawnp(&pid, gp, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[0]);
+	if (e) {
+		close(fds[1]);
+		return snprintf(why, len, "cannot run %s (%s): install gnuplot (apt-get install "
+				"gnuplot-nox) or name it in RTID_GNUPLOT", gp, strerror(e)), -ENOENT;
 	}
+	signal(SIGPIPE, SIG_IGN); /* a gnuplot that dies early is told by its exit status */
+	if ((o = fdopen(fds[1], "w"))) {
+		script(o, path, fmt, p, with);
+		fclose(o);
+	} else {
+		close(fds[1]);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (!o || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return snprintf(why, len, "%s failed drawing %s (its message is above)", gp, path),
+		       -EIO;
+	return 0;
 }
 
-int sim_plot_svg(const char *path, const struct sim_plot *p)
+int sim_plot_write(const char *path, const struct sim_plot *p, char *why, size_t len)
 {
-	const double W = 1160, H = 600, T = 70, B = 110, label = 130, gap = 60;
-	double xmax = p->xs[p->nx - 1], ymax = p->limit_s, xstep, ystep;
-	struct frame left, right;
-	FILE *o = fopen(path, "w");
+	const char *fmt = sim_plot_format(path);
+	int with[SIM_PLOT_STYLES];
 
-	if (!o)
-		return -1;
-	for (size_t i = 0; i < p->ns; i++)
-		for (size_t j = 0; j < p->nx; j++)
-			ymax = p->s[i].y[j] > ymax ? p->s[i].y[j] : ymax;
-	xstep = sim_plot_step(xmax, 6);
-	ystep = sim_plot_step(ymax, 6);
-	left = (struct frame){ 70, (W - 70 - gap - 2 * label) / 2 + 70, T, H - B,
-			       ceil(xmax / xstep) * xstep, ceil(ymax / ystep) * ystep };
-	right = left;
-	right.x0 = left.x1 + label + gap;
-	right.x1 = W - label;
-	fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-		   "font-family=\"sans-serif\" font-size=\"12\">\n", W, H);
-	fprintf(o, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-	fprintf(o, "<text x=\"%.0f\" y=\"20\" font-size=\"15\" font-weight=\"bold\">%s</text>\n",
-		left.x0, p->title);
-	fprintf(o, "<text x=\"%.0f\" y=\"38\">%s</text>\n", left.x0, p->subtitle);
-	axes(o, &left, xstep, ystep, "restore time, s");
-	axes(o, &right, xstep, ystep, "of which in the CUDA plugin's hooks, s");
-	limit(o, &left, p->limit_s);
-	for (size_t i = 0; i < p->ns; i++) {
-		series(o, &left, p->xs, p->s[i].y, p->nx, &styles[i % SIM_PLOT_STYLES]);
-		series(o, &right, p->xs, p->s[i].part, p->nx, &styles[i % SIM_PLOT_STYLES]);
-	}
-	ends(o, &left, p, 0);
-	ends(o, &right, p, 1);
-	legend(o, p, left.x0, H - B + 56);
-	fprintf(o, "</svg>\n");
-	return fclose(o) == 0 ? 0 : -1;
+	if (!fmt)
+		return snprintf(why, len, "%s: unknown plot format: the name must end in .svg or "
+				".png", path), -EINVAL;
+	if (p->ns == 0 || p->ns > SIM_PLOT_STYLES || p->nx == 0 || p->nx > SIM_PLOT_MAX_X)
+		return snprintf(why, len, "%s: nothing to plot", path), -EINVAL;
+	sim_plot_coincide(p, with);
+	return run(path, fmt, p, with, why, len);
 }

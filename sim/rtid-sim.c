@@ -14,6 +14,7 @@
 #include "check.h"
 #include "engine.h"
 #include "evidence.h"
+#include "figures.h"
 #include "plot.h"
 #include "basic/parse.h"
 #include "rtid.h"
@@ -109,56 +110,28 @@ enum { RUNS = 100 };
 static void mean_run(const struct sim_workload *w, const struct sim_strategy *s,
 		     unsigned long seed, struct sim_result *out)
 {
-	struct sim_result m = { 0 }, r;
-
-	for (unsigned long i = 0; i < RUNS; i++) {
-		sim_run(cur, w, s, seed + i, &r);
-		m.dump_s += r.dump_s / RUNS;
-		m.restore_s += r.restore_s / RUNS;
-		m.restore_tid_s += r.restore_tid_s / RUNS;
-		m.dump_plugin_s += r.dump_plugin_s / RUNS;
-		m.restore_plugin_s += r.restore_plugin_s / RUNS;
-	}
-	m.spawns = r.spawns; /* the same in every run */
-	m.attaches = r.attaches;
-	m.wrong_tid_per_million = r.wrong_tid_per_million;
-	m.dump_timed_out = m.dump_s > cur->dump_timeout_s;
-	m.restore_timed_out = m.restore_s > cur->restore_timeout_s;
-	*out = m;
+	sim_mean_run(cur, w, s, seed, RUNS, out);
 }
 
 enum { GPU_GIB = 2 }; /* the synthetic workload's GPU memory per process */
 
-static int plot(const char *path, unsigned long seed)
+/* Plot into path when asked: the sweep, or one workload (w not NULL). */
+static int plot(const char *path, const struct sim_workload *w, unsigned long seed)
 {
-	static const double xs[] = { 1, 2, 4, 8, 16, 24, 32, 48, 64, 103 };
-	struct sim_series series[NSTRAT];
-	char sub[200];
+	char why[512];
+	int e;
 
-	for (size_t i = 0; i < NSTRAT; i++) {
-		struct sim_strategy s;
-
-		sim_strategy_parse(strategies[i], &s);
-		series[i].name = strategies[i];
-		for (size_t j = 0; j < sizeof(xs) / sizeof(xs[0]); j++) {
-			struct sim_workload w;
-			struct sim_result r;
-
-			if (sim_workload_synthetic((size_t)xs[j], GPU_GIB, &w) < 0)
-				return -1;
-			mean_run(&w, &s, seed, &r);
-			series[i].y[j] = r.restore_s;
-			series[i].part[j] = r.restore_plugin_s;
-			sim_workload_free(&w);
-		}
+	if (!path)
+		return 0;
+	e = w ? sim_figure_workload(cur, w, strategies, NSTRAT, seed, RUNS, path, why, sizeof(why))
+	      : sim_figure_sweep(cur, strategies, NSTRAT, GPU_GIB, seed, RUNS, path, why,
+				 sizeof(why));
+	if (e < 0) {
+		fprintf(stderr, "rtid-sim: --plot %s\n", why);
+		return -1;
 	}
-	snprintf(sub, sizeof(sub), "workload: synthetic, N GPU processes of %.0f GiB GPU and %.0f "
-		 "GiB host memory each, 1 GPU visible; means over seeds %lu..%lu", (double)GPU_GIB, 1.0,
-		 seed, seed + RUNS - 1);
-	struct sim_plot p = { "rtid-sim: CRIU restore time by the number of GPU processes, per "
-			      "strategy", sub, xs, sizeof(xs) / sizeof(xs[0]), series, NSTRAT,
-			      cur->restore_timeout_s };
-	return sim_plot_svg(path, &p);
+	printf("Plot: %s\n", path);
+	return 0;
 }
 
 static void rows(const struct sim_workload *w, unsigned long seed)
@@ -219,12 +192,12 @@ static void footer(unsigned long first, unsigned long last)
 }
 
 /* Every strategy for one workload (a built-in or a file). */
-static int one_workload(const struct sim_workload *w, unsigned long seed)
+static int one_workload(const struct sim_workload *w, unsigned long seed, const char *plot_path)
 {
 	fputs(header, stdout);
 	rows(w, seed);
 	footer(seed, seed + RUNS - 1);
-	return 0;
+	return plot(plot_path, w, seed) < 0 ? 1 : 0;
 }
 
 static int table(unsigned long seed, const char *plot_path)
@@ -239,12 +212,7 @@ static int table(unsigned long seed, const char *plot_path)
 		sim_workload_free(&w);
 	}
 	footer(seed, seed + RUNS - 1);
-	if (plot(plot_path, seed) < 0) {
-		fprintf(stderr, "rtid-sim: cannot write %s\n", plot_path);
-		return 1;
-	}
-	printf("Plot: %s\n", plot_path);
-	return 0;
+	return plot(plot_path, NULL, seed) < 0 ? 1 : 0;
 }
 
 /* The parameters in force, each with its source; one changed by --set says
@@ -356,7 +324,7 @@ static int run_workload(const struct cli *o)
 	if (load_workload(o->wname, &w) < 0)
 		return 2;
 	if (!o->sname) {
-		n = one_workload(&w, o->seed);
+		n = one_workload(&w, o->seed, o->plot_path);
 	} else if (o->check) {
 		n = sim_check(cur, &w, &s, o->scale);
 	} else {
@@ -376,7 +344,7 @@ static int run_workload(const struct cli *o)
 
 int main(int argc, char **argv)
 {
-	struct cli o = { .plot_path = "restore-vs-gpus.svg", .scale = "0.05", .seed = 1 };
+	struct cli o = { .scale = "0.05", .seed = 1 };
 	int r;
 
 	params_now = sim_defaults;

@@ -387,18 +387,6 @@ static void params_set(void **state)
 	assert_null(sim_param_ref(&p, "nope"));
 }
 
-/* The plot's ticks are round numbers, whatever the data's largest value. */
-static void plot_ticks_are_round(void **state)
-{
-	(void)state;
-	assert_true(sim_plot_step(103, 6) == 20);
-	assert_true(sim_plot_step(927, 6) == 200);
-	assert_true(sim_plot_step(580, 5) == 200);
-	assert_true(sim_plot_step(50, 5) == 10);
-	assert_true(fabs(sim_plot_step(0.7, 5) - 0.2) < 1e-12);
-	assert_true(sim_plot_step(0, 5) == 1);
-}
-
 /* --evidence: the GPU kit's passing reports on real drivers set the attach
  * (per spawn, less the spawn) and the driver-API query (the api batch beyond
  * one attach, per process); a run against the mocks is no evidence. */
@@ -443,7 +431,6 @@ int main(void)
 		cmocka_unit_test(strategy_errors_are_specific),
 		cmocka_unit_test(params_set),
 		cmocka_unit_test(evidence_from_kit_reports),
-		cmocka_unit_test(plot_ticks_are_round),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
