@@ -5,7 +5,9 @@
  *   framework NAME
  *   gpu COUNT MEM_GB HOST_GB       COUNT processes holding GPU memory (GiB)
  *   cpu COUNT HOST_GB              COUNT processes without CUDA
- *   visible-gpus N                 GPUs visible to cuda-checkpoint (default 1) */
+ *   visible-gpus N                 GPUs visible to cuda-checkpoint (default 1)
+ *   launch-job COUNT               the first COUNT GPU processes are one job started
+ *                                  by --launch-job: their actions run one after another */
 #include "workload.h"
 
 #include <errno.h>
@@ -19,20 +21,21 @@
 
 struct shape {
 	const char *name, *framework;
-	unsigned visible;
+	unsigned visible, job;
 	struct { int count; bool gpu; double gpu_gib, host_gib; } groups[3];
 };
 
 /* Shapes from the write-up and public sightings; memory sizes are assumptions,
  * and so are the visible GPUs: one per tensor-parallel rank (TP=2: 2; the 8
- * large SGLang ranks: 8), 1 where the sighting gives no hint. */
+ * large SGLang ranks: 8), 1 where the sighting gives no hint, and the launch
+ * job: SGLang's 8 tensor-parallel ranks, started together. */
 static const struct shape shapes[] = {
-	{ "vllm-small", "vllm", 1, { { 1, true, 8, 3 }, { 2, false, 0, 0.5 } } },
-	{ "vllm-8b", "vllm", 2, { { 2, true, 20, 4 }, { 1, false, 0, 1 } } },
-	{ "embedding", "sentence-transformers", 1, { { 1, true, 4, 2 }, { 1, false, 0, 0.5 } } },
-	{ "tp2", "pytorch", 2, { { 2, true, 30, 6 }, { 1, false, 0, 1 } } },
-	{ "nim-24", "nim", 1, { { 24, true, 3, 1.5 }, { 4, false, 0, 0.5 } } },
-	{ "sglang-103", "sglang", 8,
+	{ "vllm-small", "vllm", 1, 0, { { 1, true, 8, 3 }, { 2, false, 0, 0.5 } } },
+	{ "vllm-8b", "vllm", 2, 0, { { 2, true, 20, 4 }, { 1, false, 0, 1 } } },
+	{ "embedding", "sentence-transformers", 1, 0, { { 1, true, 4, 2 }, { 1, false, 0, 0.5 } } },
+	{ "tp2", "pytorch", 2, 0, { { 2, true, 30, 6 }, { 1, false, 0, 1 } } },
+	{ "nim-24", "nim", 1, 0, { { 24, true, 3, 1.5 }, { 4, false, 0, 0.5 } } },
+	{ "sglang-103", "sglang", 8, 8,
 	  { { 8, true, 40, 4 }, { 95, true, 1, 1 }, { 12, false, 0, 0.5 } } },
 };
 
@@ -47,8 +50,18 @@ static int add(struct sim_workload *w, int count, bool gpu, double gpu_gib, doub
 		return -ENOMEM;
 	w->procs = p;
 	for (int i = 0; i < count; i++)
-		w->procs[w->n++] = (struct sim_proc){ gpu, gpu_gib, host_gib };
+		w->procs[w->n++] = (struct sim_proc){ gpu, gpu_gib, host_gib, false };
 	return 0;
+}
+
+/* The first count GPU processes are the launch job's. */
+static void mark_job(struct sim_workload *w, unsigned count)
+{
+	for (size_t i = 0; i < w->n && count; i++)
+		if (w->procs[i].gpu) {
+			w->procs[i].job = true;
+			count--;
+		}
 }
 
 int sim_workload_builtin(const char *name, struct sim_workload *out)
@@ -67,6 +80,7 @@ int sim_workload_builtin(const char *name, struct sim_workload *out)
 				sim_workload_free(&w);
 				return -ENOMEM;
 			}
+		mark_job(&w, s->job);
 		*out = w;
 		return 0;
 	}
@@ -168,8 +182,15 @@ static int line(struct sim_workload *w, const struct toks *t, char *why, size_t 
 		w->visible_gpus = (unsigned)count;
 		return 0;
 	}
-	snprintf(why, len, "unknown directive '%s': expected name, framework, gpu, cpu or "
-		 "visible-gpus", k);
+	if (!strcmp(k, "launch-job")) {
+		if (fields(t, 2, "COUNT", why, len) < 0 ||
+		    count_of(k, "COUNT", t->v[1].s, 10000, &count, why, len) < 0)
+			return -EINVAL;
+		w->job = (unsigned)count;
+		return 0;
+	}
+	snprintf(why, len, "unknown directive '%s': expected name, framework, gpu, cpu, "
+		 "visible-gpus or launch-job", k);
 	return -EINVAL;
 }
 
@@ -197,6 +218,12 @@ int sim_workload_load(const char *path, struct sim_workload *out, char *err, siz
 			snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
 	}
 	fclose(f);
+	if (r == 0 && w.job > sim_workload_gpus(&w)) {
+		snprintf(err, errlen, "%s: launch-job %u: more than the %zu GPU processes", path,
+			 w.job, sim_workload_gpus(&w));
+		r = -EINVAL;
+	}
+	mark_job(&w, w.job);
 	if (r == 0 && w.n == 0) {
 		snprintf(err, errlen, "%s: no processes ('gpu' or 'cpu' lines)", path);
 		r = -EINVAL;

@@ -9,6 +9,7 @@
 struct sim_proc {
 	bool gpu;
 	double gpu_gib, host_gib;
+	bool job; /* one of the processes of the workload's launch job (operated serially) */
 };
 
 struct sim_workload {
@@ -16,6 +17,7 @@ struct sim_workload {
 	struct sim_proc *procs;
 	size_t n;
 	unsigned visible_gpus; /* GPUs the tool sees on the node (each spawn initialises all) */
+	unsigned job;          /* GPU processes in the launch job (launch-job COUNT; 0: none) */
 };
 
 /* A built-in workload by name; 0 or -ENOENT. */

@@ -222,7 +222,7 @@ static void visible_gpus_grow_every_query(void **state)
 static void cpu_only_costs_a_query(void **state)
 {
 	struct sim_workload w = { .visible_gpus = 1 };
-	struct sim_proc cpu[3] = { { false, 0, 0 }, { false, 0, 0 }, { false, 0, 0 } };
+	struct sim_proc cpu[3] = { { false, 0, 0, false }, { false, 0, 0, false }, { false, 0, 0, false } };
 	struct sim_result r;
 
 	(void)state;
