@@ -29,6 +29,17 @@ static const struct hook_ops toggled[SIM_NHOOKS] = {
 	{ { SIM_GET_TID }, 1 },
 	{ { SIM_GET_TID, SIM_TOGGLE }, 2 },
 };
+/* coalesced: the dump as it is; restore and unlock as one call (nvsnap). */
+static const struct hook_ops coalesced[SIM_NHOOKS] = {
+	{ { SIM_GET_TID, SIM_GET_STATE, SIM_LOCK }, 3 },
+	{ { SIM_GET_TID, SIM_CKPT }, 2 },
+	{ { SIM_GET_TID, SIM_RESUME_CALL }, 2 },
+};
+
+static const struct hook_ops *ops_of(const struct sim_strategy *s, enum sim_hook h)
+{
+	return &(s->toggle ? toggled : s->coalesced ? coalesced : plain)[h];
+}
 
 struct sim {
 	const struct sim_params *p;
@@ -70,6 +81,16 @@ static double nocuda_s(const struct sim *m)
 	return m->p->nocuda_query_s + m->p->attach_per_gpu_s * (v > 1 ? v - 1 : 0);
 }
 
+/* How many calls of other runs a daemon call waits for: with one queue for
+ * all R runs in step, each call waits for the R-1 others' (queue); with
+ * requests for different processes side by side, none. */
+static double queued(const struct sim *m)
+{
+	bool daemon = m->s->backend == SIM_BACKEND_SERVE || m->s->backend == SIM_BACKEND_PLUGIN;
+
+	return daemon && m->s->queue && m->s->runs > 1 ? (double)m->s->runs : 1.0;
+}
+
 /* One driver call by the strategy's backend. */
 static double driver_call(struct sim *m, const struct sim_proc *pr)
 {
@@ -86,7 +107,9 @@ static double driver_call(struct sim *m, const struct sim_proc *pr)
 		return t + p->api_query_s;
 	case SIM_BACKEND_SERVE: /* a shim spawn asks the attached daemon */
 		m->spawns++;
-		return p->spawn_overhead_s + p->api_query_s;
+		return p->spawn_overhead_s + p->api_query_s * queued(m);
+	case SIM_BACKEND_PLUGIN: /* the plugin asks the daemon itself */
+		return p->api_query_s * queued(m);
 	default:
 		m->spawns++;
 		if (!pr->gpu)
@@ -98,8 +121,9 @@ static double driver_call(struct sim *m, const struct sim_proc *pr)
 
 static double copy_s(const struct sim *m, const struct sim_proc *pr, enum sim_call c)
 {
-	return c == SIM_CKPT || c == SIM_RESTORE || c == SIM_TOGGLE
-		       ? pr->gpu_gib * GIB / m->p->gpu_copy_gbps : 0;
+	bool moves = c == SIM_CKPT || c == SIM_RESTORE || c == SIM_TOGGLE || c == SIM_RESUME_CALL;
+
+	return moves ? pr->gpu_gib * GIB / m->p->gpu_copy_gbps * queued(m) : 0;
 }
 
 /* How the strategy finds a restore tid. */
@@ -128,40 +152,103 @@ static double call_cost(struct sim *m, const struct sim_proc *pr, enum sim_call 
 	return c == SIM_GET_TID ? get_tid(m, pr) : driver_call(m, pr) + copy_s(m, pr, c);
 }
 
-/* One hook over all processes on K slots; returns its wall time.
- * tid_only: just the get-tid calls. */
-static double phase(struct sim *m, enum sim_hook h, bool tid_only)
+/* The calls of process i in hook h, summed and accounted per kind: which
+ * -1 every call, 0 the queries only, else only the action of that kind (a
+ * sim_call from SIM_LOCK on); tid_only: the get-restore-tid calls only. */
+static double calls(struct sim *m, enum sim_hook h, size_t i, bool tid_only, int which)
 {
-	const struct hook_ops *ho = &(m->s->toggle ? toggled : plain)[h];
-	unsigned k = m->s->k ? m->s->k : 1;
-	double *slot = calloc(k, sizeof(*slot)), end = 0;
+	const struct hook_ops *ho = ops_of(m->s, h);
+	const struct sim_proc *pr = &m->w->procs[i];
+	double t = 0;
 
-	m->canary_done = false;
-	for (size_t i = 0; slot && i < m->w->n; i++) {
-		const struct sim_proc *pr = &m->w->procs[i];
+	/* A process without CUDA only answers get-restore-tid (it fails). */
+	for (size_t o = 0; o < ho->n && (pr->gpu || o == 0); o++) {
+		enum sim_call c = ho->ops[o];
+		bool action = c != SIM_GET_TID && c != SIM_GET_STATE;
+		double cost;
+
+		if ((tid_only && c != SIM_GET_TID) || (which >= 0 && action != (which > 0)) ||
+		    (which > 1 && c != (enum sim_call)which))
+			continue;
+		m->call = call_key(i, h, c);
+		cost = call_cost(m, pr, c);
+		if (m->acct)
+			m->acct->hooks[h][c] += cost;
+		t += cost;
+	}
+	return t;
+}
+
+/* Lay units (seconds each) on k slots in order, each on the least loaded;
+ * the wall time. */
+static double on_slots(const double *unit, size_t n, unsigned k)
+{
+	double slot[64] = { 0 }, end = 0;
+
+	k = k < 1 ? 1 : k > 64 ? 64 : k;
+	for (size_t i = 0; i < n; i++) {
 		unsigned best = 0;
-		double t = 0;
 
 		for (unsigned j = 1; j < k; j++)
 			if (slot[j] < slot[best])
 				best = j;
-		/* A process without CUDA only answers get-restore-tid (it fails). */
-		for (size_t o = 0; o < ho->n && (pr->gpu || o == 0); o++) {
-			double c;
-
-			if (tid_only && ho->ops[o] != SIM_GET_TID)
-				continue;
-			m->call = call_key(i, h, ho->ops[o]);
-			c = call_cost(m, pr, ho->ops[o]);
-			if (m->acct)
-				m->acct->hooks[h][ho->ops[o]] += c;
-			t += c;
-		}
-		slot[best] += t;
-		if (slot[best] > end)
-			end = slot[best];
+		slot[best] += unit[i];
+		end = slot[best] > end ? slot[best] : end;
 	}
-	free(slot);
+	return end;
+}
+
+/* batch:K (criu PR #3105): the plugin is called per pid as today and makes
+ * its queries then; at the end of the hook it has every pid and runs the
+ * actions, one kind after another: locks and unlocks all at once (processes
+ * bound by NCCL must all be locked before any waits), the others K at a
+ * time, the launch job's processes one after another as one unit. */
+static double phase_batch(struct sim *m, enum sim_hook h, bool tid_only)
+{
+	const struct hook_ops *ho = ops_of(m->s, h);
+	double t = 0, *unit = calloc(m->w->n + 1, sizeof(*unit));
+
+	for (size_t i = 0; i < m->w->n; i++)
+		t += calls(m, h, i, tid_only, 0);
+	for (size_t o = 0; unit && !tid_only && o < ho->n; o++) {
+		enum sim_call c = ho->ops[o];
+		bool all = c == SIM_LOCK || c == SIM_UNLOCK;
+		double job = 0, wave = 0;
+		size_t n = 1;
+
+		if (c == SIM_GET_TID || c == SIM_GET_STATE)
+			continue;
+		for (size_t i = 0; i < m->w->n; i++) {
+			double u = m->w->procs[i].gpu ? calls(m, h, i, false, (int)c) : 0;
+
+			if (all)
+				wave = u > wave ? u : wave;
+			else if (m->w->procs[i].job)
+				job += u;
+			else if (m->w->procs[i].gpu)
+				unit[n++] = u;
+		}
+		unit[0] = job; /* the longest unit first */
+		t += all ? wave : on_slots(unit, n, m->s->batch);
+	}
+	free(unit);
+	return t;
+}
+
+/* One hook over all processes on K slots (batch:K: phase_batch); returns
+ * its wall time. tid_only: just the get-tid calls. */
+static double phase(struct sim *m, enum sim_hook h, bool tid_only)
+{
+	double *unit, end;
+
+	m->canary_done = false;
+	if (m->s->batch)
+		return phase_batch(m, h, tid_only);
+	unit = calloc(m->w->n ? m->w->n : 1, sizeof(*unit));
+	for (size_t i = 0; unit && i < m->w->n; i++)
+		unit[i] = calls(m, h, i, tid_only, -1);
+	end = unit ? on_slots(unit, m->w->n, m->s->k ? m->s->k : 1) : 0;
+	free(unit);
 	return end;
 }
 
@@ -201,7 +288,7 @@ void sim_run(const struct sim_params *p, const struct sim_workload *w,
 
 	m.rng = seed ? seed : 0x9e3779b97f4a7c15ULL; /* xorshift must not start at 0 */
 	m.call = UINT64_MAX - 1;
-	if (s->backend == SIM_BACKEND_SERVE) /* before the dump: outside its time */
+	if (s->backend == SIM_BACKEND_SERVE || s->backend == SIM_BACKEND_PLUGIN) /* before the dump */
 		r.serve_attach_s = attach(&m) + p->spawn_overhead_s;
 	pause = phase(&m, SIM_PAUSE, false);
 	ckpt = phase(&m, SIM_CHECKPOINT, false);

@@ -13,21 +13,28 @@
 enum sim_tid { SIM_TID_DRIVER, SIM_TID_SCAN, SIM_TID_CANARY };
 /* How a driver call is made: a cuda-checkpoint spawn that attaches; one
  * worker that attaches once per CRIU run (api); a daemon attached before the
- * operation, reached by a shim spawn per call (serve). */
-enum sim_backend { SIM_BACKEND_SPAWN, SIM_BACKEND_API, SIM_BACKEND_SERVE };
+ * operation, reached by a shim spawn per call (serve), or by a CRIU plugin
+ * that talks to it with no spawn at all (plugin). */
+enum sim_backend { SIM_BACKEND_SPAWN, SIM_BACKEND_API, SIM_BACKEND_SERVE, SIM_BACKEND_PLUGIN };
 
 struct sim_strategy {
 	enum sim_tid tid;
 	enum sim_backend backend;
 	bool toggle; /* restore+unlock as one --toggle call; lock+checkpoint as another */
+	bool coalesced; /* restore+unlock as one call (nvsnap's resume); the dump as it is */
 	unsigned k;  /* processes at once in each hook (parallel:K; 1 = serial) */
+	unsigned batch; /* batch:K: the plugin gets every pid at once (criu PR #3105): its
+			 * queries per pid as today, then the hook's actions K at once,
+			 * locks and unlocks all at once, a launch job's one by one */
+	unsigned runs;  /* runs:R: R CRIU runs of the workload at once on one node */
+	bool queue;     /* the daemon serves all runs' calls from one queue (serve, plugin) */
 	char name[48];
 };
 
 /* The plugin's hooks and its call kinds, in the order the JSON lists them. */
 enum sim_hook { SIM_PAUSE, SIM_CHECKPOINT, SIM_RESUME, SIM_NHOOKS };
 enum sim_call { SIM_GET_TID, SIM_GET_STATE, SIM_LOCK, SIM_CKPT, SIM_RESTORE, SIM_UNLOCK,
-		SIM_TOGGLE, SIM_NCALLS };
+		SIM_TOGGLE, SIM_RESUME_CALL, SIM_NCALLS };
 extern const char *const sim_hook_names[SIM_NHOOKS];
 extern const char *const sim_call_names[SIM_NCALLS];
 
@@ -45,9 +52,11 @@ struct sim_result {
 };
 
 /* Parts joined by '+': "upstream" (nothing changed), "scan", "canary", "api",
- * "serve", "toggle", "parallel:K" (1..64); e.g. "serve+parallel:8". At most
- * one of scan/canary, one of api/serve, each part once, api not with
- * parallel. 0 or -EINVAL. */
+ * "serve", "plugin", "toggle", "coalesced", "parallel:K", "batch:K" (1..64),
+ * "runs:R" (1..64), "queue"; e.g. "serve+parallel:8". At most one of
+ * scan/canary, one of api/serve/plugin, one of toggle/coalesced, one of
+ * parallel/batch; each part once; api with neither parallel nor batch; queue
+ * only with serve or plugin. 0 or -EINVAL. */
 int sim_strategy_parse(const char *s, struct sim_strategy *out);
 /* The same, with why it was refused written to why (the part, and what is
  * allowed) when it returns -EINVAL. */

@@ -20,8 +20,9 @@
 #include "rtid.h"
 
 static const char *const strategies[] = { "upstream", "scan", "parallel:8", "api", "canary",
-					   "serve", "toggle", "serve+parallel:8",
-					   "toggle+parallel:8" };
+					   "serve", "toggle", "coalesced", "batch:8", "plugin",
+					   "serve+parallel:8", "toggle+parallel:8", "serve+batch:8",
+					   "serve+runs:8", "serve+runs:8+queue" };
 #define NSTRAT (sizeof(strategies) / sizeof(strategies[0]))
 
 static const char usage[] =
@@ -33,8 +34,9 @@ static const char usage[] =
 	"--evidence DIR: the attach and driver-API costs measured by the GPU kit's\n"
 	"reports in DIR (make sim passes evidence/).\n"
 	"       rtid-sim --check --workload W --strategy S [--scale X]\n"
-	"Strategies: upstream, scan, parallel:K, api, canary, serve, toggle, and parts\n"
-	"joined by '+' (serve+parallel:8, toggle+parallel:8, scan+toggle).\n"
+	"Strategies: upstream, scan, parallel:K, api, canary, serve, plugin, toggle,\n"
+	"coalesced, batch:K, runs:R, queue, and parts joined by '+' (serve+parallel:8,\n"
+	"toggle+parallel:8, serve+runs:8+queue); sim/README.md gives each one's model.\n"
 	"Workloads: vllm-small, vllm-8b, embedding, tp2, nim-24, sglang-103, or a file.\n";
 
 static int load_workload(const char *w, struct sim_workload *out)

@@ -1,6 +1,7 @@
 /* Strategy names and the attach distribution: the parts of the model that
  * the engine, the table and the check share. */
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,26 +13,44 @@
 const char *const sim_hook_names[SIM_NHOOKS] = { "pause_devices", "checkpoint_devices",
 						 "resume_devices_late" };
 const char *const sim_call_names[SIM_NCALLS] = { "get_restore_tid", "get_state", "lock",
-						 "checkpoint", "restore", "unlock", "toggle" };
+						 "checkpoint", "restore", "unlock", "toggle",
+						 "resume" };
 
 enum { P_SCAN = 1, P_CANARY = 2, P_API = 4, P_SERVE = 8, P_TOGGLE = 16, P_PARALLEL = 32,
-       P_UPSTREAM = 64 };
+       P_UPSTREAM = 64, P_PLUGIN = 128, P_COALESCED = 256, P_BATCH = 512, P_RUNS = 1024,
+       P_QUEUE = 2048 };
 
-#define PARTS "upstream, scan, canary, api, serve, toggle, parallel:K"
+#define PARTS "upstream, scan, canary, api, serve, plugin, toggle, coalesced, parallel:K, " \
+	      "batch:K, runs:R, queue"
 
 static const struct { const char *name; unsigned bit; } parts[] = {
 	{ "upstream", P_UPSTREAM }, { "scan", P_SCAN }, { "canary", P_CANARY },
-	{ "api", P_API }, { "serve", P_SERVE }, { "toggle", P_TOGGLE } };
+	{ "api", P_API }, { "serve", P_SERVE }, { "toggle", P_TOGGLE }, { "plugin", P_PLUGIN },
+	{ "coalesced", P_COALESCED }, { "queue", P_QUEUE } };
 
-/* "parallel:K" into st->k; 0, or -EINVAL with why. */
-static int parallel(const char *buf, struct sim_strategy *st, char *why, size_t len)
+/* The parts with a number: "parallel:K", "batch:K", "runs:R". */
+static const struct { const char *prefix; unsigned bit; size_t at; } counted[] = {
+	{ "parallel:", P_PARALLEL, offsetof(struct sim_strategy, k) },
+	{ "batch:", P_BATCH, offsetof(struct sim_strategy, batch) },
+	{ "runs:", P_RUNS, offsetof(struct sim_strategy, runs) },
+};
+
+/* A counted part's number (1..64) into its field of st; its bit, 0 when buf
+ * is not one, or -EINVAL with why. */
+static int count_part(const char *buf, struct sim_strategy *st, char *why, size_t len)
 {
-	int k;
+	for (size_t i = 0; i < sizeof(counted) / sizeof(counted[0]); i++) {
+		size_t n = strlen(counted[i].prefix);
+		int k;
 
-	if (rtid__parse_pid(buf + 9, &k) < 0 || k > 64)
-		return snprintf(why, len, "parallel:K needs K from 1 to 64, got '%s'", buf + 9),
-		       -EINVAL;
-	st->k = (unsigned)k;
+		if (strncmp(buf, counted[i].prefix, n))
+			continue;
+		if (rtid__parse_pid(buf + n, &k) < 0 || k > 64)
+			return snprintf(why, len, "%.*sK needs K from 1 to 64, got '%s'", (int)n,
+					counted[i].prefix, buf + n), -EINVAL;
+		*(unsigned *)((char *)st + counted[i].at) = (unsigned)k;
+		return (int)counted[i].bit;
+	}
 	return 0;
 }
 
@@ -40,8 +59,14 @@ static const char *clash(unsigned seen)
 {
 	if ((seen & (P_SCAN | P_CANARY)) == (P_SCAN | P_CANARY))
 		return "scan and canary are two ways to look the thread up: pick one";
-	if ((seen & (P_API | P_SERVE)) == (P_API | P_SERVE))
-		return "api and serve are two backends: pick one";
+	if (__builtin_popcount(seen & (P_API | P_SERVE | P_PLUGIN)) > 1)
+		return "api, serve and plugin are three backends: pick one";
+	if ((seen & (P_TOGGLE | P_COALESCED)) == (P_TOGGLE | P_COALESCED))
+		return "toggle already makes restore and unlock one call: pick toggle or coalesced";
+	if ((seen & (P_PARALLEL | P_BATCH)) == (P_PARALLEL | P_BATCH))
+		return "batch:K already runs K processes' actions at once: pick parallel or batch";
+	if ((seen & (P_API | P_BATCH)) == (P_API | P_BATCH))
+		return "api is one worker, whose calls follow each other: it takes no batch:K";
 	if ((seen & P_UPSTREAM) && seen != P_UPSTREAM)
 		return "upstream stands alone (it is the plugin as it is)";
 	if ((seen & (P_API | P_PARALLEL)) == (P_API | P_PARALLEL))
@@ -69,15 +94,18 @@ static int part(const char *s, size_t len, unsigned *seen, struct sim_strategy *
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
 		if (!strcmp(buf, parts[i].name))
 			bit = parts[i].bit;
-	if (!bit && !strncmp(buf, "parallel:", 9)) {
-		if (parallel(buf, st, why, wlen) < 0)
+	if (!bit) {
+		int r = count_part(buf, st, why, wlen);
+
+		if (r < 0)
 			return -EINVAL;
-		bit = P_PARALLEL;
+		bit = (unsigned)r;
 	}
 	if (!bit)
 		return snprintf(why, wlen, "unknown part '%s'; parts: " PARTS, buf), -EINVAL;
-	if (*seen & bit)
-		return snprintf(why, wlen, "'%s' given twice", bit == P_PARALLEL ? "parallel:K" : buf),
+	if (*seen & bit) /* a counted part by its name: parallel:K, not parallel:8 */
+		return snprintf(why, wlen, "'%.*s%s' given twice", (int)strcspn(buf, ":") +
+				(strchr(buf, ':') ? 1 : 0), buf, strchr(buf, ':') ? "K" : ""),
 		       -EINVAL;
 	*seen |= bit;
 	c = clash(*seen);
@@ -88,7 +116,8 @@ static int part(const char *s, size_t len, unsigned *seen, struct sim_strategy *
 
 int sim_strategy_parse_why(const char *s, struct sim_strategy *out, char *why, size_t len)
 {
-	struct sim_strategy st = { .tid = SIM_TID_DRIVER, .backend = SIM_BACKEND_SPAWN, .k = 1 };
+	struct sim_strategy st = { .tid = SIM_TID_DRIVER, .backend = SIM_BACKEND_SPAWN, .k = 1,
+				   .runs = 1 };
 	unsigned seen = 0;
 
 	if (!s || strlen(s) >= sizeof(st.name))
@@ -105,8 +134,14 @@ int sim_strategy_parse_why(const char *s, struct sim_strategy *out, char *why, s
 	}
 	st.tid = seen & P_SCAN ? SIM_TID_SCAN : seen & P_CANARY ? SIM_TID_CANARY : SIM_TID_DRIVER;
 	st.backend = seen & P_API ? SIM_BACKEND_API
-		   : seen & P_SERVE ? SIM_BACKEND_SERVE : SIM_BACKEND_SPAWN;
+		   : seen & P_SERVE ? SIM_BACKEND_SERVE
+		   : seen & P_PLUGIN ? SIM_BACKEND_PLUGIN : SIM_BACKEND_SPAWN;
+	if ((seen & P_QUEUE) && !(seen & (P_SERVE | P_PLUGIN)))
+		return snprintf(why, len, "queue is how a daemon schedules: it needs serve or plugin"),
+		       -EINVAL;
 	st.toggle = seen & P_TOGGLE;
+	st.coalesced = seen & P_COALESCED;
+	st.queue = seen & P_QUEUE;
 	snprintf(st.name, sizeof(st.name), "%s", s);
 	*out = st;
 	return 0;

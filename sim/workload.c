@@ -68,7 +68,7 @@ int sim_workload_builtin(const char *name, struct sim_workload *out)
 {
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
 		const struct shape *s = &shapes[i];
-		struct sim_workload w = { .visible_gpus = s->visible };
+		struct sim_workload w = { .visible_gpus = s->visible, .job = s->job };
 
 		if (strcmp(s->name, name))
 			continue;

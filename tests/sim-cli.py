@@ -19,7 +19,7 @@ def tables():
     out, _ = sim("--workload", "sglang-103")
     assert out.startswith(HEADER), out
     rows = [l for l in out.splitlines() if l.startswith("| sglang-103 ")]
-    assert len(rows) == 9, rows
+    assert len(rows) == 15, rows
     # upstream's restore passes the restore timeout: the row and the footer say which
     assert ">limit" in rows[0].split("|")[4], rows[0]
     assert "past the restore timeout (600 s" in out and "past the dump timeout (600 s" in out
@@ -96,8 +96,10 @@ def plot():
         assert title in texts, (title, texts)
     assert "timeout 600 s" in texts, texts
     assert {"1", "10", "100", "1000"} <= set(texts), texts  # decades: a log axis
-    names = ["upstream", "scan", "parallel:8", "api", "canary", "serve", "toggle",
-             "serve+parallel:8", "toggle+parallel:8"]
+    names = ["upstream", "scan", "parallel:8", "api", "canary", "serve", "toggle", "coalesced",
+             "batch:8", "plugin", "serve+parallel:8", "toggle+parallel:8", "serve+batch:8",
+             "serve+runs:8", "serve+runs:8+queue"]
+    assert "serve+runs:8 (= serve)" in texts, texts  # runs side by side: as one run
     for n in names:
         assert any(t == n or t.startswith(n + " (= ") for t in texts), (n, texts)
     styles = {(p.get("stroke"), p.get("stroke-dasharray"))

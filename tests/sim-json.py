@@ -7,7 +7,8 @@ import subprocess
 import sys
 
 HOOKS = ["pause_devices", "checkpoint_devices", "resume_devices_late"]
-CALLS = ["get_restore_tid", "get_state", "lock", "checkpoint", "restore", "unlock", "toggle"]
+CALLS = ["get_restore_tid", "get_state", "lock", "checkpoint", "restore", "unlock", "toggle",
+         "resume"]
 FIELDS = ["workload", "strategy", "seed", "gpu_processes", "processes", "visible_gpus",
           "dump_s", "restore_s", "restore_tid_s", "dump_plugin_s", "restore_plugin_s", "hooks",
           "serve_attach_s", "spawns", "attaches", "dump_timed_out", "restore_timed_out",

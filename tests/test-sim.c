@@ -333,11 +333,19 @@ static void strategy_errors_are_specific(void **state)
 	static const char *const cases[][2] = {
 		{ "parallel:0", "parallel:K needs K from 1 to 64, got '0'" },
 		{ "parallel:65", "parallel:K needs K from 1 to 64" },
-		{ "fast", "unknown part 'fast'; parts: upstream, scan, canary, api, serve, toggle" },
+		{ "fast", "unknown part 'fast'; parts: upstream, scan, canary, api, serve, plugin" },
 		{ "scan+canary", "pick one" },
 		{ "api+parallel:8", "takes no parallel:K" },
 		{ "serve+serve", "'serve' given twice" },
 		{ "serve+", "empty part" },
+		{ "batch:0", "batch:K needs K from 1 to 64, got '0'" },
+		{ "runs:65", "runs:K needs K from 1 to 64" },
+		{ "serve+plugin", "three backends: pick one" },
+		{ "toggle+coalesced", "pick toggle or coalesced" },
+		{ "parallel:8+batch:8", "pick parallel or batch" },
+		{ "api+batch:4", "takes no batch:K" },
+		{ "runs:4+queue", "queue is how a daemon schedules: it needs serve or plugin" },
+		{ "batch:2+serve+batch:4", "'batch:K' given twice" },
 	};
 	struct sim_strategy s;
 	char why[256];

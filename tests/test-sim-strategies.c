@@ -1,0 +1,140 @@
+/* The simulator's strategies beyond the plugin as it is: each does what its
+ * model in sim/README.md says, against the same runs without it. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "engine.h"
+
+static struct sim_result run_w(const struct sim_workload *w, const char *strategy, uint64_t seed)
+{
+	struct sim_strategy s;
+	struct sim_result r;
+
+	assert_int_equal(sim_strategy_parse(strategy, &s), 0);
+	sim_run(&sim_defaults, w, &s, seed, &r);
+	return r;
+}
+
+static struct sim_result run(const char *workload, const char *strategy, uint64_t seed)
+{
+	struct sim_workload w;
+	struct sim_result r;
+
+	assert_int_equal(sim_workload_builtin(workload, &w), 0);
+	r = run_w(&w, strategy, seed);
+	sim_workload_free(&w);
+	return r;
+}
+
+/* Restore and unlock as one call: one spawn fewer per GPU process in the
+ * restore, and the dump as it was. */
+static void coalesced_saves_a_call_per_gpu_pid(void **state)
+{
+	struct sim_result up = run("vllm-8b", "upstream", 3), c = run("vllm-8b", "coalesced", 3);
+
+	(void)state;
+	assert_int_equal(up.spawns - c.spawns, 2);
+	assert_true(fabs(c.dump_s - up.dump_s) < 1e-9);
+	assert_true(c.restore_s < up.restore_s);
+	assert_true(c.hooks[SIM_RESUME][SIM_RESUME_CALL] > 0);
+	assert_true(c.hooks[SIM_RESUME][SIM_RESTORE] == 0 && c.hooks[SIM_RESUME][SIM_UNLOCK] == 0);
+	/* with the daemon, only the spawn of the shim is saved */
+	assert_int_equal(run("vllm-8b", "serve", 3).spawns - run("vllm-8b", "serve+coalesced", 3).spawns,
+			 2);
+}
+
+/* batch:K: locks all at once, however small K; checkpoints K at a time. */
+static void batch_locks_all_first_then_k_at_a_time(void **state)
+{
+	struct sim_workload w;
+	struct sim_result one, eight, ser;
+
+	(void)state;
+	assert_int_equal(sim_workload_synthetic(8, 20, &w), 0);
+	one = run_w(&w, "serve+batch:1", 4);
+	eight = run_w(&w, "serve+batch:8", 4);
+	ser = run_w(&w, "serve", 4);
+	/* Locks: the wall time of one (all at once), not of eight. */
+	assert_true(one.dump_plugin_s < ser.dump_plugin_s);
+	assert_true(fabs(ser.dump_plugin_s - one.dump_plugin_s -
+			 7.0 / 8 * ser.hooks[SIM_PAUSE][SIM_LOCK]) < 1e-9);
+	/* Checkpoints: 8 at once take an eighth of the copies' time. */
+	assert_true(fabs(one.hooks[SIM_CHECKPOINT][SIM_CKPT] - eight.hooks[SIM_CHECKPOINT][SIM_CKPT]) <
+		    1e-9);
+	assert_true(fabs((one.dump_plugin_s - eight.dump_plugin_s) -
+			 7.0 / 8 * one.hooks[SIM_CHECKPOINT][SIM_CKPT]) < 1e-9);
+	sim_workload_free(&w);
+}
+
+/* A launch job's processes run their actions one after another even when
+ * the batch could run them all at once. */
+static void launch_job_runs_one_by_one(void **state)
+{
+	struct sim_workload w;
+	struct sim_result job, free_;
+	double ckpt = 40 * 1.073741824 / sim_defaults.gpu_copy_gbps; /* one large rank's copy */
+
+	(void)state;
+	assert_int_equal(sim_workload_builtin("sglang-103", &w), 0);
+	assert_int_equal(w.job, 8);
+	job = run_w(&w, "plugin+batch:64", 2);
+	for (size_t i = 0; i < w.n; i++)
+		w.procs[i].job = false;
+	free_ = run_w(&w, "plugin+batch:64", 2);
+	assert_true(job.dump_plugin_s - free_.dump_plugin_s > 6.5 * ckpt);
+	assert_true(job.dump_plugin_s > 8 * ckpt);
+	sim_workload_free(&w);
+}
+
+/* plugin: the daemon without any spawn: no process started, no attach in
+ * the operation, each call a round trip to the daemon. */
+static void plugin_spawns_nothing(void **state)
+{
+	struct sim_result p = run("sglang-103", "plugin", 1), s = run("sglang-103", "serve", 1);
+
+	(void)state;
+	assert_int_equal(p.spawns, 0);
+	assert_int_equal(p.attaches, 0);
+	assert_true(p.serve_attach_s > 0);
+	assert_true(fabs(s.restore_plugin_s - p.restore_plugin_s -
+			 115 * 3 * sim_defaults.spawn_overhead_s) < 0.2 * 115 * 3 *
+									sim_defaults.spawn_overhead_s);
+}
+
+/* R runs at once: with requests for different processes side by side each
+ * run takes what it takes alone; from one queue, each daemon call waits for
+ * the others' (R times the daemon's share). */
+static void runs_share_the_daemon(void **state)
+{
+	struct sim_result one = run("nim-24", "serve", 6), side = run("nim-24", "serve+runs:8", 6),
+			  queue = run("nim-24", "serve+runs:8+queue", 6),
+			  q1 = run("nim-24", "serve+runs:1+queue", 6);
+	double daemon = one.restore_plugin_s - 28 * sim_defaults.spawn_overhead_s -
+			24 * 2 * sim_defaults.spawn_overhead_s;
+
+	(void)state;
+	assert_true(fabs(side.restore_s - one.restore_s) < 1e-9);
+	assert_true(fabs(q1.restore_s - one.restore_s) < 1e-9);
+	assert_true(fabs((queue.restore_plugin_s - one.restore_plugin_s) - 7 * daemon) <
+		    1e-6 * daemon);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(coalesced_saves_a_call_per_gpu_pid),
+		cmocka_unit_test(batch_locks_all_first_then_k_at_a_time),
+		cmocka_unit_test(launch_job_runs_one_by_one),
+		cmocka_unit_test(plugin_spawns_nothing),
+		cmocka_unit_test(runs_share_the_daemon),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
