@@ -31,7 +31,8 @@ const struct sim_params sim_defaults = {
 	.p_independent = 1e-6,
 };
 
-#define P(field, unit, source) { #field, offsetof(struct sim_params, field), unit, source }
+#define P(field, unit, basis, source) \
+	{ #field, offsetof(struct sim_params, field), unit, basis, source }
 
 #define MODAL "https://github.com/modal-labs/modal-client/pull/3603"
 #define CUDF "https://github.com/NVIDIA/cudf/issues/627"
@@ -39,52 +40,52 @@ const struct sim_params sim_defaults = {
 #define NOGPU "no public figure was found (CRIU, cuda-checkpoint, Modal, Dynamo, nvsnap threads)"
 
 const struct sim_param_doc sim_param_docs[] = {
-	P(attach_s, "s", "median of 25 single cuda-checkpoint --get-state spawns (mean 2.669 s, "
+	P(attach_s, "s", "public", "median of 25 single cuda-checkpoint --get-state spawns (mean 2.669 s, "
 			 "variance 1.969, min 0.383 s, max 7.119 s), " MODAL),
-	P(attach_sigma, "log s", "fitted: a log-normal with that median, cut to that min..max, has "
+	P(attach_sigma, "log s", "fitted", "fitted: a log-normal with that median, cut to that min..max, has "
 				 "that variance (1.97); one spawn of 2.724 s "
 				 "(https://github.com/NVIDIA/nvcf/issues/437) and six of ~2.7 s "
 				 "(https://github.com/NVIDIA/nvcf/pull/263) lie inside it"),
-	P(attach_min_s, "s", "the fastest of the 25, " MODAL),
-	P(attach_max_s, "s", "the slowest of the 25, " MODAL),
-	P(attach_per_gpu_s, "s per GPU", "(0.394 - 0.080) / 7: first driver call on a DGX with 8 "
+	P(attach_min_s, "s", "public", "the fastest of the 25, " MODAL),
+	P(attach_max_s, "s", "public", "the slowest of the 25, " MODAL),
+	P(attach_per_gpu_s, "s per GPU", "public", "(0.394 - 0.080) / 7: first driver call on a DGX with 8 "
 					 "GPUs visible against 1, " CUDF),
-	P(nocuda_query_s, "s", "driver init with 1 GPU visible, 0.080 s, " CUDF "; the tool "
+	P(nocuda_query_s, "s", "public", "driver init with 1 GPU visible, 0.080 s, " CUDF "; the tool "
 			       "initialises the driver before it asks about the pid (its 'Error "
 			       "initializing CUDA' comes first, "
 			       "https://github.com/kaito-project/grit/issues/9); the failing query "
 			       "itself: " NOGPU),
-	P(spawn_overhead_s, "s", "measured: make bench, bare posix_spawn+waitpid (2.4 ms) plus "
+	P(spawn_overhead_s, "s", "measured", "measured: make bench, bare posix_spawn+waitpid (2.4 ms) plus "
 				 "rtid's overhead (0.2 ms), bench/bench.c"),
-	P(scan_s, "s", "measured: make bench, 9.1 ms for 1000 threads, taken for ~50 "
+	P(scan_s, "s", "measured", "measured: make bench, 9.1 ms for 1000 threads, taken for ~50 "
 			 "threads, bench/bench.c"),
-	P(api_query_s, "s", "mean of two unlocks through a helper that had called cuInit once, "
+	P(api_query_s, "s", "public", "mean of two unlocks through a helper that had called cuInit once, "
 			    "0.001 s and 0.004 s (by a spawn each: 2.313 s and 2.412 s), "
 			    "https://github.com/ai-dynamo/dynamo/pull/7773"),
-	P(gpu_copy_gbps, "GB/s", "assumption (PCIe gen4 x16 with staging): no public timing of a "
+	P(gpu_copy_gbps, "GB/s", "assumed", "PCIe gen4 x16 with staging: no public timing of a "
 				 "checkpoint or restore action gives the GPU memory it moved; "
 				 "the copies: sim/engine.c"),
-	P(host_gbps, "GB/s", "fitted: keeps vllm-8b's restore at the write-up's ~26 s; restores "
+	P(host_gbps, "GB/s", "fitted", "fitted: keeps vllm-8b's restore at the write-up's ~26 s; restores "
 			     "from network storage are slower (20.3 GiB in 38.7 s, "
 			     "https://github.com/ai-dynamo/dynamo/pull/13400)"),
-	P(criu_base_dump_s, "s", "assumption: no public figure separates CRIU's fixed cost from its "
+	P(criu_base_dump_s, "s", "assumed", "no public figure separates CRIU's fixed cost from its "
 				 "page transfer; used in sim/engine.c"),
-	P(criu_base_restore_s, "s", "assumption: as criu_base_dump_s (sim/engine.c)"),
-	P(criu_per_process_s, "s", "assumption: as criu_base_dump_s (sim/engine.c)"),
-	P(dump_timeout_s, "s", "the fork of CRIU in " WRITEUP " (upstream has none)"),
-	P(restore_timeout_s, "s", "assumption: the dump's bound (" WRITEUP "); upstream "
+	P(criu_base_restore_s, "s", "assumed", "as criu_base_dump_s (sim/engine.c)"),
+	P(criu_per_process_s, "s", "assumed", "as criu_base_dump_s (sim/engine.c)"),
+	P(dump_timeout_s, "s", "public", "the fork of CRIU in " WRITEUP " (upstream has none)"),
+	P(restore_timeout_s, "s", "assumed", "the dump's bound (" WRITEUP "); upstream "
 				  "bounds neither"),
-	P(scan_fallback_rate, "fraction", "measured: 0 of 9 cross-checked lookups fell back "
+	P(scan_fallback_rate, "fraction", "public", "measured: 0 of 9 cross-checked lookups fell back "
 					  "(" WRITEUP "); a parameter"),
-	P(p_drift, "per release", "assumption: the name was the same in every public sighting; "
+	P(p_drift, "per release", "assumed", "the name was the same in every public sighting; "
 				  "no release is known to have changed it, so no rate exists; the "
 				  "naming: " WRITEUP),
-	P(p_wrong_given_drift, "probability", "assumption: no drift has been observed to count; "
+	P(p_wrong_given_drift, "probability", "assumed", "no drift has been observed to count; "
 				      "the risk: sim/engine.c"),
-	P(p_nvml_lookalike, "per CPU process", "assumption: NVML-only processes were seen with "
+	P(p_nvml_lookalike, "per CPU process", "assumed", "NVML-only processes were seen with "
 					       "a matching thread (cases/nvml-only.case), at "
 					       "no published rate"),
-	P(p_independent, "per process", "assumption: no single wrong match has been "
+	P(p_independent, "per process", "assumed", "no single wrong match has been "
 				"observed; the exactly-one rule: src/rules/decide.c"),
 };
 

@@ -29,7 +29,11 @@ struct sim_params {
 struct sim_param_doc {
 	const char *name;
 	size_t offset;
-	const char *unit, *source;
+	const char *unit;
+	const char *basis;  /* "public" (a figure someone published), "measured" (here, by
+			     * a benchmark of this repository), "fitted" (to public
+			     * figures), or "assumed" (no figure exists; the reason given) */
+	const char *source; /* the address or file, and how */
 };
 
 extern const struct sim_params sim_defaults;

@@ -221,7 +221,7 @@ static int table(unsigned long seed, const char *plot_path)
  * so beside its default. */
 static void params(void)
 {
-	printf("| parameter | value | unit | source |\n|---|---:|---|---|\n");
+	printf("| parameter | value | unit | basis | source |\n|---|---:|---|---|---|\n");
 	for (size_t i = 0; i < sim_param_count; i++) {
 		const struct sim_param_doc *d = &sim_param_docs[i];
 		double now = *(const double *)((const char *)cur + d->offset),
@@ -233,7 +233,8 @@ static void params(void)
 		printf("| %s | %g", d->name, now);
 		if (now != def)
 			printf(" (%s; default %g)", measured ? "evidence" : "--set", def);
-		printf(" | %s | %s |\n", d->unit, measured ? evidence_source : d->source);
+		printf(" | %s | %s | %s |\n", d->unit, measured ? "evidence" : d->basis,
+		       measured ? evidence_source : d->source);
 	}
 }
 

@@ -117,7 +117,9 @@ def sources():
     rows = [l for l in out.splitlines()[2:] if l.startswith("| ")]
     assert len(rows) >= 20, rows
     for row in rows:
-        name, source = row.split(" | ")[0][2:], row.split(" | ")[3]
+        cells = row.split(" | ")
+        name, basis, source = cells[0][2:], cells[3], cells[4]
+        assert basis in ("public", "measured", "fitted", "assumed"), (name, basis)
         words = [w.strip(",;()'") for w in source.split()]
         urls = [w for w in words if w.startswith("https://")]
         files = [w for w in words if "/" in w and not w.startswith("http")
