@@ -140,10 +140,10 @@ int mock_by_name(int *pid, int *tid)
 
 int mock_state_key(int pid, char *buf, size_t len)
 {
-	char path[64], line[256], root[400];
-	ssize_t n;
+	char path[64], line[256];
+	unsigned long long h = 1469598103934665603ULL; /* FNV-1a of the cgroup file */
 	FILE *f;
-	int ns = -1;
+	int ns = -1, c;
 
 	if (!getenv("RTID_MOCK_BY_NAME"))
 		return snprintf(buf, len, "%d", pid) < (int)len ? 0 : -1;
@@ -159,12 +159,11 @@ int mock_state_key(int pid, char *buf, size_t len)
 				ns = (int)v;
 		}
 	fclose(f);
-	snprintf(path, sizeof(path), "/proc/%d/root", pid);
-	if (ns < 0 || (n = readlink(path, root, sizeof(root) - 1)) <= 0)
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	if (ns < 0 || !(f = fopen(path, "r")))
 		return -1;
-	root[n] = '\0';
-	for (char *c = root; *c; c++)
-		if (*c == '/')
-			*c = '_';
-	return snprintf(buf, len, "%s.%d", root, ns) < (int)len ? 0 : -1;
+	while ((c = fgetc(f)) != EOF)
+		h = (h ^ (unsigned char)c) * 1099511628211ULL;
+	fclose(f);
+	return snprintf(buf, len, "%016llx.%d", h, ns) < (int)len ? 0 : -1;
 }

@@ -34,8 +34,10 @@ int mock_by_name(int *pid, int *tid);
  * in the process's memory, so it follows the process through a checkpoint
  * and a restore, even to another pid (a container restored into a new pid
  * namespace). Over real processes ($RTID_MOCK_BY_NAME) the name is made of
- * what a restore keeps: the process's root and its pid in its own namespace;
- * else the pid. Returns 0, or -1 when the process is gone. */
+ * what a restore keeps and what tells containers apart: the process's cgroups
+ * (CRIU restores them; each container has its own) and its pid in its own
+ * namespace; else the pid. (Its root is no key: from outside, a container's
+ * /proc/PID/root reads "/".) Returns 0, or -1 when the process is gone. */
 int mock_state_key(int pid, char *buf, size_t len);
 
 #endif

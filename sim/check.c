@@ -356,6 +356,14 @@ int sim_check(const struct sim_params *p, const struct sim_workload *w,
 
 	if (r >= 0)
 		return r;
+	/* What the resolver has no counterpart of: a plugin in CRIU, runs side
+	 * by side, batched actions (the restore-tid phase is all --check runs). */
+	if (s->backend == SIM_BACKEND_PLUGIN || s->runs > 1 || s->queue || s->batch) {
+		fprintf(stderr, "rtid-sim: --check runs the restore-tid phase through the resolver, "
+			"which has no plugin, runs:R, queue or batch:K to check '%s' against\n",
+			s->name);
+		return 2;
+	}
 	c = (struct costs){ .call_s = p->api_query_s * k };
 	if (!mkdtemp(dir))
 		return 2;

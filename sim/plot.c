@@ -62,12 +62,26 @@ void sim_plot_coincide(const struct sim_plot *p, int *with)
 			size_t x = 0;
 
 			while (x < p->nx && same(p->s[i].restore[x], p->s[j].restore[x]) &&
-			       same(p->s[i].dump[x], p->s[j].dump[x]))
+			       same(p->s[i].dump[x], p->s[j].dump[x]) &&
+			       same(p->s[i].wrong[x], p->s[j].wrong[x]))
 				x++;
 			if (x == p->nx)
 				with[i] = (int)j;
 		}
 	}
+}
+
+/* The risk axis's floor: a decade under the smallest risk drawn (a log axis
+ * has no 0; the panel names the strategies at 0), 1 when none is. */
+static double risk_floor(const struct sim_plot *p)
+{
+	double lo = 0;
+
+	for (size_t i = 0; i < p->ns; i++)
+		for (size_t x = 0; x < p->nx; x++)
+			if (p->s[i].wrong[x] > 0 && (lo == 0 || p->s[i].wrong[x] < lo))
+				lo = p->s[i].wrong[x];
+	return lo > 0 ? pow(10, floor(log10(lo))) : 1;
 }
 
 /* A gnuplot single-quoted string: only ' needs doubling. */
@@ -211,7 +225,15 @@ static void script(FILE *o, const char *path, const char *fmt, const struct sim_
 	fprintf(o, "set terminal %s size 1500,640 font 'Helvetica,%d' background rgb 'white'\n",
 		!strcmp(fmt, "svg") ? "svg" : "pngcairo", !strcmp(fmt, "svg") ? 12 : 11);
 	fputs("set output ", o);
-	quoted(o, path);
+	/* gnuplot reads an output name that starts with '|' as a command */
+	if (path[0] == '|') {
+		char safe[4200];
+
+		snprintf(safe, sizeof(safe), "./%s", path);
+		quoted(o, safe);
+	} else {
+		quoted(o, path);
+	}
 	fputs("\nset termoption noenhanced\nset datafile separator '\\t'\n", o);
 	data(o, p);
 	fputs("set multiplot title ", o);
@@ -251,7 +273,7 @@ static void script(FILE *o, const char *path, const char *fmt, const struct sim_
 	panel(o, p, 1);
 	fprintf(o, "unset arrow 1\nunset label 1\nset origin 0.666,%g\nset title 'risk: "
 		"wrong-thread resumes per million restores'\nset ylabel 'per million'\n"
-		"set yrange [1:*]\n", base);
+		"set yrange [%g:*]\n", base, risk_floor(p));
 	zero_label(o, p);
 	panel(o, p, 2);
 	legend(o, p, with, base);
@@ -266,6 +288,7 @@ static int run(const char *path, const char *fmt, const struct sim_plot *p, cons
 									    : "gnuplot";
 	char *argv[] = { (char *)gp, NULL };
 	posix_spawn_file_actions_t fa;
+	void (*old_pipe)(int);
 	int fds[2], st = 0, e;
 	pid_t pid;
 	FILE *o;
@@ -283,13 +306,15 @@ static int run(const char *path, const char *fmt, const struct sim_plot *p, cons
 		return snprintf(why, len, "cannot run %s (%s): install gnuplot (apt-get install "
 				"gnuplot-nox) or name it in RTID_GNUPLOT", gp, strerror(e)), -ENOENT;
 	}
-	signal(SIGPIPE, SIG_IGN); /* a gnuplot that dies early is told by its exit status */
+	/* A gnuplot that dies early is told by its exit status, not by SIGPIPE. */
+	old_pipe = signal(SIGPIPE, SIG_IGN);
 	if ((o = fdopen(fds[1], "w"))) {
 		script(o, path, fmt, p, with);
 		fclose(o);
 	} else {
 		close(fds[1]);
 	}
+	signal(SIGPIPE, old_pipe);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	if (!o || !WIFEXITED(st) || WEXITSTATUS(st) != 0)

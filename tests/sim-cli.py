@@ -105,7 +105,8 @@ def plot():
     styles = {(p.get("stroke"), p.get("stroke-dasharray"))
               for p in root.iter(ns + "path") if p.get("stroke") not in (None, "none")}
     assert len(styles) >= len(names), styles
-    assert "sglang-103" in one_text and "canary (= scan)" in one_text
+    assert "sglang-103" in one_text and "serve+runs:8 (= serve)" in one_text
+    assert "canary (= scan)" not in one_text  # their risks differ tenfold
 
 
 def sources():

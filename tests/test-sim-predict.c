@@ -114,14 +114,15 @@ int main(void)
 	row("restore and unlock of vLLM TP=1 (2 processes) by spawns",
 	    "https://github.com/ai-dynamo/dynamo/pull/7773", "8.57 s (copies included)",
 	    mean(&tp1, "upstream", restore_unlock_s), 8.57 * 0.8, 8.57 * 1.4);
-	row("an unlock through a helper that had called cuInit once",
+	row("an unlock through a helper that had called cuInit once (calibration: api_query_s "
+	    "is their mean)",
 	    "https://github.com/ai-dynamo/dynamo/pull/7773", "0.001 s and 0.004 s",
 	    mean(&tp1, "api", restore_unlock_s) / 4, 0.001, 0.004);
 	/* cudf #627: the first driver call with 8 GPUs visible; a query for a
 	 * pid without CUDA initialises the driver, then fails. */
 	cpu = (struct sim_workload){ .procs = one_cpu, .n = 1, .visible_gpus = 8 };
-	row("a query for a pid without CUDA with 8 GPUs visible (driver init, then the failing "
-	    "query)", "https://github.com/NVIDIA/cudf/issues/627", "0.394 s for the init alone",
+	row("a query for a pid without CUDA with 8 GPUs visible (calibration: nocuda_query_s and "
+	    "attach_per_gpu_s are this figure's two ends)", "https://github.com/NVIDIA/cudf/issues/627", "0.394 s for the init alone",
 	    mean(&cpu, "upstream", restore_s) - sim_defaults.criu_base_restore_s -
 		    sim_defaults.criu_per_process_s - sim_defaults.spawn_overhead_s,
 	    0.394 * 0.98, 0.394 * 1.02);

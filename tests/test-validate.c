@@ -142,12 +142,13 @@ static json_t *shown(const char *file)
 	assert_string_equal(json_string_value(json_object_get(o, "file")), file);
 	assert_true(json_is_true(json_object_get(o, "trusted")));
 	assert_int_equal(json_integer_value(json_object_get(o, "min_agree")), RTID_ATTEST_MIN_AGREE);
+	json_t *found = NULL;
+
 	json_array_foreach(json_object_get(o, "drivers"), i, e)
-		if (!strcmp(json_string_value(json_object_get(e, "version")), V))
-			break;
-	e = e ? json_incref(e) : NULL;
+		if (!found && !strcmp(json_string_value(json_object_get(e, "version")), V))
+			found = json_incref(e);
 	json_decref(o);
-	return e;
+	return found;
 }
 
 static void twelve_agree_then_scan_is_used(void **state)
@@ -303,6 +304,49 @@ static void merge_reports_revocation_wins(void **state)
 	r = json_load_file(m, 0, NULL);
 	assert_int_equal(jint(r, "format"), 2);
 	json_decref(r);
+	/* show --json: the legacy counts as an object, a revoked version's why */
+	assert_int_equal(rtid("attest show --json '%s'", m), 0);
+	r = json_load_file(getenv("OUT_FILE"), 0, NULL);
+	assert_non_null(r);
+	{
+		json_t *d = json_object_get(r, "drivers"), *e;
+		size_t i;
+		int seen = 0;
+
+		json_array_foreach(d, i, e) {
+			const char *v = json_string_value(json_object_get(e, "version"));
+
+			if (!strcmp(v, "590.1")) {
+				assert_int_equal(jint(json_object_get(e, "legacy"), "agree"), 8);
+				seen++;
+			} else if (!strcmp(v, "570.2")) {
+				assert_true(json_is_true(json_object_get(e, "revoked")));
+				assert_non_null(json_string_value(json_object_get(e, "why")));
+				assert_int_equal(jint(e, "missing_agree"), 0);
+				seen++;
+			} else if (!strcmp(v, "591.1")) {
+				assert_true(json_is_null(json_object_get(e, "legacy")));
+				assert_true(json_is_null(json_object_get(e, "why")));
+				seen++;
+			}
+		}
+		assert_int_equal(seen, 3);
+	}
+	json_decref(r);
+	/* A file others may write is shown, and said to be untrusted. */
+	assert_int_equal(chmod(m, 0666), 0);
+	assert_int_equal(rtid("attest show --json '%s'", m), 0);
+	{
+		const char *out = slurp_out(), *brace = strchr(out, '{');
+
+		/* the warning (on stderr, here in the same file) comes first */
+		assert_non_null(strstr(out, "not trusted"));
+		assert_non_null(brace);
+		r = json_loads(brace, 0, NULL);
+		assert_true(json_is_false(json_object_get(r, "trusted")));
+		json_decref(r);
+	}
+	assert_int_equal(chmod(m, 0644), 0);
 }
 
 static void every_verdict_in_the_report(void **state)

@@ -26,7 +26,8 @@ static const char doctor_help[] =
 	"that driver (a fault only when the shim's mode scans).\n\n"
 	"  --json      one JSON object: {\"ok\": ..., \"checks\": [{name, ok, detail, fix}]}\n"
 	"  --root DIR  check the tree at DIR instead of / (the socket and settings file\n"
-	"              named by RTID_SOCKET and RTID_SHIM_CONF are taken as they are)\n"
+	"              named by RTID_SOCKET and RTID_SHIM_CONF are taken as they are;\n"
+	"              DIR's criu is run here for its version: give only trees you trust)\n"
 	"Exit status: 0 when every check passes, 1 otherwise, 2 usage error.\n";
 
 /* --- CRIU --- */

@@ -25,8 +25,9 @@ static bool usable(const char *dir, struct criu_env *e)
 	return true;
 }
 
-/* "Version: 4.2" from criu --version: at least 4.1 (the first with the
- * CUDA plugin and the split vvar fix). */
+/* "Version: 4.2" from criu --version: at least 4.1 (the CUDA plugin came
+ * with 4.0; the fix for the split vvar, which kernels from 6.13 on need, with
+ * 4.1). */
 static bool version_ok(const char *criu, char *why, size_t len)
 {
 	char cmd[PATH_MAX + 32], line[128] = "";

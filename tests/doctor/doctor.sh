@@ -84,6 +84,8 @@ mv "$r/usr/lib/criu/cuda_plugin.so" "$tmp/plugin.so"
 doctor 1 "not c['criu-cuda-plugin']['ok'] and 'no cuda_plugin.so' in c['criu-cuda-plugin']['detail']"
 mv "$tmp/plugin.so" "$r/usr/lib/criu/cuda_plugin.so"
 mkdir -p "$r/opt/criu"
+printf 'tcp-established\n\t lib-dir /opt/criu' > "$r/etc/criu/runc.conf" # the other spelling, no newline
+doctor 1 "'runc.conf names libdir /opt/criu' in c['criu-cuda-plugin']['detail']"
 printf 'tcp-established\n  libdir /opt/criu\n' > "$r/etc/criu/runc.conf"
 doctor 1 "not c['criu-cuda-plugin']['ok'] and 'runc.conf names libdir /opt/criu' in c['criu-cuda-plugin']['detail']"
 : > "$r/opt/criu/cuda_plugin.so"
@@ -148,6 +150,12 @@ printf '#!/bin/sh\necho Version: 3.17\n' > "$r/usr/sbin/criu"
 doctor 1 "not c['criu-version']['ok'] and '3.17' in c['criu-version']['detail'] and '4.0' in c['criu-version']['fix']"
 printf '#!/bin/sh\nexit 1\n' > "$r/usr/sbin/criu"
 doctor 1 "not c['criu-version']['ok'] and 'failed' in c['criu-version']['detail']"
+printf '#!/bin/sh\necho Version: 4\n' > "$r/usr/sbin/criu"
+doctor 0 "c['criu-version']['detail'] == 'CRIU 4.0'"
+for bad in 'echo Version: four' 'echo GitID: v4.2' 'kill -9 $$'; do
+	printf '#!/bin/sh\n%s\n' "$bad" > "$r/usr/sbin/criu"
+	doctor 1 "not c['criu-version']['ok'] and 'failed or named no version' in c['criu-version']['detail']"
+done
 printf '#!/bin/sh\necho Version: 4.2\n' > "$r/usr/sbin/criu"
 
 # The scan's attestation for the running driver: no matter in driver mode; in
@@ -162,6 +170,14 @@ printf '{"format": 1, "drivers": {"580.159.03": {"agree": 12, "agree_none": 0, "
 doctor 1 "not c['scan-attested']['ok'] and 'revoked' in c['scan-attested']['detail']"
 printf 'not json' > "$tmp/att.json"
 doctor 1 "not c['scan-attested']['ok'] and 'att.json' in c['scan-attested']['detail']"
+# An attestation others may write is not trusted: nothing in it counts.
+printf '{"format": 1, "drivers": {"580.159.03": {"agree": 10, "agree_none": 0, "mismatch": 0, "revoked": false}}}\n' > "$tmp/att.json"
+chmod 0666 "$tmp/att.json"
+doctor 1 "not c['scan-attested']['ok'] and 'not trusted' in c['scan-attested']['detail']"
+chmod 0644 "$tmp/att.json"
+# The environment's mode wins over the file's; a mode that is none scans nothing.
+RTID_MODE=driver doctor 0 "'driver mode does not scan' in c['scan-attested']['detail']"
+RTID_MODE=bogus doctor 0 "c['scan-attested']['ok']"
 printf 'RTID_SOCKET=%s/s\n' "$tmp" > "$tmp/shim.conf"
 doctor 0 "c['scan-attested']['ok']"
 unset RTID_ATTESTATION
@@ -174,6 +190,13 @@ grep -q '^      fix: install CRIU' "$tmp/words" || fail "the words give no fix"
 mv "$tmp/criu" "$r/usr/sbin/criu"
 "$rtid" doctor --root "$r" > "$tmp/words" || true
 "$rtid" doctor --help | grep -q -- '--root DIR' || fail "no --root in the help"
+# --root / is this machine: whatever it lacks, the answer is a verdict, not an error.
+set +e
+"$rtid" doctor --root / --json > "$tmp/host.json"
+rc=$?
+set -e
+[ "$rc" -le 1 ] && python3 -c "import json; json.load(open('$tmp/host.json'))" ||
+	fail "doctor --root / gave no verdict (exit $rc)"
 "$rtid" doctor --bogus 2> /dev/null && fail "a bad option passed"
 "$rtid" doctor extra 2> /dev/null && fail "an argument passed"
 

@@ -4,7 +4,7 @@
 # logs kept (--keep) for the assertions. Podman gives its runtime PATH and
 # XDG_RUNTIME_DIR only, so the shim has nothing but its file to go by.
 P="podman --root $T/storage --runroot $T/prun --runtime runc --cgroup-manager cgroupfs
-	--events-backend file --network-backend cni --tmpdir $T/ptmp"
+	--events-backend file --tmpdir $T/ptmp"
 
 engine_start() {
 	env -i PATH="$path" HOME="$T" $P run -d --name "$cid" --network none \
@@ -20,4 +20,8 @@ engine_log() {
 }
 engine_alive() { [ "$(env -i PATH="$path" HOME="$T" $P inspect -f '{{.State.Status}}' "$cid")" = running ]; }
 engine_remove() { env -i PATH="$path" HOME="$T" $P rm -f -t 0 "$cid"; }
+engine_cgroups() {
+	id=$(env -i PATH="$path" HOME="$T" $P inspect -f '{{.Id}}' "$cid") &&
+		ls -d /sys/fs/cgroup/*/libpod_parent/libpod-"$id" 2> /dev/null
+}
 engine_gone() { [ -z "$(env -i PATH="$path" HOME="$T" $P ps -aq)" ]; }

@@ -33,4 +33,5 @@ engine_alive() {
 	env -i PATH="$path" $R state "$cid" | grep -q '"status": "running"'
 }
 engine_remove() { env -i PATH="$path" $R delete -f "$cid"; }
+engine_cgroups() { ls -d /sys/fs/cgroup/*/"$cid" 2> /dev/null; }
 engine_gone() { [ -z "$(env -i PATH="$path" $R list -q)" ]; }

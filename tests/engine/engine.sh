@@ -54,6 +54,8 @@ busybox=$(command -v busybox || true)
 # A mount namespace of our own: /proc/driver holds a GPU for the plugin, and
 # every mount the engine makes goes away with the namespace.
 if [ -z "${RTID_ENGINE_NS:-}" ]; then
+	unshare -m --propagation private true 2> /dev/null ||
+		skip "cannot make a mount namespace (needs CAP_SYS_ADMIN)"
 	RTID_ENGINE_NS=1 exec unshare -m --propagation private "$0" "$@"
 fi
 mount -t tmpfs -o size=1m rtid-engine /proc/driver ||
@@ -63,10 +65,19 @@ mkdir -p /proc/driver/nvidia/gpus/0000:01:00.0
 T=$(mktemp -d /tmp/rtid-engine-XXXXXX)
 cid=rtid-engine-$$
 daemon=""
+# Podman keeps its monitors' cgroup (libpod_parent/conmon) once made: when
+# this run made it, this run removes it.
+podman_parent=""
+[ -d /sys/fs/cgroup/pids/libpod_parent ] || podman_parent=yes
 cleanup() {
 	rc=$?
 	set +e
 	engine_remove > /dev/null 2>&1
+	if [ -n "$podman_parent" ]; then
+		for d in /sys/fs/cgroup/*/libpod_parent; do
+			rmdir "$d/conmon" "$d" 2> /dev/null
+		done
+	fi
 	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon"
 	[ "$rc" = 0 ] || echo "$name: left $T for a look" >&2
 	[ "$rc" = 0 ] && rm -rf "$T"
@@ -143,7 +154,8 @@ runs() { # PID
 # on a FIFO in its root: the line it writes there once its threads run is the
 # readiness (a runtime's monitor may hold an inherited fd open, so not EOF).
 mkfifo "$T/rootfs/ready"
-{ engine_start > "$T/engine.out" 2>&1 || { echo failed > "$T/rootfs/ready"; exit 1; }; } &
+{ engine_start > "$T/engine.out" 2>&1 ||
+	{ timeout 5 sh -c 'echo failed > "$1"' sh "$T/rootfs/ready"; exit 1; }; } &
 line=$(timeout 60 head -n 1 "$T/rootfs/ready") || true
 wait $! || fail "the container did not start"
 [ -n "$line" ] || fail "the stand-in never said it runs"
@@ -152,7 +164,8 @@ tid=$(restore_tid "$pid") || fail "no restore thread in pid $pid"
 engine_checkpoint >> "$T/engine.out" 2>&1 || fail "checkpoint failed"
 grep -q "Checkpointing CUDA devices on pid $pid restore_tid $tid" "$(engine_log dump)" ||
 	fail "CRIU did not checkpoint pid $pid with its restore thread $tid"
-attaches=$(grep -c '"event":"cuInit"' "$T/driver.log")
+attaches=$(grep -c '"event":"cuInit"' "$T/driver.log" || true)
+[ "$attaches" -ge 1 ] || fail "the driver was never attached for the dump"
 engine_restore >> "$T/engine.out" 2>&1 || fail "restore failed"
 pid2=$(engine_pid) || fail "no pid for the restored container"
 tid2=$(restore_tid "$pid2") || fail "no restore thread in the restored pid $pid2"
@@ -179,8 +192,13 @@ for ev in lock:$pid checkpoint:$pid restore:$pid2 unlock:$pid2; do
 	[ "$n" = 1 ] || fail "the driver saw ${ev%%:*} for pid ${ev#*:} $n times, not once"
 done
 
-# Nothing left: the container, its processes, its mounts.
+# Nothing left: the container, its processes, its cgroups, its mounts.
+cgroups=$(engine_cgroups)
+[ -n "$cgroups" ] || fail "the container's cgroups were not found"
 engine_remove >> "$T/engine.out" 2>&1 || fail "the container could not be removed"
+for d in $cgroups; do
+	[ -d "$d" ] && fail "the container's cgroup $d is left"
+done
 engine_gone || fail "the engine still lists the container"
 # Killed by the engine; reaped by whoever it was handed to (init after a
 # detached restore), so a zombie is not left by us.
@@ -188,4 +206,5 @@ grep -qs '^State:[[:space:]]*[RSDT]' "/proc/$pid2/status" && fail "the container
 grep -q "$T" /proc/self/mountinfo && fail "mounts under $T are left"
 kill "$daemon" && wait "$daemon" || fail "rtid serve did not stop cleanly"
 daemon=""
+pgrep -f "$T" > /dev/null && fail "processes of the run are left: $(pgrep -a -f "$T")"
 echo "$name: checkpointed pid $pid (restore tid $tid) and restored it as $pid2 (restore tid $tid2); every call answered by rtid serve"
