@@ -333,6 +333,15 @@ static void merge_reports_revocation_wins(void **state)
 		assert_int_equal(seen, 3);
 	}
 	json_decref(r);
+	/* Output that cannot be written is an error that says so. */
+	{
+		char cmd[2048];
+
+		snprintf(cmd, sizeof(cmd), "'%s' attest show --json '%s' > /dev/full 2> '%s'",
+			 env_path("RTID_BIN"), m, out_path);
+		assert_int_equal(WEXITSTATUS(system(cmd)), 2);
+		assert_non_null(strstr(slurp_out(), "cannot write the JSON"));
+	}
 	/* A file others may write is shown, and said to be untrusted. */
 	assert_int_equal(chmod(m, 0666), 0);
 	assert_int_equal(rtid("attest show --json '%s'", m), 0);

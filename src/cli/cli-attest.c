@@ -66,25 +66,28 @@ static json_t *entry_json(const struct rtid_attestation *a, const struct rtid_at
 			 "attested", clean, "missing_agree", (json_int_t)missing, "legacy", legacy);
 }
 
-/* What show prints, as one JSON object on stdout. Returns 0, or 2 when out
- * of memory. */
+/* What show prints, as one JSON object on stdout. Returns 0, or 2 when it
+ * cannot be written (a full disk, a closed pipe) or built. */
 static int show_json(const struct rtid_attestation *a, const char *path, bool trusted)
 {
 	json_t *drivers = json_array();
 	json_t *o = json_pack("{s:s,s:b,s:b,s:i,s:o}", "file", path, "trusted", trusted, "exists",
 			      access(path, F_OK) == 0, "min_agree", RTID_ATTEST_MIN_AGREE, "drivers",
 			      drivers);
-	bool ok = o != NULL;
+	const char *why = NULL;
 
-	for (size_t i = 0; ok && i < rtid_attest_count(a); i++)
-		ok = json_array_append_new(drivers, entry_json(a, rtid_attest_entry_at(a, i))) == 0;
-	ok = ok && json_dumpf(o, stdout, JSON_INDENT(2)) == 0;
-	if (ok)
-		putchar('\n');
+	for (size_t i = 0; o && i < rtid_attest_count(a); i++)
+		json_array_append_new(drivers, entry_json(a, rtid_attest_entry_at(a, i)));
+	/* An entry that could not be made (no memory) is missing: not shown. */
+	if (!o || json_array_size(drivers) != rtid_attest_count(a))
+		why = "out of memory";
+	else if (json_dumpf(o, stdout, JSON_INDENT(2)) < 0 || putchar('\n') == EOF ||
+		 fflush(stdout))
+		why = strerror(errno);
 	json_decref(o);
-	if (!ok)
-		fprintf(stderr, "rtid attest: out of memory\n");
-	return ok ? 0 : 2;
+	if (why)
+		fprintf(stderr, "rtid attest: cannot write the JSON: %s\n", why);
+	return why ? 2 : 0;
 }
 
 static int show(const char *path, bool named, bool json)

@@ -178,6 +178,9 @@ chmod 0644 "$tmp/att.json"
 # The environment's mode wins over the file's; a mode that is none scans nothing.
 RTID_MODE=driver doctor 0 "'driver mode does not scan' in c['scan-attested']['detail']"
 RTID_MODE=bogus doctor 0 "c['scan-attested']['ok']"
+RTID_MODE= doctor 0 "c['scan-attested']['ok']"
+# RTID_ATTESTATION set and empty: the default file under the root, none there.
+RTID_ATTESTATION= RTID_MODE=scan doctor 1 "'0 of 10' in c['scan-attested']['detail']"
 printf 'RTID_SOCKET=%s/s\n' "$tmp" > "$tmp/shim.conf"
 doctor 0 "c['scan-attested']['ok']"
 unset RTID_ATTESTATION
