@@ -61,11 +61,12 @@ static size_t split(char *s, char **w, size_t max)
 	return n;
 }
 
-static void prom(const char **w, size_t n, double v)
+/* One stat for Prometheus; a count that is no number is left out, not 0. */
+static void prom(const char **w, size_t n, double v, bool num)
 {
 	if (n == 2 && !strcmp(w[0], "driver"))
 		printf("rtid_driver_info{version=\"%s\"} 1\n", w[1]);
-	else if (n == 2)
+	else if (n == 2 && num)
 		printf("rtid_%s%s %g\n", w[0],
 		       !strcmp(w[0], "attaches") || !strcmp(w[0], "worker_failures") ? "_total" : "",
 		       v);
@@ -91,7 +92,9 @@ static void one(void *ctx, const char *line)
 	if (st->fmt == F_WORDS) {
 		printf("%s\n", line);
 	} else if (st->fmt == F_PROM) {
-		prom((const char **)w, n, n == 2 && number(w[1], &v) ? v : 0);
+		bool num = n == 2 && number(w[1], &v);
+
+		prom((const char **)w, n, v, num);
 	} else if (n == 2) {
 		json_object_set_new(st->o, w[0], !number(w[1], &v) ? json_string(w[1])
 					 : v == (double)(json_int_t)v ? json_integer((json_int_t)v)

@@ -79,8 +79,7 @@ cleanup() {
 		done
 	fi
 	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon"
-	[ "$rc" = 0 ] || echo "$name: left $T for a look" >&2
-	[ "$rc" = 0 ] && rm -rf "$T"
+	rm -rf "$T" # a failure has printed the logs that tell why (fail)
 	exit "$rc"
 }
 trap cleanup EXIT
