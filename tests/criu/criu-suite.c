@@ -32,6 +32,8 @@ struct scenario {
 	bool shim, tree, scan, leave_running, rename, noise, fail_lock, own_failure;
 	bool dump_fails; /* expected: the dump fails, the process lives on */
 	bool serve;      /* rtid serve --actions behind the shim answers every call */
+	bool confined;   /* ... confined as rtid.service confines it (what can be tried
+			  * without systemd: one capability, no new privileges, no network) */
 };
 
 static const struct scenario scenarios[] = {
@@ -46,6 +48,7 @@ static const struct scenario scenarios[] = {
 	{ .name = "own-failure", .shim = true, .own_failure = true },
 	{ .name = "own-failure-control", .own_failure = true },
 	{ .name = "serve", .shim = true, .serve = true },
+	{ .name = "serve-confined", .shim = true, .serve = true, .confined = true },
 };
 
 static struct criu_env env;
@@ -280,16 +283,42 @@ static void restore(const struct scenario *s, const struct tree *t)
 }
 
 /* rtid serve --actions on a socket of the scenario's own, ready before CRIU
- * runs; the shim finds it through RTID_SOCKET. */
-static pid_t serve_start(void)
+ * runs; the shim finds it through RTID_SOCKET. confined: in a network
+ * namespace of its own, with CAP_SYS_PTRACE alone in its bounding set and no
+ * new privileges, as systemd/rtid.service runs it (PrivateNetwork=,
+ * CapabilityBoundingSet=, NoNewPrivileges=); unshare and setpriv exec, so
+ * the pid is the daemon's. */
+static pid_t serve_start(bool confined)
 {
 	char sock[700];
-	const char *argv[] = { env_path("RTID_BIN"), "serve", "--socket", sock, "--actions",
+	const char *argv[] = { "/usr/bin/unshare", "-n", "--", "/usr/bin/setpriv",
+			       "--bounding-set=-all,+sys_ptrace", "--no-new-privs", "--",
+			       env_path("RTID_BIN"), "serve", "--socket", sock, "--actions",
 			       "--libcuda", env_path("MOCK_LIBCUDA"), NULL };
 	pid_t pid;
 
 	snprintf(sock, sizeof(sock), "%s/rtid.sock", dir);
-	pid = serve_spawn(argv, -1, 20 * time_factor());
+	pid = serve_spawn(confined ? argv : argv + 7, -1, 20 * time_factor());
+	if (confined && pid > 0) {
+		char path[64], status[4096] = "", ours[64] = "", its[64] = "";
+		FILE *f;
+		size_t n;
+
+		/* the confinement took: one capability, no new privileges, no network */
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+		if ((f = fopen(path, "r"))) {
+			n = fread(status, 1, sizeof(status) - 1, f);
+			status[n] = '\0';
+			fclose(f);
+		}
+		check(strstr(status, "CapBnd:\t0000000000080000\n") &&
+			      strstr(status, "NoNewPrivs:\t1\n"),
+		      "rtid serve is not confined as its unit confines it");
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+		check(readlink(path, its, sizeof(its) - 1) > 0 &&
+			      readlink("/proc/self/ns/net", ours, sizeof(ours) - 1) > 0 &&
+			      strcmp(its, ours) != 0, "rtid serve shares the network namespace");
+	}
 	check(pid > 0, "rtid serve did not start: %s", pid < 0 ? strerror((int)-pid) : "");
 	setenv("RTID_SOCKET", sock, 1);
 	return pid;
@@ -338,7 +367,7 @@ static int run(const struct scenario *s)
 	}
 	write_case(s, &t);
 	if (s->serve)
-		daemon = serve_start();
+		daemon = serve_start(s->confined);
 	dump(s, &t);
 	if (!s->dump_fails && !s->leave_running)
 		restore(s, &t);
