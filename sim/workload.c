@@ -148,6 +148,21 @@ static int fields(const struct toks *t, size_t want, const char *usage, char *wh
 	return -EINVAL;
 }
 
+/* A directive of one count (what, 1..max) into *out; *out is unchanged on error. */
+static int one_count(const struct toks *t, const char *what, int max, unsigned *out, char *why,
+		     size_t len)
+{
+	char usage[32];
+	int count;
+
+	snprintf(usage, sizeof(usage), "%s (1..%d)", what, max);
+	if (fields(t, 2, usage, why, len) < 0 ||
+	    count_of(t->v[0].s, what, t->v[1].s, max, &count, why, len) < 0)
+		return -EINVAL;
+	*out = (unsigned)count;
+	return 0;
+}
+
 static int line(struct sim_workload *w, const struct toks *t, char *why, size_t len)
 {
 	double g = 0, h = 0;
@@ -175,20 +190,10 @@ static int line(struct sim_workload *w, const struct toks *t, char *why, size_t 
 			return -EINVAL;
 		return add(w, count, false, 0, h);
 	}
-	if (!strcmp(k, "visible-gpus")) {
-		if (fields(t, 2, "N (1..1024)", why, len) < 0 ||
-		    count_of(k, "N", t->v[1].s, 1024, &count, why, len) < 0)
-			return -EINVAL;
-		w->visible_gpus = (unsigned)count;
-		return 0;
-	}
-	if (!strcmp(k, "launch-job")) {
-		if (fields(t, 2, "COUNT", why, len) < 0 ||
-		    count_of(k, "COUNT", t->v[1].s, 10000, &count, why, len) < 0)
-			return -EINVAL;
-		w->job = (unsigned)count;
-		return 0;
-	}
+	if (!strcmp(k, "visible-gpus"))
+		return one_count(t, "N", 1024, &w->visible_gpus, why, len);
+	if (!strcmp(k, "launch-job"))
+		return one_count(t, "COUNT", 10000, &w->job, why, len);
 	snprintf(why, len, "unknown directive '%s': expected name, framework, gpu, cpu, "
 		 "visible-gpus or launch-job", k);
 	return -EINVAL;

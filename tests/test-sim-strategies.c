@@ -11,27 +11,7 @@
 #include <cmocka.h>
 
 #include "engine.h"
-
-static struct sim_result run_w(const struct sim_workload *w, const char *strategy, uint64_t seed)
-{
-	struct sim_strategy s;
-	struct sim_result r;
-
-	assert_int_equal(sim_strategy_parse(strategy, &s), 0);
-	sim_run(&sim_defaults, w, &s, seed, &r);
-	return r;
-}
-
-static struct sim_result run(const char *workload, const char *strategy, uint64_t seed)
-{
-	struct sim_workload w;
-	struct sim_result r;
-
-	assert_int_equal(sim_workload_builtin(workload, &w), 0);
-	r = run_w(&w, strategy, seed);
-	sim_workload_free(&w);
-	return r;
-}
+#include "sim-run.h"
 
 /* Restore and unlock as one call: one spawn fewer per GPU process in the
  * restore, and the dump as it was. */

@@ -11,32 +11,10 @@
 #include <cmocka.h>
 
 #include "engine.h"
+#include "sim-run.h"
 #include "evidence.h"
 #include "helpers.h"
 #include "plot.h"
-
-static struct sim_result run(const char *workload, const char *strategy, uint64_t seed)
-{
-	struct sim_workload w;
-	struct sim_strategy s;
-	struct sim_result r;
-
-	assert_int_equal(sim_workload_builtin(workload, &w), 0);
-	assert_int_equal(sim_strategy_parse(strategy, &s), 0);
-	sim_run(&sim_defaults, &w, &s, seed, &r);
-	sim_workload_free(&w);
-	return r;
-}
-
-static struct sim_result run_w(const struct sim_workload *w, const char *strategy, uint64_t seed)
-{
-	struct sim_strategy s;
-	struct sim_result r;
-
-	assert_int_equal(sim_strategy_parse(strategy, &s), 0);
-	sim_run(&sim_defaults, w, &s, seed, &r);
-	return r;
-}
 
 static void vllm_8b_matches_the_write_up(void **state)
 {
@@ -311,6 +289,9 @@ static void workload_errors_are_specific(void **state)
 		{ "cpu 1", "w.wl:2: cpu: needs COUNT HOST_GB, got 1 field" },
 		{ "visible-gpus 2000", "w.wl:2: visible-gpus: N must be at most 1024, got 2000" },
 		{ "gpus 1 1 1", "w.wl:2: unknown directive 'gpus'" },
+		{ "launch-job", "w.wl:2: launch-job: needs COUNT (1..10000), got 0 fields" },
+		{ "launch-job 0", "w.wl:2: launch-job: COUNT must be at least 1, got 0" },
+		{ "launch-job 9\ngpu 2 1 1", "w.wl: launch-job 9: more than the 2 GPU processes" },
 	};
 	char *dir = tmp_dir(), path[512], body[128], err[512];
 	struct sim_workload w;
