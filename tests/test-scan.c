@@ -1,6 +1,7 @@
 /* The scan over proc-like trees and over this process's own real threads. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -350,12 +351,65 @@ static void pid_namespace_translation(void **state)
 	free(tree);
 }
 
+/* A status larger than any buffer (a process with thousands of
+ * supplementary groups: Groups: comes before Threads: and NSpid:): read to
+ * its end, so the thread check and the namespace translation stay on; a
+ * line of ours cut by a piece boundary is read whole, and one too long to
+ * be whole is refused, never read cut. */
+static void status_with_many_groups(void **state)
+{
+	char *tree = tmp_dir(), *status = malloc(40000), *big = malloc(20000), groups[20000];
+	size_t n = 0;
+	int v = 0, tgid = 0, threads = 0, rootfd;
+
+	(void)state;
+	for (int g = 0; n + 12 < sizeof(groups) - 1; g++)
+		n += (size_t)snprintf(groups + n, sizeof(groups) - n, "%d ", 100000 + g);
+	groups[n] = '\0';
+	/* NSpid: 5000 4242 straddles the 4096-byte piece boundary: a reader of
+	 * one piece saw "42" */
+	snprintf(status, 40000, "Name:\tx\nTgid:\t5000\nGroups:\t%.*s\nNSpid:\t5000\t4242\n"
+		 "Threads:\t3\n", 4096 - 30 - 14, groups);
+	ns_proc(tree, 5000, "pid:[111]", status);
+	assert_int_equal(rtid__pid_to_ns(tree, "pid:[111]", 5000, &v), 0);
+	assert_int_equal(v, 4242);
+	snprintf(status, 40000, "Name:\tx\nTgid:\t5001\nGroups:\t%s\nNSpid:\t5001\t7\n"
+		 "Threads:\t3\n", groups);
+	ns_proc(tree, 5001, "pid:[111]", status);
+	assert_int_equal(rtid__pid_to_ns(tree, "pid:[111]", 5001, &v), 0);
+	assert_int_equal(v, 7);
+	rootfd = open(tree, O_RDONLY | O_DIRECTORY);
+	assert_true(rootfd >= 0);
+	assert_int_equal(rtid__status_read(rootfd, 5001, &tgid, &threads), 0);
+	assert_int_equal(tgid, 5001);
+	assert_int_equal(threads, 3);
+	/* NSpid: itself longer than a piece: refused, not read cut. */
+	memset(big, '1', 19999);
+	big[19999] = '\0';
+	snprintf(status, 40000, "Name:\tx\nNSpid:\t%s\n", big);
+	ns_proc(tree, 5002, "pid:[111]", status);
+	assert_int_equal(rtid__pid_to_ns(tree, "pid:[111]", 5002, &v), -EINVAL);
+	snprintf(status, 40000, "Name:\tx\nTgid:\t%s\nThreads:\t1\n", big);
+	write_file(tree, "5003/status", status);
+	assert_int_equal(rtid__status_read(rootfd, 5003, &tgid, &threads), -EINVAL);
+	/* No Threads: line at all. */
+	write_file(tree, "5004/status", "Name:\tx\nTgid:\t5004\n");
+	assert_int_equal(rtid__status_read(rootfd, 5004, &tgid, &threads), -EINVAL);
+	assert_int_equal(rtid__status_read(rootfd, 5999, &tgid, &threads), -ENOENT);
+	close(rootfd);
+	rm_tree(tree);
+	free(tree);
+	free(status);
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(one_candidate),     cmocka_unit_test(two_candidates),
 		cmocka_unit_test(listing_counts_distinct_tids),
 		cmocka_unit_test(pid_namespace_translation),
+		cmocka_unit_test(status_with_many_groups),
 		cmocka_unit_test(zero_candidates),   cmocka_unit_test(no_process),
 		cmocka_unit_test(missing_comm_of_present_task),
 		cmocka_unit_test(unreadable_task_is_scan_error),

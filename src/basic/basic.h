@@ -30,6 +30,17 @@ double rtid__now(void);
  * has more than cap bytes. buf is not terminated. The open is a failure
  * point of the RTID_FIU build (sys.h). */
 ssize_t rtid__read_at(int dirfd, const char *path, char *buf, size_t cap, unsigned flags);
+/* One line of a file (without its newline; not terminated), whole or cut:
+ * a line longer than RTID__LINE_PIECE is given once, cut to its start.
+ * Returns 0 to go on, > 0 to stop (found), < 0 to stop with that error. */
+#define RTID__LINE_PIECE 4096
+typedef int (*rtid__line_fn)(const char *line, size_t len, bool whole, void *arg);
+/* Call fn for each line of dirfd/path in order, reading it in pieces, so
+ * that a file of any length (a status file whose Groups: line holds
+ * thousands of groups) is read to its end with a fixed buffer. Returns 0
+ * at the end or when fn stopped it with > 0; fn's negative value; or the
+ * open's or a read's -errno. */
+int rtid__read_lines(int dirfd, const char *path, rtid__line_fn fn, void *arg);
 
 /* --- exec.c: what can be run --- */
 /* 0 when execve could run path: a regular file we may execute (a directory

@@ -1,8 +1,11 @@
-/* A small file read whole (a comm, a status, a version file, an id): one
- * loop for all of rtid, because a read may return fewer bytes than are there
- * and a signal may interrupt it. */
+/* A small file read whole (a comm, a status, a version file, an id), or a
+ * file of lines of any length read line by line (a status with thousands of
+ * groups): one loop for all of rtid, because a read may return fewer bytes
+ * than are there and a signal may interrupt it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "basic/basic.h"
@@ -47,4 +50,56 @@ ssize_t rtid__read_at(int dirfd, const char *path, char *buf, size_t cap, unsign
 	}
 	close(fd);
 	return e ? -e : (ssize_t)len;
+}
+
+int rtid__read_lines(int dirfd, const char *path, rtid__line_fn fn, void *arg)
+{
+	char buf[RTID__LINE_PIECE];
+	size_t have = 0;
+	bool skipping = false; /* inside a line longer than buf, already reported cut */
+	int fd = rtid__openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - have);
+		size_t end, start = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		end = have + (size_t)n;
+		for (size_t i = have; i < end && r == 0; i++) {
+			if (buf[i] != '\n')
+				continue;
+			if (!skipping)
+				r = fn(buf + start, i - start, true, arg);
+			skipping = false;
+			start = i + 1;
+		}
+		if (r != 0)
+			break;
+		if (n == 0) { /* the last line, without its newline */
+			if (start < end && !skipping)
+				r = fn(buf + start, end - start, true, arg);
+			break;
+		}
+		if (start == 0 && end == sizeof(buf)) {
+			/* One line fills the buffer: its start is all anyone sees. */
+			if (!skipping)
+				r = fn(buf, end, false, arg);
+			if (r != 0)
+				break;
+			skipping = true;
+			have = 0;
+			continue;
+		}
+		memmove(buf, buf + start, end - start);
+		have = end - start;
+	}
+	close(fd);
+	return r < 0 ? r : 0;
 }

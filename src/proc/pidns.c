@@ -27,45 +27,57 @@ int rtid__pidns_of(const char *proc_root, int pid, char *buf, size_t len)
 	return 0;
 }
 
-/* The last number of the NSpid: line of <proc>/<pid>/status: the pid in its
- * own namespace. */
-static int own_nspid(const char *proc_root, int pid, int *out)
+/* The last number of an NSpid: line: the pid in its own namespace (0 when
+ * the line is not NSpid:, -EINVAL when it is and is malformed or cut). */
+static int nspid_line(const char *line, size_t len, bool whole, void *arg)
 {
-	char path[4096], buf[4096], tok[16];
-	const char *p, *end;
-	ssize_t n;
+	const char *p = line + 6, *end = line + len;
+	char tok[16];
 	int last = 0, v;
 
-	snprintf(path, sizeof(path), "%s/%d/status", proc_root, pid);
-	n = rtid__read_at(AT_FDCWD, path, buf, sizeof(buf) - 1, 0);
-	if (n < 0)
-		return (int)n;
-	buf[n] = '\0';
-	p = strstr(buf, "\nNSpid:");
-	if (!p)
+	if (len < 6 || memcmp(line, "NSpid:", 6))
+		return 0;
+	if (!whole)
 		return -EINVAL;
-	p += 7;
-	end = p + strcspn(p, "\n");
 	/* Numbers separated by tabs, each checked whole. */
 	while (p < end) {
-		size_t len;
+		size_t n = 0;
 
-		p += strspn(p, " \t");
-		len = strcspn(p, " \t\n");
-		if (len == 0)
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		while (p + n < end && p[n] != ' ' && p[n] != '\t')
+			n++;
+		if (n == 0)
 			break;
-		if (len >= sizeof(tok))
+		if (n >= sizeof(tok))
 			return -EINVAL;
-		memcpy(tok, p, len);
-		tok[len] = '\0';
+		memcpy(tok, p, n);
+		tok[n] = '\0';
 		if (rtid__parse_pid(tok, &v) < 0)
 			return -EINVAL;
 		last = v;
-		p += len;
+		p += n;
 	}
 	if (last <= 0)
 		return -EINVAL;
-	*out = last;
+	*(int *)arg = last;
+	return 1;
+}
+
+/* The pid's number in its own namespace, from <proc>/<pid>/status read line
+ * by line: NSpid: comes after Groups:, which may be longer than any buffer. */
+static int own_nspid(const char *proc_root, int pid, int *out)
+{
+	char path[4096];
+	int v = 0, r;
+
+	snprintf(path, sizeof(path), "%s/%d/status", proc_root, pid);
+	r = rtid__read_lines(AT_FDCWD, path, nspid_line, &v);
+	if (r < 0)
+		return r;
+	if (v <= 0)
+		return -EINVAL;
+	*out = v;
 	return 0;
 }
 

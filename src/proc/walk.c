@@ -39,6 +39,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "basic/basic.h"
@@ -50,21 +51,42 @@
 #define NAME_RECORD 280 /* the largest record of any name (NAME_MAX 255) */
 #define WALK_TRIES 4
 
+/* The Tgid: and Threads: lines of a status file. */
+struct status_want {
+	int tgid, threads;
+};
+
+static int status_line(const char *line, size_t len, bool whole, void *arg)
+{
+	struct status_want *w = arg;
+	int v;
+
+	if (!whole) /* only Groups: grows that long; a key of ours cut is no answer */
+		return strncmp(line, "Tgid:", 5) && strncmp(line, "Threads:", 8) ? 0 : -EINVAL;
+	if (rtid__status_field(line, len, "Tgid", &v) == 0)
+		w->tgid = v;
+	else if (rtid__status_field(line, len, "Threads", &v) == 0)
+		w->threads = v;
+	return w->tgid >= 0 && w->threads >= 0;
+}
+
 int rtid__status_read(int rootfd, int pid, int *tgid, int *threads)
 {
-	char path[32], buf[8192]; /* about 1.5 KiB on 6.x kernels */
-	ssize_t n;
-	int t, g;
+	struct status_want w = { -1, -1 }; /* -1: not seen */
+	char path[32];
+	int r;
 
 	snprintf(path, sizeof(path), "%d/status", pid);
-	n = rtid__read_at(rootfd, path, buf, sizeof(buf), RTID__READ_WHOLE);
-	if (n < 0)
-		return (int)n;
-	if (rtid__status_field(buf, (size_t)n, "Tgid", &g) < 0 || g <= 0 ||
-	    rtid__status_field(buf, (size_t)n, "Threads", &t) < 0)
+	/* Read line by line: with thousands of supplementary groups a status
+	 * file is larger than any buffer we would pick, and Threads: comes
+	 * after Groups:. */
+	r = rtid__read_lines(rootfd, path, status_line, &w);
+	if (r < 0)
+		return r;
+	if (w.tgid <= 0 || w.threads < 0)
 		return -EINVAL;
-	*tgid = g;
-	*threads = t;
+	*tgid = w.tgid;
+	*threads = w.threads;
 	return 0;
 }
 
