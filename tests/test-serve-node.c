@@ -26,6 +26,7 @@
 #include "helpers.h"
 #include "plugin-call.h"
 #include "serve-harness.h"
+#include "serve/serve.h"
 
 #define TOOL_CALLS "\"mock\":\"cuda-checkpoint\",\"event\":\"start\""
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -388,6 +389,13 @@ static void test_flood_log_is_bounded(void **state)
 	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_TID);
 	assert_int_equal(count_lines(d.stderr_path) < 15, true);
+	/* Denials in a flood (a number nothing has, asked 200 times): each is
+	 * answered, and the log says a few and how many it left out. */
+	for (int i = 0; i < 200; i++) {
+		assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 99999, 0, &a), 0);
+		assert_int_equal(a.kind, RTID__SVC_DENIED);
+	}
+	assert_int_equal(count_lines(d.stderr_path) < 25, true);
 }
 
 /* One uid other than root holds at most --max-per-uid connections. */
@@ -672,6 +680,45 @@ static void test_soft_fd_limit_raised(void **state)
 	assert_true(now.rlim_cur >= 200 + 3 * 4);
 }
 
+/* Killed workers stuck in the kernel (a hung driver) fill a slot's list of
+ * those to reap: the slot then starts no new worker, and the daemon never
+ * blocks waiting for one (it did, in a blocking waitpid, at the ninth). The
+ * stuck ones here are children in our own group, which killpg of their
+ * number cannot reach, as SIGKILL cannot end a task stuck in the kernel. */
+static void test_stuck_workers_never_block(void **state)
+{
+	struct serve_cfg cfg = { .worker = "/nonexistent/rtid-cuda-worker", .libcuda = "x",
+				 .proc_root = "/nonexistent" };
+	struct spool p;
+	pid_t kids[8];
+
+	(void)state;
+	assert_int_equal(sp_init(&p, 1), 0);
+	for (int i = 0; i < 8; i++) {
+		kids[i] = fork();
+		assert_true(kids[i] >= 0);
+		if (kids[i] == 0)
+			for (;;)
+				pause();
+		p.w[0].reap[i] = kids[i];
+	}
+	assert_int_equal(sw_start(&p, &p.w[0], &cfg), -EBUSY);
+	assert_int_equal(p.w[0].state, SW_DOWN);
+	assert_int_equal(p.failures, 0);
+	for (int i = 0; i < 8; i++) {
+		siginfo_t si;
+
+		kill(kids[i], SIGKILL);
+		assert_int_equal(waitid(P_PID, (id_t)kids[i], &si, WEXITED | WNOWAIT), 0);
+	}
+	/* Gone: reaped, and the slot may start again (here the worker is
+	 * missing, which is another failure). */
+	assert_int_equal(sw_start(&p, &p.w[0], &cfg), -ENOENT);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(p.w[0].reap[i], 0);
+	sp_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -693,6 +740,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_accept_out_of_fds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_clients_fits_fd_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_soft_fd_limit_raised, setup, teardown),
+		cmocka_unit_test(test_stuck_workers_never_block),
 		cmocka_unit_test_setup_teardown(test_stop_after_an_accept_pause, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_poll_failure_still_stops, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_operator_view, setup, teardown),

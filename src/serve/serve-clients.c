@@ -255,11 +255,13 @@ static void refuse(int fd)
 	close(fd);
 }
 
-/* accept() failed: for want of fds or memory the listening socket rests a
- * while (it would wake poll again at once); anything else is the peer's. */
+/* accept() failed. Nothing more to take, or one peer that left: go on. Any
+ * other failure (no fds or memory; a security module refusing, which leaves
+ * the connection queued) would wake poll again at once: the listening
+ * socket rests a while instead. */
 static void accept_failed(struct server *s, int e)
 {
-	if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM)
+	if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR || e == ECONNABORTED)
 		return;
 	serve_log_limited(SLOG_ACCEPT, "cannot accept: %s; not listening for %.2f s", strerror(e),
 			  s->accept_delay);

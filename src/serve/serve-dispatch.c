@@ -273,7 +273,11 @@ static void grow(struct server *s, const int *waiting, unsigned nw)
 	for (unsigned k = 0; k < s->pool.n && starting < want; k++) {
 		if (s->pool.w[k].state != SW_DOWN)
 			continue;
-		if (sw_start(&s->pool, &s->pool.w[k], s->cfg) < 0)
+		int r = sw_start(&s->pool, &s->pool.w[k], s->cfg);
+
+		if (r == -EBUSY) /* this slot's killed workers are stuck: another slot */
+			continue;
+		if (r < 0)
 			break;
 		starting++;
 	}

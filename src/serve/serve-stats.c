@@ -23,7 +23,9 @@ void st_answered(struct server *s, const struct client *c, const struct rtid__sv
 
 	st->n[op][a->kind]++;
 	st->lat[op][st->nlat[op]++ % ST_SAMPLES] = (float)ms;
-	if (s->cfg->quiet)
+	/* A denial has had its line, rate-limited (a flood of them is a
+	 * client's doing); a second line here would be unlimited. */
+	if (s->cfg->quiet || a->kind == RTID__SVC_DENIED)
 		return;
 	serve_log("%s %d for uid %u pid %d%s%s: %s%s%s in %.1f ms", rtid__svc_op_name(op),
 		  c->req.pid, (unsigned)c->uid, (int)c->peer, c->other_ns ? " in " : "",

@@ -101,12 +101,69 @@ static int spawn_worker(const struct serve_cfg *cfg, int sock, pid_t *pid)
 	return -r;
 }
 
+/* Keep a worker that has not exited to reap later: process, the one its job
+ * was about (none: 0), kill_at, when a worker let go is killed if it has
+ * not exited by then (0: killed already). sw_start keeps a free entry for
+ * this (reap_room), so there is always one. */
+static void park(struct sworker *w, pid_t pid, int process, double kill_at)
+{
+	size_t i = 0;
+
+	while (w->reap[i] > 0)
+		i++;
+	w->reap[i] = pid;
+	w->reap_process[i] = process;
+	w->reap_kill_at[i] = kill_at;
+}
+
+double sw_reap(struct sworker *w)
+{
+	double now = rtid__now(), next = 0;
+
+	for (size_t i = 0; i < sizeof(w->reap) / sizeof(w->reap[0]); i++) {
+		siginfo_t si = { 0 };
+
+		if (w->reap[i] <= 0)
+			continue;
+		/* Killed while its unreaped leader still pins the group's id: at
+		 * its grace's end, and once it has exited (a worker let go may
+		 * leave a helper of the driver's in its group). */
+		if ((w->reap_kill_at[i] > 0 && now >= w->reap_kill_at[i]) ||
+		    (waitid(P_PID, (id_t)w->reap[i], &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		     si.si_pid == w->reap[i])) {
+			killpg(w->reap[i], SIGKILL);
+			w->reap_kill_at[i] = 0;
+		}
+		if (waitpid(w->reap[i], NULL, WNOHANG) != 0)
+			w->reap[i] = 0;
+		else if (w->reap_kill_at[i] > 0 && (next == 0 || w->reap_kill_at[i] < next))
+			next = w->reap_kill_at[i];
+	}
+	return next;
+}
+
+/* Whether w can take one more stopped worker to reap: workers killed but
+ * stuck in the kernel (a hung driver) fill it; the slot then stays down
+ * rather than block the loop waiting for one. */
+static bool reap_room(struct sworker *w)
+{
+	sw_reap(w);
+	for (size_t i = 0; i < sizeof(w->reap) / sizeof(w->reap[0]); i++)
+		if (w->reap[i] <= 0)
+			return true;
+	return false;
+}
+
 int sw_start(struct spool *p, struct sworker *w, const struct serve_cfg *cfg)
 {
 	int sv[2], r;
 
 	if (w->state != SW_DOWN || rtid__now() < p->retry_at)
 		return w->state == SW_DOWN ? -EAGAIN : 0;
+	if (!reap_room(w)) {
+		snprintf(p->why, sizeof(p->why), "killed workers are stuck in the driver");
+		return -EBUSY;
+	}
 	/* Never fd 3 itself: dup2 onto the same fd would keep its O_CLOEXEC. */
 	if ((r = rtid__worker_pair(sv)) < 0)
 		return r;
@@ -145,45 +202,6 @@ static int kill_wait_ms(void)
 	if (v && !strcmp(v, "0"))
 		return 0;
 	return v && rtid__parse_pid(v, &ms) == 0 ? ms : KILL_WAIT_MS;
-}
-
-/* Keep a worker that has not exited to reap later: process, the one its job
- * was about (none: 0), kill_at, when a worker let go is killed if it has
- * not exited by then (0: killed already). With no room, wait for the oldest. */
-static void park(struct sworker *w, pid_t pid, int process, double kill_at)
-{
-	size_t n = sizeof(w->reap) / sizeof(w->reap[0]), i = 0;
-
-	while (i < n && w->reap[i] > 0)
-		i++;
-	if (i == n) {
-		killpg(w->reap[0], SIGKILL);
-		waitpid(w->reap[0], NULL, 0);
-		i = 0;
-	}
-	w->reap[i] = pid;
-	w->reap_process[i] = process;
-	w->reap_kill_at[i] = kill_at;
-}
-
-double sw_reap(struct sworker *w)
-{
-	double now = rtid__now(), next = 0;
-
-	for (size_t i = 0; i < sizeof(w->reap) / sizeof(w->reap[0]); i++) {
-		if (w->reap[i] <= 0)
-			continue;
-		/* Killed while its unreaped leader still pins the group's id. */
-		if (w->reap_kill_at[i] > 0 && now >= w->reap_kill_at[i]) {
-			killpg(w->reap[i], SIGKILL);
-			w->reap_kill_at[i] = 0;
-		}
-		if (waitpid(w->reap[i], NULL, WNOHANG) != 0)
-			w->reap[i] = 0;
-		else if (w->reap_kill_at[i] > 0 && (next == 0 || w->reap_kill_at[i] < next))
-			next = w->reap_kill_at[i];
-	}
-	return next;
 }
 
 void sw_stop(struct spool *p, struct sworker *w, enum sw_end how)

@@ -80,7 +80,8 @@ struct spool {
 int sp_init(struct spool *p, unsigned n);
 void sp_free(struct spool *p);
 /* Start worker w (state STARTING) if down and the pool is past its backoff:
- * 0, -EAGAIN in the backoff, or another negative errno (p->why says why). */
+ * 0, -EAGAIN in the backoff, -EBUSY when w's killed workers are all stuck
+ * unreaped (try another slot), or another negative errno (p->why says why). */
 int sw_start(struct spool *p, struct sworker *w, const struct serve_cfg *cfg);
 /* How a worker ends: let go (no fault of its own: a driver change, the
  * daemon's stop; it exits when its socket closes, and is killed a second

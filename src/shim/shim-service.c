@@ -233,6 +233,17 @@ bool shim_try_service(int argc, char **argv, int *rc)
 			  a.kind == RTID__SVC_DENIED ? "denied" : a.name, a.text);
 		return false;
 	}
+	/* A query the driver failed, where its "none" is not what it said: the
+	 * daemon's own attach may be what failed (its confinement, an attach
+	 * gone stale), and a failure read as "no CUDA here" would leave the
+	 * process out of the dump. The tool's own attach answers it. Nothing
+	 * was started: a query changes nothing. */
+	if (a.kind == RTID__SVC_CUERR && q.op < RTID__OP_LOCK &&
+	    rtid__driver_said((int)a.value) == RTID__SAID_FAILED) {
+		shim_note("rtid serve at %s: %s --pid %d: driver error %s: to the real tool", path,
+			  rtid__svc_op_name(q.op), q.pid, a.name);
+		return false;
+	}
 	*rc = print(&a);
 	shim_note("%s --pid %d: answered by rtid serve: %s%s%s, exit %d", rtid__svc_op_name(q.op),
 		  q.pid, a.kind == RTID__SVC_TID ? "tid" : a.kind == RTID__SVC_STATE ? "state"
