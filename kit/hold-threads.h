@@ -1,9 +1,12 @@
-/* The threads of a holder process, shared by kit-hold (no GPU: the kit's
- * test) and gpu-hold (a real CUDA process, built with nvcc on the GPU
+/* The threads and data of a holder process, shared by kit-hold (no GPU: the
+ * kit's test) and gpu-hold (a real CUDA process, built with nvcc on the GPU
  * machine): parked threads that rename themselves, optionally one thread
  * that keeps starting short-lived ones (churn, for a scan racing them), and
- * a checksum of the process's data printed on SIGUSR1 ("sum HEX"), so that
- * a checkpoint and restore can be checked to have kept it. C and C++ alike. */
+ * a checksum of the process's data printed on SIGUSR1 ("sum HEX", or "sum
+ * failed"), so that a checkpoint and restore can be checked to have kept it.
+ * The data's pattern and its checksum are the same functions in both (on
+ * the device in gpu-hold), so the kit's test of kit-hold tests gpu-hold's
+ * checksum too. C, C++ and CUDA alike. */
 #ifndef RTID_KIT_HOLD_THREADS_H
 #define RTID_KIT_HOLD_THREADS_H
 
@@ -16,13 +19,51 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef __CUDACC__
+#define HOLD_HD __host__ __device__
+#else
+#define HOLD_HD
+#endif
+
+/* One 64-bit word of the checksum: the word mixed with its index (the
+ * splitmix64 finaliser), so that any change of any word, or two words
+ * swapped, changes the sum. The sum of these is independent of order: a
+ * device computes it with atomic adds. */
+static HOLD_HD unsigned long long hold_mix(unsigned long long x, unsigned long long i)
+{
+	x ^= (i + 1) * 0x9e3779b97f4a7c15ull;
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* The data: word i of a holder's buffer (no two alike, none zero in
+ * practice). */
+static HOLD_HD unsigned long long hold_pattern(unsigned long long i)
+{
+	return hold_mix(i, 0x6b6974ull);
+}
+
+/* The checksum of n words on the host (kit-hold; the self test). */
+static inline unsigned long long hold_sum_host(const unsigned long long *p, size_t n)
+{
+	unsigned long long s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s += hold_mix(p[i], i);
+	return s;
+}
+
 struct hold_opts {
 	int threads;      /* parked threads, each renaming itself once started (one at least with a name) */
 	int churn;        /* one more thread that starts and ends others all the time */
+	int keep;         /* outlives the kit's shell (CRIU restores it elsewhere) */
 	const char *name; /* a parked thread takes this name (a restore-thread stand-in) */
 };
 
-/* --threads N, --churn, --name NAME; anything else is refused. */
+/* --threads N, --churn, --keep, --name NAME; anything else is refused. */
 static int hold_parse(int argc, char **argv, struct hold_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -33,6 +74,8 @@ static int hold_parse(int argc, char **argv, struct hold_opts *o)
 			o->name = argv[++i];
 		else if (!strcmp(argv[i], "--churn"))
 			o->churn = 1;
+		else if (!strcmp(argv[i], "--keep"))
+			o->keep = 1;
 		else
 			return -1;
 	}
@@ -74,11 +117,17 @@ static void *hold_churn(void *arg)
 	return NULL;
 }
 
-/* Start the threads (SIGUSR1 blocked in all of them: only hold_loop takes it). */
+/* Start the threads (SIGUSR1 blocked in all of them: only hold_loop takes
+ * it). Unless --keep, the holder dies with the kit's shell, also when that
+ * is killed with SIGKILL and its cleanup never runs: a holder left behind
+ * keeps GPU memory. */
 static int hold_start(const struct hold_opts *o)
 {
 	sigset_t set;
 	pthread_t t;
+
+	if (!o->keep && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		return -1;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
@@ -92,8 +141,9 @@ static int hold_start(const struct hold_opts *o)
 	return 0;
 }
 
-/* Print the pid, then a checksum for each SIGUSR1, until SIGTERM. */
-static void hold_loop(unsigned long long (*sum)(void))
+/* Print the pid, then a checksum for each SIGUSR1 (sum returns 0 and the
+ * checksum, or < 0 when it could not be taken), until SIGTERM. */
+static void hold_loop(int (*sum)(unsigned long long *))
 {
 	sigset_t set;
 	int sig = 0;
@@ -104,7 +154,12 @@ static void hold_loop(unsigned long long (*sum)(void))
 	printf("%d\n", (int)getpid());
 	fflush(stdout);
 	while (sigwait(&set, &sig) == 0 && sig == SIGUSR1) {
-		printf("sum %llx\n", sum());
+		unsigned long long v;
+
+		if (sum(&v) == 0)
+			printf("sum %llx\n", v);
+		else
+			printf("sum failed\n");
 		fflush(stdout);
 	}
 }

@@ -17,7 +17,8 @@ cp "$rtid" "$k/bin/rtid"
 cp "$worker" "$k/libexec/rtid-cuda-worker"
 cp "$hold" "$k/bin/kit-hold"
 strip --strip-unneeded "$k/bin/rtid" "$k/libexec/rtid-cuda-worker" "$k/bin/kit-hold" 2>/dev/null || true
-cp "$src/kit/run.sh" "$src/kit/report.py" "$src/kit/README.md" "$k/"
+cp "$src/kit/run.sh" "$src/kit/kit-lib.sh" "$src/kit/kit-criu.sh" "$src/kit/report.py" \
+	"$src/kit/README.md" "$k/"
 chmod 755 "$k/run.sh"
 cp "$src/kit/gpu-hold.cu" "$src/kit/hold-threads.h" "$src/kit/torch-hold.py" "$k/src/"
 if [ -x "$shared/cuda-checkpoint/cuda-checkpoint" ]; then
@@ -32,12 +33,18 @@ if [ -x "$shared/criu/criu" ]; then
 		grep -v -e '/libc\.so' -e '/ld-linux' -e '/libm\.so' -e '/libdl\.so' -e '/libpthread\.so' |
 		while read -r lib; do cp -L "$lib" "$k/criu/lib/"; done
 fi
-glibc=$(objdump -T "$k/bin/rtid" "$k/libexec/rtid-cuda-worker" "$k/bin/kit-hold" |
-	grep -o 'GLIBC_[0-9][0-9.]*' | sort -u -t. -k1,1 -k2,2n -k3,3n | tail -1)
+# The newest glibc symbol version the binaries ask for: what the machine needs.
+newest_glibc() {
+	objdump -T "$@" | grep -o 'GLIBC_[0-9][0-9.]*' | sort -u -V | tail -1
+}
+glibc=$(newest_glibc "$k/bin/rtid" "$k/libexec/rtid-cuda-worker" "$k/bin/kit-hold")
+criu_glibc=""
+[ -x "$k/criu/criu" ] && criu_glibc=$(newest_glibc "$k/criu/criu" "$k/criu/cuda_plugin.so" "$k/criu/lib/"*)
 {
 	echo "rtid GPU kit"
 	echo "needs: Linux x86-64, $glibc or later (rtid, rtid-cuda-worker, kit-hold); an NVIDIA driver;"
 	echo "       nvcc for the CUDA C holders, python3 (the report; PyTorch for its holders)"
+	[ -n "$criu_glibc" ] && echo "criu needs: $criu_glibc (or CRIU is not tried)"
 	echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) from $(git -C "$src" describe --always --dirty 2>/dev/null || echo unknown)"
 	echo
 	(cd "$k" && find . -type f ! -name MANIFEST | sort | xargs sha256sum)

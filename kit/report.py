@@ -1,16 +1,21 @@
 """The GPU kit's report: report.json and table.txt from what run.sh collected.
 
-    python3 report.py WORK OUT API_SECONDS VALIDATE_RC CRIU_STATUS
+    python3 report.py WORK OUT API_SECONDS VALIDATE_RC CRIU_STATUS CRIU_OK
 
 Exit 0 when every process got one answer from all four ways and it is the
 expected kind (a tid for a CUDA process, none for the negative one), the
-daemon answered every call itself, and the cycle kept each process's data;
-else 1, with the reasons in the report's "why".
+daemon answered every call itself, each cycle kept its process's data (a
+checksum taken, the same after), rtid validate found no mismatch, and CRIU,
+when it was tried, dumped and restored; else 1, with the reasons in the
+report's "why".
 """
 import json
 import os
+import re
 import statistics
 import sys
+
+SUM = re.compile(r"^[0-9a-f]+$")
 
 
 def rows(path, n):
@@ -58,7 +63,7 @@ def scan_answer(o):
 
 
 def main():
-    work, out, api_s, validate_rc, criu = sys.argv[1:6]
+    work, out, api_s, validate_rc, criu, criu_ok = sys.argv[1:7]
     machine = {k: v for k, v in rows(os.path.join(work, "machine.tsv"), 2)}
     procs = rows(os.path.join(work, "procs.tsv"), 4)
     answers = {r[0]: r for r in rows(os.path.join(work, "answers.tsv"), 5)}
@@ -93,9 +98,10 @@ def main():
     fallbacks = 0
     if os.path.exists(os.path.join(work, "shim.log")):
         with open(os.path.join(work, "shim.log")) as f:
-            fallbacks = sum(1 for l in f if ": to the real tool " in l)
+            # CRIU's plugin asks the tool itself for -h, which is its to answer.
+            fallbacks = sum(1 for l in f if ": to the real tool " in l and ": -h: " not in l)
     if fallbacks:
-        why.append("the shim ran the real tool %d times (see serve.log)" % fallbacks)
+        why.append("the shim ran the real tool %d times (see logs/shim.log, serve.log)" % fallbacks)
     report["shim_fallbacks"] = fallbacks
     report["tool_per_spawn_s"] = statistics.median(
         [p["tool_s"] for p in report["processes"]]) if n else None
@@ -107,7 +113,7 @@ def main():
     for pid, states, before, after in rows(os.path.join(work, "cycle.tsv"), 4):
         s = states.split(" ")
         ok = (s == ["running", "rc=0", "locked", "rc=0", "checkpointed", "rc=0", "locked",
-                    "rc=0", "running"] and before != "" and before == after)
+                    "rc=0", "running"] and SUM.match(before) is not None and before == after)
         cycle.append({"pid": int(pid), "steps": s, "sum_before": before, "sum_after": after,
                       "verdict": "pass" if ok else "fail"})
         if not ok:
@@ -116,14 +122,20 @@ def main():
         why.append("the cycle ran on %d processes (2 wanted)" % len(cycle))
     report["cycle"] = cycle
     report["validate_exit"] = int(validate_rc)
+    if int(validate_rc) != 0:
+        why.append("rtid validate exited %s (logs/validate.txt says why)" % validate_rc)
     report["criu"] = criu
+    report["criu_ran"] = criu_ok != ""
+    if criu_ok == "no":
+        why.append("CRIU: " + criu)
     report["verdict"] = "pass" if not why else "fail"
     report["why"] = why
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(report, f, indent=1)
         f.write("\n")
-    lines = ["driver %s  gpu %s  kernel %s" % (machine.get("driver"), machine.get("gpu"),
-                                                machine.get("kernel")),
+    lines = ["driver %s (API %s)  gpu %s  kernel %s  sandbox %s" % (
+                 machine.get("driver"), machine.get("driver_api_version"), machine.get("gpu"),
+                 machine.get("kernel"), machine.get("sandbox")),
              "%-8s %-12s %-6s %-9s %-9s %-9s %-9s %s" % (
                  "pid", "kind", "expect", "tool", "served", "api", "scan", "verdict")]
     for p in report["processes"]:

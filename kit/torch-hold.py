@@ -1,6 +1,9 @@
 # torch-hold: a PyTorch process for the GPU kit: a tensor on the GPU, a few
 # threads that rename themselves, its pid on stdout, then on each SIGUSR1 a
-# checksum of the tensor ("sum HEX"), until SIGTERM.
+# checksum of the tensor computed on the GPU ("sum HEX"; "sum failed" when
+# the GPU cannot compute it), until SIGTERM. It dies with the kit's shell.
+#
+#   python3 torch-hold.py [THREADS]
 import ctypes
 import os
 import signal
@@ -10,6 +13,7 @@ import threading
 import torch
 
 libc = ctypes.CDLL(None)
+libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: no holder outlives the kit
 
 
 def parked(i):
@@ -24,4 +28,9 @@ for i in range(int(sys.argv[1]) if len(sys.argv) > 1 else 2):
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGTERM})
 print(os.getpid(), flush=True)
 while signal.sigwait({signal.SIGUSR1, signal.SIGTERM}) == signal.SIGUSR1:
-    print("sum %x" % (int(x.sum().item()) & (2**64 - 1)), flush=True)
+    try:
+        # Each element mixed with its index, so that a change anywhere shows.
+        v = int(((x * 1000003) ^ torch.arange(x.numel(), device="cuda")).sum().item())
+        print("sum %x" % (v & (2**64 - 1)), flush=True)
+    except Exception:  # a device that cannot compute after the cycle
+        print("sum failed", flush=True)

@@ -4,7 +4,9 @@
 # the mocks: a driver version file, the mock libcuda and tool standing in for
 # a driver over real processes (RTID_MOCK_BY_NAME: kit-hold processes with a
 # thread named as the driver names its restore thread). The report must say
-# what a user relies on; and a tool that lies must fail the run.
+# what a user relies on; a tool that lies must fail the run. As root, with
+# the kit carrying CRIU, CRIU dumps and restores a holder through the shim
+# and the kit's daemon (RTID_REQUIRE_CRIU=1: CRIU must be in the kit).
 #
 #   kit-test.sh KIT.tar.gz
 set -eu
@@ -14,6 +16,13 @@ trap 'rm -rf "$tmp"' EXIT
 command -v python3 > /dev/null || { echo "kit-test: no python3 (the kit's report needs it)"; exit 77; }
 tar -C "$tmp" -xzf "$kit_tar"
 k=$tmp/rtid-gpu-kit
+criu=""
+if [ "$(id -u)" = 0 ] && [ -x "$k/criu/criu" ]; then
+	criu=1
+elif [ "${RTID_REQUIRE_CRIU:-}" = 1 ]; then
+	echo "kit-test: RTID_REQUIRE_CRIU=1 but the kit carries no CRIU or this is not root" >&2
+	exit 1
+fi
 fail() { echo "kit-test: $*" >&2; [ -f "$tmp/run.log" ] && cat "$tmp/run.log" >&2; exit 1; }
 
 # No driver: 77 and the reason, nothing else.
@@ -24,12 +33,17 @@ set -e
 [ "$rc" = 77 ] || fail "without a driver the kit exited $rc, not 77"
 grep -q "no NVIDIA driver here" "$tmp/run.log" || fail "no reason given without a driver"
 
-printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Thu Jan  1 2026\n' > "$tmp/version"
+# The checksum the holders share sees every change (gpu-hold's, on the device,
+# is the same function).
+"$k/bin/kit-hold" --selftest > /dev/null || fail "the holders' checksum misses changes"
+
+# The open kernel module's line (its "x86_64" comes before the version).
+printf 'NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.03  Release Build  (dvs-builder@U16-I3-B03-4-3)  Thu Jan  1 2026\n' > "$tmp/version"
 printf 'title kit\nproves kit\ndriver 580.159.03\nbackend api\ntask 1 1 init\nanswer 1 none\nexpect driver 1 tid=none\n' > "$tmp/c.case"
-mkdir "$tmp/state"
+mkdir "$tmp/state" "$tmp/t"
 mock() { # OUT, tool: the kit run against the mocks; its exit status
 	set +e
-	env RTID_KIT_MOCK=1 RTID_MOCK_BY_NAME=1 RTID_CASE="$tmp/c.case" RTID_MOCK_STATE="$tmp/state" \
+	env TMPDIR="$tmp/t" RTID_KIT_MOCK=1 RTID_KIT_CRIU=$criu RTID_MOCK_BY_NAME=1 RTID_CASE="$tmp/c.case" RTID_MOCK_STATE="$tmp/state" \
 		RTID_KIT_VERSION_FILE="$tmp/version" RTID_KIT_TOOL="$2" RTID_KIT_LIBCUDA="$MOCK_LIBCUDA" \
 		OUT="$1" "$k/run.sh" > "$tmp/run.log" 2>&1
 	echo $?
@@ -38,12 +52,15 @@ mock() { # OUT, tool: the kit run against the mocks; its exit status
 
 rc=$(mock "$tmp/out" "$MOCK_TOOL")
 [ "$rc" = 0 ] || fail "the kit against the mocks exited $rc"
-python3 - "$tmp/out" <<'PY' || fail "the report is not what a user relies on"
-import json, os, sys
-out = sys.argv[1]
+python3 - "$tmp/out" "$criu" <<'PY' || fail "the report is not what a user relies on"
+import json, os, re, sys
+out, criu = sys.argv[1], sys.argv[2]
 r = json.load(open(os.path.join(out, "report.json")))
 assert r["verdict"] == "pass" and r["why"] == [], r["why"]
-assert r["machine"]["driver"] == "580.159.03", r["machine"]
+m = r["machine"]
+assert m["driver"] == "580.159.03", m
+assert m["driver_api_version"] == "13000", m
+assert m["sandbox"] and m["glibc"].startswith("glibc"), m
 p = r["processes"]
 assert len(p) >= 8, len(p)
 for x in p:
@@ -59,15 +76,27 @@ for c in r["cycle"]:
     assert c["verdict"] == "pass", c
     assert c["steps"] == ["running", "rc=0", "locked", "rc=0", "checkpointed", "rc=0", "locked",
                           "rc=0", "running"], c
-    assert c["sum_before"] and c["sum_before"] == c["sum_after"], c
+    assert re.match("^[0-9a-f]+$", c["sum_before"]) and c["sum_before"] == c["sum_after"], c
 assert r["tool_per_spawn_s"] > 0 and r["served_per_call_s"] > 0 and r["api_batch_s"] > 0
-assert r["criu"] == "not run: mock mode", r["criu"]
+assert r["validate_exit"] == 0
+if criu:
+    assert r["criu_ran"] and r["criu"].startswith("dump and restore passed"), r["criu"]
+else:
+    assert r["criu"] == "not run: mock mode" and not r["criu_ran"], r["criu"]
+# The run's logs are kept beside the report.
+logs = os.listdir(os.path.join(out, "logs"))
+assert "serve.log" in logs and "validate.txt" in logs, logs
 a = json.load(open(os.path.join(out, "attestation.json")))
 assert "580.159.03" in json.dumps(a)
 assert "verdict: pass" in open(os.path.join(out, "table.txt")).read()
 PY
-# No holder, daemon or worker left behind.
+# No holder, daemon or worker left behind, nor the kit's work folder.
 ps -eo pid,args | grep "$k/" | grep -v grep && fail "processes of the kit are left"
+[ -z "$(ls -A "$tmp/t")" ] || fail "the kit left its work folder: $(ls "$tmp/t")"
+if [ -n "$criu" ]; then
+	grep -q "answered by rtid serve" "$tmp/out/logs/shim.log" || fail "CRIU's calls were not the daemon's"
+	grep "to the real tool" "$tmp/out/logs/shim.log" | grep -qv ": -h: " && fail "the shim ran the real tool under CRIU (but for -h)"
+fi
 
 # A tool that answers a wrong tid: the run fails and names the process.
 printf '#!/bin/sh\necho 1\n' > "$tmp/liar"
