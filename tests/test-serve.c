@@ -360,7 +360,9 @@ static void test_attach_crashes(void **state)
 }
 
 /* A driver that has the restore-tid query but not the state calls and
- * actions: those are "unsupported", and the shim asks the tool for them. */
+ * actions: those are "unsupported", and the shim asks the tool for them; an
+ * action is refused before "started" (else the shim could not ask the tool,
+ * and would fail it as of unknown outcome). */
 static void test_driver_lacks_actions(void **state)
 {
 	struct rtid__svc_ans a;
@@ -378,6 +380,8 @@ static void test_driver_lacks_actions(void **state)
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
 	expect_shim(ARGS("--get-restore-tid", "--pid", "100"), 0, "101\n");
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+	expect_shim(ARGS("--action", "lock", "--pid", "100", "--timeout", "1000"), 0, "");
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 2);
 }
 
 /* A thread where a process is expected, as every entry point rules it: the

@@ -12,6 +12,7 @@
 struct rtid__hello {
 	int ok;          /* 1: ready for queries; 0: see why */
 	int version;     /* cuDriverGetVersion */
+	unsigned ops;    /* 1u << op for each rtid__worker_op this driver has */
 	char why[120];
 };
 

@@ -236,6 +236,12 @@ static void hand(struct server *s, int i, unsigned k)
 	double deadline = sv_deadline_of(s->cfg, &c->req);
 	bool action = c->req.op >= RTID__OP_LOCK;
 
+	/* An action this driver lacks is refused before it could be said to
+	 * have started, so that the client may still ask the tool. */
+	if (action && !(w->ops & 1u << c->req.op)) {
+		sv_fail(s, i, "unsupported", "this driver lacks the action; not started");
+		return;
+	}
 	if (action) {
 		struct rtid__svc_ans a = { .kind = RTID__SVC_STARTED, .op = c->req.op,
 					   .pid = c->req.pid,

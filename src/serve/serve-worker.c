@@ -253,6 +253,7 @@ int sw_read_hello(struct spool *p, struct sworker *w)
 		return 0;
 	if (rtid__worker_greeting(&h, n, p->why, sizeof(p->why)) == 0) {
 		w->state = SW_READY;
+		w->ops = h.ops;
 		return 1;
 	}
 	if (n != (ssize_t)sizeof(h))

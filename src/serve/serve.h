@@ -60,6 +60,7 @@ struct sworker {
 	double since;              /* STARTING: when it was started */
 	char version[512];         /* the driver version file when it started */
 	size_t version_len;        /* (size_t)-1: there was no such file */
+	unsigned ops;              /* READY: the calls its driver has (rtid__hello.ops) */
 	bool busy;                 /* job is with the driver */
 	struct sjob job;
 };

@@ -100,6 +100,11 @@ static int open_driver(const char *path, struct api *a, struct rtid__hello *h)
 	/* The attach every cuda-checkpoint spawn pays, paid once here. */
 	if ((r = a->init(0)) != 0)
 		return refuse(h, "cuInit failed: CUresult %d", r);
+	/* What it has, so that an action it lacks is refused before it is said
+	 * to have started. */
+	h->ops = 1u << RTID__OP_RESTORE_TID | (a->state ? 1u << RTID__OP_GET_STATE : 0);
+	for (int op = RTID__OP_LOCK; op < RTID__OP_COUNT; op++)
+		h->ops |= a->action[op] ? 1u << op : 0;
 	h->ok = 1;
 	return say(h);
 }
