@@ -52,6 +52,18 @@ static void test_requests(void **state)
 	assert_int_equal(rtid__svc_req_parse(buf, sizeof(buf), &q), -EINVAL);
 }
 
+/* One map from a wire operation to the request rule's kind, for the daemon
+ * and the shim alike: get-state alone takes a thread, the four actions need
+ * the right to act. */
+static void test_op_kinds(void **state)
+{
+	(void)state;
+	assert_int_equal(rtid__svc_op_kind(RTID__OP_RESTORE_TID), RTID__REQ_QUERY);
+	assert_int_equal(rtid__svc_op_kind(RTID__OP_GET_STATE), RTID__REQ_STATE);
+	for (int op = RTID__OP_LOCK; op < RTID__OP_COUNT; op++)
+		assert_int_equal(rtid__svc_op_kind(op), RTID__REQ_ACTION);
+}
+
 static void test_answers(void **state)
 {
 	const struct rtid__svc_ans cases[] = {
@@ -336,6 +348,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_requests),
+		cmocka_unit_test(test_op_kinds),
 		cmocka_unit_test(test_answers),
 		cmocka_unit_test(test_greetings),
 		cmocka_unit_test(test_paths),

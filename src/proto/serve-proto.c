@@ -26,6 +26,13 @@ const char *rtid__svc_op_name(int op)
 	return op >= 0 && op < RTID__OP_COUNT ? op_names[op] : NULL;
 }
 
+enum rtid__req_kind rtid__svc_op_kind(int op)
+{
+	if (op == RTID__OP_RESTORE_TID)
+		return RTID__REQ_QUERY;
+	return op == RTID__OP_GET_STATE ? RTID__REQ_STATE : RTID__REQ_ACTION;
+}
+
 const char *rtid__svc_state_name(int state)
 {
 	return state >= 0 && state < 4 ? state_names[state] : NULL;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "proto/worker-proto.h"
+#include "rules/rules.h"
 
 /* 2 adds "started" and "unknown" (exactly-once actions); a client of 1 is
  * still answered its queries, and its actions are refused before any start. */
@@ -50,6 +51,10 @@ struct rtid__svc_ans {
 
 /* "get-restore-tid", ...; NULL for an op out of range. */
 const char *rtid__svc_op_name(int op);
+/* The request rule's kind (rules/) of wire operation op: a query, get-state
+ * (which takes a thread too) or an action. One mapping for the daemon's
+ * intake and the shim, which must rule alike. */
+enum rtid__req_kind rtid__svc_op_kind(int op);
 /* "running", ...; NULL for a state out of range. */
 const char *rtid__svc_state_name(int state);
 

@@ -32,17 +32,10 @@ bool sa_may_act(const struct serve_cfg *cfg, int fd, uid_t uid, gid_t gid)
 	return false;
 }
 
-static enum rtid__req_kind kind_of(int op)
-{
-	if (op == RTID__OP_RESTORE_TID)
-		return RTID__REQ_QUERY;
-	return op == RTID__OP_GET_STATE ? RTID__REQ_STATE : RTID__REQ_ACTION;
-}
-
 const char *sa_check(const struct serve_cfg *cfg, uid_t uid, bool may_act,
 		     const struct rtid__svc_req *q, int *process)
 {
-	struct rtid__req_facts f = { .kind = kind_of(q->op), .check_caller = true, .caller = uid,
+	struct rtid__req_facts f = { .kind = rtid__svc_op_kind(q->op), .check_caller = true, .caller = uid,
 				     .may_act = may_act };
 	enum rtid__req_verdict v;
 

@@ -77,8 +77,7 @@ static const char *refused(const struct rtid__svc_req *q)
 {
 	const char *proc = getenv("RTID_PROC");
 	struct rtid__req_facts f = {
-		.kind = q->op == RTID__OP_RESTORE_TID ? RTID__REQ_QUERY :
-			q->op == RTID__OP_GET_STATE ? RTID__REQ_STATE : RTID__REQ_ACTION,
+		.kind = rtid__svc_op_kind(q->op),
 		.check_caller = true, .caller = geteuid(), .may_act = true,
 	};
 	enum rtid__req_verdict v;

@@ -23,7 +23,7 @@ LAYERS = {
     'basic': set(),
     'rules': set(),
     'proc': {'basic', 'rules'},
-    'proto': {'basic'},
+    'proto': {'basic', 'rules'},
     'driver': {'basic', 'rules', 'proto'},
     'attest': {'basic', 'rules'},
     'core': {'basic', 'rules', 'proc', 'proto', 'driver', 'attest'},
