@@ -1,6 +1,7 @@
 /* Strict parsing of foreign text: tool output, pids, the driver version file. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -178,11 +179,89 @@ static void read_at_table(void **state)
 	rmdir(dir);
 }
 
+/* What rtid__read_lines gave: each line as "[len]text" or "cut[len]". */
+struct seen_lines {
+	char text[512];
+	int stop_at, calls;
+};
+
+static int note_line(const char *line, size_t len, bool whole, void *arg)
+{
+	struct seen_lines *s = arg;
+	size_t n = strlen(s->text);
+
+	if (whole)
+		snprintf(s->text + n, sizeof(s->text) - n, "[%zu]%.*s", len, (int)(len < 20 ? len : 20),
+			 line);
+	else
+		snprintf(s->text + n, sizeof(s->text) - n, "cut[%zu]", len);
+	/* stop_at N > 0: found at the Nth line; -N: an error at the Nth. */
+	if (++s->calls != abs(s->stop_at))
+		return 0;
+	return s->stop_at > 0 ? 1 : -EBADMSG;
+}
+
+static void lines_of(const char *dir, const char *content, size_t len, int stop_at, int want_rc,
+		     const char *want)
+{
+	char path[64];
+	struct seen_lines s = { .stop_at = stop_at };
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/f", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, content, len), (ssize_t)len);
+	close(fd);
+	assert_int_equal(rtid__read_lines(AT_FDCWD, path, note_line, &s), want_rc);
+	assert_string_equal(s.text, want);
+}
+
+/* A file read line by line in pieces: lines across piece boundaries whole,
+ * a line longer than a piece once and cut, the last line without its
+ * newline, a stop and an error from the caller. */
+static void read_lines_table(void **state)
+{
+	char dir[] = "/tmp/rtid-lines-XXXXXX", path[64], *big = malloc(3 * RTID__LINE_PIECE + 8);
+	size_t n = 0;
+	struct seen_lines s = { 0 };
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	lines_of(dir, "", 0, 0, 0, "");
+	lines_of(dir, "a\nbc\n", 5, 0, 0, "[1]a[2]bc");
+	lines_of(dir, "a\n\nlast", 7, 0, 0, "[1]a[0][4]last");
+	lines_of(dir, "a\nb\nc\n", 6, 2, 0, "[1]a[1]b");        /* stopped: found */
+	lines_of(dir, "a\nb\nc\n", 6, -2, -EBADMSG, "[1]a[1]b"); /* stopped: its error */
+	/* A line of 4000 then one across the first piece's end: both whole. */
+	memset(big, 'x', 4000);
+	big[4000] = '\n';
+	memset(big + 4001, 'y', 200);
+	big[4201] = '\n';
+	lines_of(dir, big, 4202, 0, 0, "[4000]xxxxxxxxxxxxxxxxxxxx[200]yyyyyyyyyyyyyyyyyyyy");
+	/* A line of three pieces: once, cut; then the next. */
+	memset(big, 'g', 3 * RTID__LINE_PIECE);
+	n = 3 * RTID__LINE_PIECE;
+	memcpy(big + n, "\nend\n", 5);
+	lines_of(dir, big, n + 5, 0, 0, "cut[4096][3]end");
+	/* The same at the end of the file, without its newline: once, cut. */
+	lines_of(dir, big, n, 0, 0, "cut[4096]");
+	/* Its cut start stops the read when the caller says so. */
+	lines_of(dir, big, n + 5, -1, -EBADMSG, "cut[4096]");
+	snprintf(path, sizeof(path), "%s/f", dir);
+	unlink(path);
+	assert_int_equal(rtid__read_lines(AT_FDCWD, path, note_line, &s), -ENOENT);
+	assert_int_equal(rtid__read_lines(AT_FDCWD, dir, note_line, &s), -EISDIR);
+	assert_int_equal(s.calls, 0);
+	rmdir(dir);
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tid_table),       cmocka_unit_test(tid_embedded_nul),
-		cmocka_unit_test(read_at_table),
+		cmocka_unit_test(read_at_table),   cmocka_unit_test(read_lines_table),
 		cmocka_unit_test(pid_table),       cmocka_unit_test(version_table),
 		cmocka_unit_test(version_small_buffer), cmocka_unit_test(version_valid),
 		cmocka_unit_test(status_fields),
