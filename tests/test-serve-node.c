@@ -367,6 +367,66 @@ static void test_protocol_1_client(void **state)
 	assert_int_equal(driver_calls("lock", 100), 0);
 }
 
+/* A raw connection that greets with hello (version v; 0: no greeting sent). */
+static int greeted(int v)
+{
+	char msg[32], buf[64];
+	int fd = hd_connect_raw(d.sock), n;
+
+	assert_true(fd >= 0);
+	if (v == 0)
+		return fd;
+	n = snprintf(msg, sizeof(msg), "hello %d", v);
+	assert_int_equal(send(fd, msg, (size_t)n, 0), n);
+	assert_true(hd_recv(fd, buf, sizeof(buf), 5) > 0);
+	return fd;
+}
+
+/* What ends a connection and what does not: status only in protocol 2 (to
+ * protocol 1 it is a malformed request); an unknown version refused with
+ * the one spoken; a message longer than any allowed; a second request while
+ * one is open. The daemon answers others all along. */
+static void test_what_ends_a_connection(void **state)
+{
+	struct rtid__svc_ans a;
+	char buf[512];
+	int fd;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions"));
+	fd = greeted(1);
+	assert_int_equal(send(fd, "status", 6, 0), 6);
+	assert_int_equal(hd_recv(fd, buf, sizeof(buf), 5), 0);
+	close(fd);
+	fd = greeted(2);
+	assert_int_equal(send(fd, "statux", 6, 0), 6);
+	assert_int_equal(hd_recv(fd, buf, sizeof(buf), 5), 0);
+	close(fd);
+	fd = greeted(0);
+	assert_int_equal(send(fd, "hello 0", 7, 0), 7);
+	assert_true(hd_recv(fd, buf, sizeof(buf), 5) > 0);
+	assert_string_equal(buf, "refused 2 version");
+	close(fd);
+	fd = greeted(2);
+	memset(buf, 'a', sizeof(buf));
+	assert_int_equal(send(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	assert_int_equal(hd_recv(fd, buf, sizeof(buf), 5), 0);
+	close(fd);
+	/* A second request while the first runs (the stand-in's checkpoint is
+	 * slow): the connection ends; the checkpoint runs on. */
+	lock(300);
+	fd = greeted(2);
+	assert_int_equal(send(fd, "checkpoint 300", 14, 0), 14);
+	assert_true(hd_recv(fd, buf, sizeof(buf), 5) > 0);
+	assert_true(strncmp(buf, "started checkpoint 300 ", 23) == 0);
+	assert_int_equal(send(fd, "get-state 300", 13, 0), 13);
+	assert_int_equal(hd_recv(fd, buf, sizeof(buf), 5), 0);
+	close(fd);
+	expect_shim(ARGS("--get-state", "--pid", "300"), 0, "checkpointed\n");
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 200, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+}
+
 /* A flood of bad clients: the daemon serves on, and its log does not grow
  * with the flood. */
 static void test_flood_log_is_bounded(void **state)
@@ -735,6 +795,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_once_shim_wait_after_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_before_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_protocol_1_client, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_what_ends_a_connection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flood_log_is_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_per_uid_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_accept_out_of_fds, setup, teardown),
