@@ -315,6 +315,28 @@ static void malformed_format2_names_the_place(void **state)
 		"{\"format\": 2, \"reports\": [], \"legacy\": {\"580\": {}}}",
 		"{\"format\": 2, \"kind\": \"report\", \"id\": \"r\"}",
 		"{\"format\": 3, \"reports\": []}",
+		/* Each field of each record wrong once. */
+		"{\"format\": 2, \"reports\": [3]}",
+		"{\"format\": 2, \"reports\": [{\"id\": \"r\", \"driver_version\": \"580.1\", \"host\": 3, \"pids\": []}]}",
+		"{\"format\": 2, \"reports\": [{\"id\": \"r\", \"driver_version\": \"580.1\", \"machine_id\": 3, \"pids\": []}]}",
+		"{\"format\": 2, \"reports\": [{\"id\": \"r\", \"driver_version\": \"580.1\", \"boot_id\": 3, \"pids\": []}]}",
+		"{\"format\": 2, \"reports\": [{\"id\": \"r\", \"driver_version\": \"580.1\", \"time\": 3, \"pids\": []}]}",
+		"{\"format\": 2, \"reports\": [{\"id\": \"r\", \"driver_version\": \"580.1\", \"pids\": [3]}]}",
+		"{\"format\": 2, \"reports\": [{\"id\": \"r\", \"driver_version\": \"580.1\", \"pids\": [{\"pid\": 3000000000, \"verdict\": \"agree\", \"boot_id\": \"b\"}]}]}",
+		"{\"format\": 2, \"reports\": [{\"id\": \"r\", \"driver_version\": \"580.1\", \"pids\": [{\"pid\": 3, \"start\": \"7\", \"verdict\": \"agree\", \"boot_id\": \"b\"}]}]}",
+		"{\"format\": 2, \"reports\": [{\"id\": \"r\", \"driver_version\": \"580.1\", \"pids\": [{\"pid\": 3, \"verdict\": \"agree\", \"boot_id\": 3}]}]}",
+		"{\"format\": 2, \"reports\": [], \"lifts\": {}}",
+		"{\"format\": 2, \"reports\": [], \"lifts\": [3]}",
+		"{\"format\": 2, \"reports\": [], \"lifts\": [{\"id\": \"l\", \"driver_version\": \"580.1\", \"reason\": \"r\", \"reports\": [\"a b\"]}]}",
+		"{\"format\": 2, \"reports\": [], \"lifts\": [{\"id\": \"l\", \"driver_version\": \"580.1\", \"reason\": \"r\", \"reports\": [], \"legacy_mismatch\": -1}]}",
+		"{\"format\": 2, \"reports\": [], \"lifts\": [{\"id\": \"l\", \"driver_version\": \"580.1\", \"reason\": \"r\", \"reports\": [], \"legacy_mismatch\": \"1\"}]}",
+		"{\"format\": 2, \"reports\": [], \"legacy\": []}",
+		"{\"format\": 2, \"reports\": [], \"legacy\": {\"580.1\": 3}}",
+		"{\"format\": 2, \"reports\": [], \"legacy\": {\"580.1\": {\"agree\": -1}}}",
+		"{\"format\": 2, \"reports\": [], \"legacy\": {\"580.1\": {\"mismatch\": \"x\"}}}",
+		"{\"format\": 2, \"reports\": [], \"legacy\": {\"580.1\": {\"agree_none\": 1.5}}}",
+		"{\"format\": 2, \"reports\": [], \"legacy\": {\"580.1\": {\"revoked\": 1}}}",
+		"[]",
 	};
 	char path[600];
 
