@@ -173,7 +173,37 @@ static void other_failures(void **state)
 }
 
 /* rtid's own failures end in the real tool's answer, never in an exit of
- * rtid's (which CRIU would read as "no CUDA here"). */
+ * rtid's (which CRIU would read as "no CUDA here"): a setting the shim
+ * cannot use is one, said in its log and not on the stream CRIU reads. */
+static void bad_settings_reach_the_real_tool(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "RTID_MODE", "bogus" }, { "RTID_BACKEND", "bogus" }, { "RTID_TIMEOUT", "abc" },
+		{ "RTID_TIMEOUT", "-1" },
+	};
+	char *query[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+	char log[600];
+
+	(void)state;
+	snprintf(log, sizeof(log), "%s/shim-bad.log", test_dir);
+	setenv("RTID_SHIM_LOG", log, 1);
+	setenv("FAKE_STDOUT", "4244\n", 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct criu_call c;
+		char want[64];
+
+		setenv(bad[i][0], bad[i][1], 1);
+		c = criu(query);
+		unsetenv(bad[i][0]);
+		assert_string_equal(c.out, "4244\n");
+		assert_int_equal(c.status, 0);
+		snprintf(want, sizeof(want), "bad %s '%s'", bad[i][0], bad[i][1]);
+		assert_non_null(strstr(slurp(log), want));
+	}
+	unsetenv("FAKE_STDOUT");
+	unsetenv("RTID_SHIM_LOG");
+}
+
 /* A caller that ignores SIGCHLD hands that down through exec: the kernel
  * would then reap the tool itself and its exit status would be lost (every
  * answer an error, the real tool run a second time). The shim resets it:
@@ -206,6 +236,7 @@ int main(void)
 		cmocka_unit_test_setup(no_real_tool_is_a_clear_error, shim_reset),
 		cmocka_unit_test_setup(never_recurses, shim_reset),
 		cmocka_unit_test_setup(other_failures, shim_reset),
+		cmocka_unit_test_setup(bad_settings_reach_the_real_tool, shim_reset),
 	};
 	return cmocka_run_group_tests(tests, shim_setup, test_dir_teardown);
 }
