@@ -166,6 +166,41 @@ static void test_untrusted_file_ignored(void **state)
 	assert_non_null(strstr(slurp(log_path), "writable by group or others: ignored"));
 }
 
+/* A file too large, one that is no regular file (a directory), and a last line
+ * without its newline: the first two ignored and said, the last read. */
+static void test_large_unreadable_and_unterminated(void **state)
+{
+	char out[256], e_conf[400], e_log[400], e_tool[400], *text = malloc(20000);
+
+	(void)state;
+	snprintf(e_conf, sizeof(e_conf), "RTID_SHIM_CONF=%s", conf);
+	snprintf(e_log, sizeof(e_log), "RTID_SHIM_LOG=%s", log_path);
+	snprintf(e_tool, sizeof(e_tool), "RTID_REAL_TOOL=%s", tool_b);
+	memset(text, '#', 19999);
+	text[19999] = '\0';
+	/* A setting line first, then a comment to 20 KB. */
+	snprintf(text, 400, "RTID_REAL_TOOL=%s\n#", tool_a);
+	text[strlen(text)] = '#';
+	put(conf, text, 0644);
+	assert_int_equal(shim(NULL, ARGS("--toggle", "--pid", "7"), ARGS(e_conf, e_log, e_tool), out,
+			      sizeof(out)), 0);
+	assert_string_equal(out, "B --toggle --pid 7\n");
+	assert_non_null(strstr(slurp(log_path), "larger than 16 KiB"));
+	unlink(conf);
+	assert_int_equal(mkdir(conf, 0755), 0);
+	assert_int_equal(shim(NULL, ARGS("--toggle", "--pid", "8"), ARGS(e_conf, e_log, e_tool), out,
+			      sizeof(out)), 0);
+	assert_string_equal(out, "B --toggle --pid 8\n");
+	assert_non_null(strstr(slurp(log_path), "not a regular file: ignored"));
+	rmdir(conf);
+	snprintf(text, 400, "RTID_REAL_TOOL=%s", tool_a); /* no newline at its end */
+	put(conf, text, 0644);
+	assert_int_equal(shim(NULL, ARGS("--toggle", "--pid", "9"), ARGS(e_conf, e_log), out,
+			      sizeof(out)), 0);
+	assert_string_equal(out, "A --toggle --pid 9\n");
+	free(text);
+}
+
 /* What the shim does not answer itself reaches the real tool unchanged. */
 static void test_options_passed_through(void **state)
 {
@@ -197,6 +232,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_relocated_prefix, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_line_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untrusted_file_ignored, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_large_unreadable_and_unterminated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_options_passed_through, setup, teardown),
 	};
 
