@@ -46,6 +46,7 @@ int main(int argc, char **argv)
 	struct hold_opts o;
 	cudaError_t e;
 
+	hold_block_signals(); /* before CUDA starts threads of its own */
 	if (hold_parse(argc, argv, &o) < 0) {
 		fprintf(stderr, "usage: gpu-hold [--threads N] [--churn] [--keep]\n");
 		return 2;

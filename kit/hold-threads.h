@@ -117,22 +117,30 @@ static void *hold_churn(void *arg)
 	return NULL;
 }
 
+/* SIGUSR1 and SIGTERM blocked in the calling thread and every thread it
+ * starts from now on, also those CUDA starts (call it first thing): only
+ * hold_loop's sigwait takes them, never the default action elsewhere. */
+static void hold_block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
 /* Start the threads (SIGUSR1 blocked in all of them: only hold_loop takes
  * it). Unless --keep, the holder dies with the kit's shell, also when that
  * is killed with SIGKILL and its cleanup never runs: a holder left behind
  * keeps GPU memory. */
 static int hold_start(const struct hold_opts *o)
 {
-	sigset_t set;
 	pthread_t t;
 
 	if (!o->keep && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		return -1;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	hold_block_signals();
 	for (int i = 0; i < o->threads || (i == 0 && o->name); i++)
 		if (pthread_create(&t, NULL, hold_parked, i == 0 && o->name ? (void *)o->name : NULL))
 			return -1;

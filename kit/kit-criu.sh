@@ -35,8 +35,8 @@ criu_try() {
 	criu_ok=no
 	if [ -n "$mock" ]; then
 		hold=("$kit/bin/kit-hold" --keep --threads 2 --name cuda0000140000d)
-	elif [ -x "$work/gpu-hold" ]; then
-		hold=("$work/gpu-hold" --keep --threads 2)
+	elif [ -x "$kit/.build/gpu-hold" ]; then
+		hold=("$kit/.build/gpu-hold" --keep --threads 2)
 	else
 		criu_status="not run: no CUDA C holder (nvcc missing or failed)"
 		criu_ok=""
@@ -64,7 +64,13 @@ criu_try() {
 		criu_status="failed: criu dump: $(grep -i error "$img/dump.log" 2> /dev/null | tail -1 | head -c 200)"
 		return
 	fi
-	wait "$pid" 2> /dev/null # the dumped process is killed: its pid must be free again
+	# The dumped process is killed: its pid must be free again for the
+	# restore (reaped once it has ended; not waited for past 30 s).
+	for _ in $(seq 300); do
+		ended "$pid" && break
+		sleep 0.1
+	done
+	ended "$pid" && wait "$pid" 2> /dev/null
 	if ! PATH=$work/shim:$PATH LD_LIBRARY_PATH=$kit/criu/lib RTID_SHIM_CONF= RTID_SOCKET=$sock \
 		RTID_REAL_TOOL=$tool RTID_SHIM_LOG=$work/shim.log \
 		bounded 120 "$c" restore -D "$img" --shell-job -L "$kit/criu" -v4 -o restore.log -d \

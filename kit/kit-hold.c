@@ -48,6 +48,7 @@ int main(int argc, char **argv)
 {
 	struct hold_opts o;
 
+	hold_block_signals();
 	for (size_t i = 0; i < WORDS; i++)
 		data[i] = hold_pattern(i);
 	if (argc == 2 && !strcmp(argv[1], "--selftest"))

@@ -5,25 +5,55 @@ now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.4f", b - a }'; }
 say() { printf '%s\n' "$*" >&2; }
 
-# Seconds left of the run's budget (at least 1).
+# Seconds left of the run's budget (0: spent).
 left() {
 	local l=$((deadline - $(date +%s)))
-	[ "$l" -gt 0 ] && echo "$l" || echo 1
+	[ "$l" -gt 0 ] && echo "$l" || echo 0
 }
 
 # bounded SECONDS CMD...: CMD, killed when it outlasts SECONDS or what is
-# left of the budget, whichever is less (exit 124 then). Without timeout(1)
-# it runs unbounded.
+# left of the budget, whichever is less (exit 124 then; not run at all when
+# the budget is spent). In the kit's own process group (--foreground), so
+# that an interrupt of the kit reaches it. Without timeout(1) it runs
+# unbounded.
 bounded() {
 	local s=$1 l
 	shift
 	l=$(left)
 	[ "$s" -gt "$l" ] && s=$l
+	[ "$s" -gt 0 ] || return 124
 	if command -v timeout > /dev/null; then
-		timeout -k 5 "$s" "$@"
+		timeout --foreground -k 5 "$s" "$@"
 	else
 		"$@"
 	fi
+}
+
+# Whether PID has ended: gone, or a zombie its parent (the kit) has not
+# reaped yet (kill -0 still succeeds on those).
+ended() {
+	local st
+	st=$(sed -n 's/^.*) \(.\).*/\1/p' "/proc/$1/stat" 2> /dev/null)
+	[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]
+}
+
+# stop PID SECONDS: SIGTERM, up to SECONDS for it to end, then SIGKILL; the
+# kit's own child is reaped only once it is gone (one stuck in the kernel,
+# in an unkillable wait on a hung driver, would block wait for good).
+stop() {
+	local p=$1
+	kill "$p" 2> /dev/null || { wait "$p" 2> /dev/null; return 0; }
+	for _ in $(seq $(($2 * 10))); do
+		ended "$p" && break
+		sleep 0.1
+	done
+	kill -9 "$p" 2> /dev/null
+	for _ in $(seq 20); do
+		ended "$p" && { wait "$p" 2> /dev/null; return 0; }
+		sleep 0.1
+	done
+	say "rtid kit: process $p does not end (stuck in the driver?): left as it is"
+	return 1
 }
 
 # The driver's version: the first word of the version file's first line that
@@ -64,18 +94,24 @@ PY
 
 # start KIND EXPECT CMD...: a holder in the background; its pid line goes to
 # procs.tsv once it prints it. Waited for while it lives, at most 90 s (a
-# PyTorch start-up loads a lot); one that dies or stays silent is a failure
-# with its stderr.
+# PyTorch start-up loads a lot) and never past the budget; one that dies or
+# stays silent is a failure with its stderr.
 start() {
-	local kind=$1 expect=$2 f p
+	local kind=$1 expect=$2 f p w
 	shift 2
+	w=$(left)
+	[ "$w" -gt 90 ] && w=90
+	if [ "$w" -le 0 ]; then
+		printf 'start\t%s\tnot started: the time budget is spent\n' "$kind" >> "$work/failures.tsv"
+		return 1
+	fi
 	f=$work/p${#pids[@]}.out
 	"$@" < /dev/null > "$f" 2> "$f.err" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
 	p=$!
 	pids+=("$p")
-	for _ in $(seq 900); do
+	for _ in $(seq $((w * 10))); do
 		[ -s "$f" ] && break
-		kill -0 "$p" 2> /dev/null || break
+		ended "$p" && break
 		sleep 0.1
 	done
 	if [ -s "$f" ]; then
@@ -91,10 +127,12 @@ start() {
 # checksum PID FILE: the next "sum" line the holder writes after a SIGUSR1
 # ("failed" when it could not take one, empty when it did not answer).
 checksum() {
-	local before
+	local before w
+	w=$(left)
+	[ "$w" -gt 30 ] && w=30
 	before=$(grep -c '^sum ' "$2")
 	kill -USR1 "$1" 2> /dev/null || return
-	for _ in $(seq 300); do
+	for _ in $(seq $((w * 10))); do
 		[ "$(grep -c '^sum ' "$2")" -gt "$before" ] && break
 		sleep 0.1
 	done
@@ -102,21 +140,22 @@ checksum() {
 }
 
 # Each process gone and each log kept: the holders (and a process CRIU
-# restored) by SIGTERM, then SIGKILL after 5 s; the daemon by SIGTERM (an
-# action it runs has at most its --action-timeout), then SIGKILL. The logs
-# of the run go to OUT/logs, the rest of the work folder is removed.
+# restored) and the daemon by SIGTERM, then SIGKILL after 5 s; each child
+# reaped only once gone (never a wait that could block for good). The logs
+# of the run go to OUT/logs, the rest of the work folder and the holder's
+# build are removed.
 cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2> /dev/null; done
-	[ -n "$daemon" ] && kill "$daemon" 2> /dev/null
+	local p alive
+	for p in "${pids[@]}" $daemon; do kill "$p" 2> /dev/null; done
 	for _ in $(seq 50); do
 		alive=0
-		for p in "${pids[@]}" $daemon; do kill -0 "$p" 2> /dev/null && alive=1; done
+		for p in "${pids[@]}" $daemon; do ended "$p" || alive=1; done
 		[ "$alive" = 0 ] && break
 		sleep 0.1
 	done
 	for p in "${pids[@]}" $daemon; do kill -9 "$p" 2> /dev/null; done
-	wait 2> /dev/null
+	for p in "${pids[@]}" $daemon; do stop "$p" 1 > /dev/null 2>&1; done
+	rm -rf "$kit/.build"
 	if [ -d "$out" ]; then
 		mkdir -p "$out/logs"
 		for f in "$work"/*.err "$work"/*.log "$work"/*.out "$work"/*.txt "$work"/img/*.log; do

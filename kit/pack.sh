@@ -43,7 +43,7 @@ criu_glibc=""
 {
 	echo "rtid GPU kit"
 	echo "needs: Linux x86-64, $glibc or later (rtid, rtid-cuda-worker, kit-hold); an NVIDIA driver;"
-	echo "       nvcc for the CUDA C holders, python3 (the report; PyTorch for its holders)"
+	echo "       nvcc for the CUDA C holders, python3 with PyTorch (the report, the PyTorch holders)"
 	[ -n "$criu_glibc" ] && echo "criu needs: $criu_glibc (or CRIU is not tried)"
 	echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) from $(git -C "$src" describe --always --dirty 2>/dev/null || echo unknown)"
 	echo

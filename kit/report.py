@@ -62,6 +62,21 @@ def scan_answer(o):
     return "error:" + str(o.get("error"))
 
 
+def served_by(work):
+    """Who answered the shim's --get-restore-tid per pid: daemon (rtid
+    serve), rtid (its own resolver, the daemon silent or failing) or tool
+    (the real tool, which logs no pid)."""
+    by = {}
+    path = os.path.join(work, "shim.log")
+    if os.path.exists(path):
+        with open(path) as f:
+            for l in f:
+                m = re.search(r"get-restore-tid --pid (\d+): answered by rtid (serve|\()", l)
+                if m:
+                    by[m.group(1)] = "daemon" if m.group(2) == "serve" else "rtid"
+    return by
+
+
 def main():
     work, out, api_s, validate_rc, criu, criu_ok = sys.argv[1:7]
     machine = {k: v for k, v in rows(os.path.join(work, "machine.tsv"), 2)}
@@ -69,6 +84,7 @@ def main():
     answers = {r[0]: r for r in rows(os.path.join(work, "answers.tsv"), 5)}
     api = by_pid(os.path.join(work, "api.json"))
     scan = by_pid(os.path.join(work, "scan.json"))
+    by = served_by(work)
     why = []
     report = {"kit": 1, "machine": machine, "processes": [], "disagreements": []}
     for pid, kind, expect, _ in procs:
@@ -77,6 +93,7 @@ def main():
             "pid": int(pid), "kind": kind, "expect": expect,
             "tool": a[1], "tool_s": float(a[2]), "served": a[3], "served_s": float(a[4]),
             "api": api_answer(api.get(int(pid))), "scan": scan_answer(scan.get(int(pid))),
+            "served_by": by.get(pid, "tool"),
         }
         four = {p["tool"], p["served"], p["api"], p["scan"]}
         p["agree"] = len(four) == 1
@@ -98,8 +115,11 @@ def main():
     fallbacks = 0
     if os.path.exists(os.path.join(work, "shim.log")):
         with open(os.path.join(work, "shim.log")) as f:
-            # CRIU's plugin asks the tool itself for -h, which is its to answer.
-            fallbacks = sum(1 for l in f if ": to the real tool " in l and ": -h: " not in l)
+            # Every call not answered by the daemon: rtid's own resolver (the
+            # daemon silent or failing) or the real tool; but -h, which CRIU's
+            # plugin asks and the tool answers.
+            fallbacks = sum(1 for l in f if "answered by rtid (" in l or
+                            (": to the real tool " in l and ": -h: " not in l))
     if fallbacks:
         why.append("the shim ran the real tool %d times (see logs/shim.log, serve.log)" % fallbacks)
     report["shim_fallbacks"] = fallbacks
@@ -136,12 +156,12 @@ def main():
     lines = ["driver %s (API %s)  gpu %s  kernel %s  sandbox %s" % (
                  machine.get("driver"), machine.get("driver_api_version"), machine.get("gpu"),
                  machine.get("kernel"), machine.get("sandbox")),
-             "%-8s %-12s %-6s %-9s %-9s %-9s %-9s %s" % (
-                 "pid", "kind", "expect", "tool", "served", "api", "scan", "verdict")]
+             "%-8s %-12s %-6s %-9s %-9s %-7s %-9s %-9s %s" % (
+                 "pid", "kind", "expect", "tool", "served", "by", "api", "scan", "verdict")]
     for p in report["processes"]:
-        lines.append("%-8d %-12s %-6s %-9s %-9s %-9s %-9s %s" % (
-            p["pid"], p["kind"], p["expect"], p["tool"], p["served"], p["api"], p["scan"],
-            p["verdict"]))
+        lines.append("%-8d %-12s %-6s %-9s %-9s %-7s %-9s %-9s %s" % (
+            p["pid"], p["kind"], p["expect"], p["tool"], p["served"], p["served_by"], p["api"],
+            p["scan"], p["verdict"]))
     for c in cycle:
         lines.append("cycle %d: %s; sum %s -> %s: %s" % (
             c["pid"], " ".join(c["steps"]), c["sum_before"], c["sum_after"], c["verdict"]))

@@ -43,7 +43,7 @@ driver=""
 if [ -r "$version_file" ]; then
 	driver=$(driver_version "$version_file")
 elif [ -z "$mock" ] && command -v nvidia-smi > /dev/null; then
-	driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2> /dev/null | head -1)
+	driver=$(bounded 30 nvidia-smi --query-gpu=driver_version --format=csv,noheader 2> /dev/null | head -1)
 	# rtid reads the version file; where there is none it is told.
 	[ -n "$driver" ] && export RTID_DRIVER_VERSION=$driver
 fi
@@ -65,7 +65,7 @@ if [ -z "$tool" ]; then
 	tool=$(command -v cuda-checkpoint || true)
 	[ -n "$tool" ] || tool=$kit/tool/cuda-checkpoint
 fi
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
+gpu=$(bounded 30 nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
 [ -n "$gpu" ] || gpu=$(sed -n 's/^Model:[[:space:]]*//p' /proc/driver/nvidia/gpus/*/information 2> /dev/null | head -1)
 {
 	printf 'driver_version_line\t%s\n' "$(head -1 "$version_file" 2> /dev/null || echo "none: from nvidia-smi")"
@@ -98,18 +98,23 @@ if [ -n "$mock" ]; then
 	start plain cuda "$hold" --name cuda0000140000c
 	start no-context none "$hold" --threads 2
 else
-	if [ -n "$nvcc" ]; then
-		bounded 120 "$nvcc" -O2 -I"$kit/src" -o "$work/gpu-hold" "$kit/src/gpu-hold.cu" 2> "$work/nvcc.err" ||
-			say "rtid kit: nvcc failed: $(head -c 300 "$work/nvcc.err")"
-	else
+	# Built beside the kit, which may run programs (a TMPDIR may be noexec).
+	hold=$kit/.build/gpu-hold
+	mkdir -p "$kit/.build"
+	if [ -z "$nvcc" ]; then
 		printf 'start\tcuda-c\tno nvcc on PATH nor in /usr/local/cuda/bin (NVCC=PATH)\n' >> "$work/failures.tsv"
+	elif ! bounded 120 "$nvcc" -O2 -I"$kit/src" -o "$hold" "$kit/src/gpu-hold.cu" 2> "$work/nvcc.err" &&
+		! { grep -qi unsupported "$work/nvcc.err" &&
+		    bounded 120 "$nvcc" -O2 -allow-unsupported-compiler -I"$kit/src" -o "$hold" \
+			"$kit/src/gpu-hold.cu" 2>> "$work/nvcc.err"; }; then
+		printf 'start\tcuda-c\tnvcc failed: %s\n' "$(grep -m1 -i error "$work/nvcc.err" | head -c 200 | tr '\t' ' ')" >> "$work/failures.tsv"
 	fi
-	if [ -x "$work/gpu-hold" ]; then
-		start cuda-c cuda "$work/gpu-hold"
-		start cuda-threads cuda "$work/gpu-hold" --threads 16
-		start cuda-churn cuda "$work/gpu-hold" --threads 4 --churn
+	if [ -x "$hold" ]; then
+		start cuda-c cuda "$hold"
+		start cuda-threads cuda "$hold" --threads 16
+		start cuda-churn cuda "$hold" --threads 4 --churn
 	fi
-	if "$python" -c 'import torch; assert torch.cuda.is_available()' 2> "$work/torch.err"; then
+	if bounded 120 "$python" -c 'import torch; assert torch.cuda.is_available()' 2> "$work/torch.err"; then
 		start pytorch cuda "$python" "$kit/src/torch-hold.py" 2
 		start pytorch cuda "$python" "$kit/src/torch-hold.py" 8
 		start pytorch cuda "$python" "$kit/src/torch-hold.py" 0
@@ -118,14 +123,14 @@ else
 	fi
 	# Up to 7 CUDA processes, while the holders start (at most 4 more tries).
 	for _ in 1 2 3 4; do
-		[ "$(wc -l < "$work/procs.tsv")" -ge 7 ] || [ ! -x "$work/gpu-hold" ] && break
-		start cuda-c cuda "$work/gpu-hold" || break
+		[ "$(wc -l < "$work/procs.tsv")" -ge 7 ] || [ ! -x "$hold" ] && break
+		start cuda-c cuda "$hold" || break
 	done
 	# The negative case: a process that loads NVML but makes no CUDA context.
 	start nvml-only none "$python" -c 'import ctypes, os, signal
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
 ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
 n = ctypes.CDLL("libnvidia-ml.so.1"); n.nvmlInit_v2(); print(os.getpid(), flush=True)
-signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
 signal.sigwait({signal.SIGTERM})'
 fi
 cut -f1 "$work/procs.tsv" > "$work/pids"
@@ -201,9 +206,9 @@ done < "$work/cycle-pids"
 # --- CRIU, when it can run here ---
 criu_try
 
-kill "$daemon" 2> /dev/null
-wait "$daemon" 2> /dev/null
-daemon=""
+# The daemon's stop waits for an action it runs (at most --action-timeout);
+# 10 s is more than a query needs.
+stop "$daemon" 10 && daemon=""
 cp "$work/serve.log" "$out/serve.log" 2> /dev/null
 "$python" "$kit/report.py" "$work" "$out" "$api_s" "$validate_rc" "$criu_status" "$criu_ok"
 rc=$?

@@ -10,10 +10,13 @@ import signal
 import sys
 import threading
 
-import torch
-
+# Blocked before torch and CUDA start threads, which inherit the mask: only
+# the sigwait below takes these signals.
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGTERM})
 libc = ctypes.CDLL(None)
 libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: no holder outlives the kit
+
+import torch  # noqa: E402 (after the mask)
 
 
 def parked(i):
@@ -25,7 +28,6 @@ x = torch.arange(1 << 24, device="cuda", dtype=torch.int64) * 7
 torch.cuda.synchronize()
 for i in range(int(sys.argv[1]) if len(sys.argv) > 1 else 2):
     threading.Thread(target=parked, args=(i,), daemon=True).start()
-signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGTERM})
 print(os.getpid(), flush=True)
 while signal.sigwait({signal.SIGUSR1, signal.SIGTERM}) == signal.SIGUSR1:
     try:

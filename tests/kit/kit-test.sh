@@ -41,11 +41,13 @@ grep -q "no NVIDIA driver here" "$tmp/run.log" || fail "no reason given without 
 printf 'NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.03  Release Build  (dvs-builder@U16-I3-B03-4-3)  Thu Jan  1 2026\n' > "$tmp/version"
 printf 'title kit\nproves kit\ndriver 580.159.03\nbackend api\ntask 1 1 init\nanswer 1 none\nexpect driver 1 tid=none\n' > "$tmp/c.case"
 mkdir "$tmp/state" "$tmp/t"
-mock() { # OUT, tool: the kit run against the mocks; its exit status
+mock() { # OUT, tool [VAR=VALUE...]: the kit run against the mocks; its exit status
+	local o=$1 t=$2
+	shift 2
 	set +e
-	env TMPDIR="$tmp/t" RTID_KIT_MOCK=1 RTID_KIT_CRIU=$criu RTID_MOCK_BY_NAME=1 RTID_CASE="$tmp/c.case" RTID_MOCK_STATE="$tmp/state" \
-		RTID_KIT_VERSION_FILE="$tmp/version" RTID_KIT_TOOL="$2" RTID_KIT_LIBCUDA="$MOCK_LIBCUDA" \
-		OUT="$1" "$k/run.sh" > "$tmp/run.log" 2>&1
+	env "$@" TMPDIR="$tmp/t" RTID_KIT_MOCK=1 RTID_KIT_CRIU=$criu RTID_MOCK_BY_NAME=1 RTID_CASE="$tmp/c.case" RTID_MOCK_STATE="$tmp/state" \
+		RTID_KIT_VERSION_FILE="$tmp/version" RTID_KIT_TOOL="$t" RTID_KIT_LIBCUDA="$MOCK_LIBCUDA" \
+		OUT="$o" "$k/run.sh" > "$tmp/run.log" 2>&1
 	echo $?
 	set -e
 }
@@ -64,7 +66,7 @@ assert m["sandbox"] and m["glibc"].startswith("glibc"), m
 p = r["processes"]
 assert len(p) >= 8, len(p)
 for x in p:
-    assert x["agree"], x
+    assert x["agree"] and x["served_by"] == "daemon", x
     if x["expect"] == "cuda":
         assert x["tool"].isdigit() and x["tool"] != str(x["pid"]), x
     else:
@@ -108,5 +110,16 @@ import json, os, sys
 r = json.load(open(os.path.join(sys.argv[1], "report.json")))
 assert r["verdict"] == "fail" and r["disagreements"], r
 assert any(d["tool"] == "1" for d in r["disagreements"])
+PY
+# A daemon that answers too late for the shim (it waits 1 us here): every
+# such call is rtid's own resolver's or the tool's, and the run must fail on
+# it, though the four answers still agree.
+rc=$(mock "$tmp/out3" "$MOCK_TOOL" RTID_SERVICE_TIMEOUT=0.000001)
+[ "$rc" = 1 ] || fail "calls the daemon did not answer did not fail the kit (exit $rc)"
+python3 - "$tmp/out3" <<'PY' || fail "the calls the daemon did not answer are not in the report"
+import json, os, sys
+r = json.load(open(os.path.join(sys.argv[1], "report.json")))
+assert all(p["served_by"] != "daemon" for p in r["processes"]), r["processes"]
+assert r["shim_fallbacks"] >= 8 and any("the shim ran the real tool" in w for w in r["why"]), r
 PY
 echo "kit-test: the kit ran against the mocks and its report is right"
