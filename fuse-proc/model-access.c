@@ -133,6 +133,28 @@ static int control_text(struct fp_model *m, char **buf, size_t *len)
 	return 0;
 }
 
+/* A status as the kernel orders it where the resolver looks: Tgid: first,
+ * Groups: (the case's supplementary groups, each after a space but the
+ * first, and a space at the end, as 6.x writes it; thousands make the file
+ * larger than any buffer a reader would pick) before Threads:. */
+static int status_text(struct fp_model *m, char **buf, size_t *len, const struct task *t, int pid,
+		       int shown)
+{
+	char *groups = malloc((size_t)m->c->groups * 12 + 2);
+	size_t n = 0;
+	int r;
+
+	if (!groups)
+		return -ENOMEM;
+	for (unsigned g = 0; g < m->c->groups; g++)
+		n += (size_t)sprintf(groups + n, "%s%u", g ? " " : "", 100000 + g);
+	strcpy(groups + n, " "); /* the kernel ends the line with a space, also with no group */
+	r = text(buf, len, "Name:\t%.*s\nTgid:\t%d\nPid:\t%d\nGroups:\t%s\nThreads:\t%d\n",
+		 (int)t->comm_len, t->comm, pid, shown, groups, count_tasks(m, pid));
+	free(groups);
+	return r;
+}
+
 static int open_locked(struct fp_model *m, const struct fp_path *path, char **buf, size_t *len)
 {
 	int shown;
@@ -154,8 +176,7 @@ static int open_locked(struct fp_model *m, const struct fp_path *path, char **bu
 		return text(buf, len, "%.*s\n", (int)t->comm_len, t->comm);
 	case FP_PID_STATUS:
 		t = shown != p->pid ? fp__task_of(m, p->pid, shown) : main_task(m, p->pid);
-		return text(buf, len, "Name:\t%.*s\nTgid:\t%d\nPid:\t%d\nThreads:\t%d\n",
-			    (int)t->comm_len, t->comm, p->pid, shown, count_tasks(m, p->pid));
+		return status_text(m, buf, len, t, p->pid, shown);
 	case FP_TASK_COMM:
 		fp__fire(m, &(struct fp_access){ .at = FP_AT_OPEN, .pid = p->pid, .tid = p->tid }, &e);
 		if (e.err < 0)

@@ -113,6 +113,17 @@ static int p_seed(struct casefile *c, const struct toks *t, const struct keyword
 	return 0;
 }
 
+static int p_groups(struct casefile *c, const struct toks *t, const struct keyword *k,
+		    char *err, size_t len)
+{
+	int n;
+
+	if (cf__num(t->v[1].s, &n) || n > 65536)
+		return usage(k, err, len);
+	c->groups = (unsigned)n;
+	return 0;
+}
+
 static int p_api_version(struct casefile *c, const struct toks *t, const struct keyword *k,
 			 char *err, size_t len)
 {
@@ -320,6 +331,7 @@ static const struct keyword keywords[] = {
 	KW("backend", 1, 1, "usage: backend tool|api|both", 0, p_backend),
 	KW("libcuda", 1, 1, "usage: libcuda old", 0, p_libcuda),
 	KW("seed", 1, 1, "usage: seed N (N > 0)", 0, p_seed),
+	KW("groups", 1, 1, "usage: groups N (1..65536)", 0, p_groups),
 	KW("libcuda-init", 1, 2, "usage: libcuda-init hang|crash SIG|fail CURESULT", 0, p_init),
 	KW("api-version", 1, 1, "usage: api-version N (e.g. 13000)", 0, p_api_version),
 	KW("expect-attaches", 0, ANY, NULL, 0, p_attaches),

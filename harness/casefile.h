@@ -77,6 +77,7 @@ struct casefile {
 	double none_delay_s; /* tool delay for pids whose answer is none (< 0: attach) */
 	unsigned jobs;
 	unsigned long seed; /* for faults with a probability (default 1) */
+	unsigned groups;    /* supplementary groups in every status (Groups:), 0: none */
 	char *pattern;
 	unsigned backends; /* bit 0: tool, bit 1: api (default: tool) */
 	int api_version;   /* what the mock's cuDriverGetVersion says (0: 13000) */

@@ -6,7 +6,7 @@
  * on both; any difference fails. This is what keeps the fake honest.
  *
  * Scenarios: one, two and no named threads (the scan's verdicts and tids);
- * Threads: and Tgid: in status; a thread reachable as /proc/TID but not
+ * Threads:, Tgid: and the shape of Groups: in status; a thread reachable as /proc/TID but not
  * listed; a comm opened before its thread exits reads ESRCH, and the thread
  * leaves the listing and Threads:; a walk in chunks resumes by position
  * after the saved thread exited, skipping a live one (proc_task_readdir).
@@ -158,6 +158,43 @@ static int status_of(const char *root, int n, const char *key)
 	return v;
 }
 
+/* The shape of the Groups: line of n's status: "W words, ends with a space,
+ * before Threads:" (what a reader of the line and of what follows relies on). */
+static const char *groups_shape(const char *root, int n, char *out, size_t len, int *nwords)
+{
+	char path[700], buf[16384], *g, *end, *th;
+	int fd, words = 0;
+	ssize_t k;
+
+	snprintf(path, sizeof(path), "%s/%d/status", root, n);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return "no status";
+	k = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[k > 0 ? k : 0] = '\0';
+	if (!(g = strstr(buf, "\nGroups:\t")) || !(end = strchr(g + 1, '\n')))
+		return "no Groups: line";
+	th = strstr(buf, "\nThreads:");
+	for (char *p = g + 9; p < end; p++)
+		words += *p != ' ' && (p[-1] == ' ' || p[-1] == '\t');
+	*nwords = words;
+	snprintf(out, len, "%d words, %s, %s", words,
+		 end[-1] == ' ' ? "ends with a space" : "no space at its end",
+		 th && th > g ? "before Threads:" : "not before Threads:");
+	return out;
+}
+
+/* The real process's supplementary groups, for its copy ("groups N"). */
+static int groups_of(int pid)
+{
+	char shape[96];
+	int n = 0;
+
+	groups_shape("/proc", pid, shape, sizeof(shape), &n);
+	return n;
+}
+
 static bool listed(const char *dir, int n)
 {
 	char name[16];
@@ -220,6 +257,8 @@ static void mount_copy(int pid, const char *faults)
 
 	o += (size_t)snprintf(text, sizeof(text), "title copy\nproves fidelity\n"
 			      "answer %d none\nexpect all %d error=-\n%s", pid, pid, faults);
+	if (groups_of(pid) > 0)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "groups %d\n", groups_of(pid));
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	d = opendir(path);
 	while (d && (de = readdir(d)) && o < sizeof(text) - 64) {
@@ -288,6 +327,13 @@ static void verdicts(int pid, int *tids, char (*names)[16], int *n)
 	mount_copy(pid, "");
 	same_str("no named thread: the scan", real, verdict(mnt, pid, tids));
 	same_int("status Threads:", status_of("/proc", pid, "Threads"), status_of(mnt, pid, "Threads"));
+	{
+		char real_g[96], fake_g[96];
+		int nr = 0, nf = 0;
+
+		same_str("status Groups:", groups_shape("/proc", pid, real_g, sizeof(real_g), &nr),
+			 groups_shape(mnt, pid, fake_g, sizeof(fake_g), &nf));
+	}
 	same_int("status Tgid: of /proc/TID", status_of("/proc", tids[1], "Tgid"),
 		 status_of(mnt, tids[1], "Tgid"));
 	same_int("status Pid: of /proc/TID", status_of("/proc", tids[1], "Pid"),
