@@ -60,6 +60,7 @@ CASE_SETUP(setup_silent, "serve-silent-client")
 CASE_SETUP(setup_missing, "serve-socket-missing")
 CASE_SETUP(setup_one, "serve-one-attach")
 CASE_SETUP(setup_noattach, "serve-attach-fails")
+CASE_SETUP(setup_query_error, "serve-query-driver-error")
 
 static int teardown(void **state)
 {
@@ -107,10 +108,24 @@ static void test_shim_answers_as_the_tool(void **state)
 		assert_int_equal(a.kind, RTID__SVC_ERROR);
 		assert_string_equal(a.name, "bad-output");
 	}
-	/* A query the driver failed (an error, not its "none": 700 illegal
-	 * address, 77 a code without a string) is the real tool's to answer, by
-	 * its own attach: read as CRIU reads it, a failure would leave a CUDA
-	 * process out of the dump. The stand-in tool says "error N". */
+	/* One attach, and a spare started while an action ran. */
+	assert_in_range(hd_log_count(&d, "cuInit"), 1, 2);
+	/* Lock's timeout reached the driver in its argument struct. */
+	assert_int_equal(hd_log_count(&d, "timeout 10000"), 1);
+	assert_int_equal(hd_stop(&d), 0);
+	assert_int_equal(access(d.sock, F_OK), -1); /* the socket it made is gone */
+}
+
+/* A query the driver failed (an error, not its "none": 700 illegal
+ * address, 77 a code without a string) is the real tool's to answer, by its
+ * own attach: read as CRIU reads it, a failure would leave a CUDA process
+ * out of the dump. The stand-in tool says "error N". */
+static void test_query_error_reaches_the_tool(void **state)
+{
+	(void)state;
+	hd_start(&d, NULL);
+	expect_shim(ARGS("--get-restore-tid", "--pid", "100"), 0, "101\n");
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
 	expect_shim(ARGS("--get-restore-tid", "--pid", "600"), 700 & 0xff,
 		    "Could not get restore thread ID for process ID 600: \"error 700\"\n");
 	expect_shim(ARGS("--get-restore-tid", "--pid", "700"), 77,
@@ -118,12 +133,6 @@ static void test_shim_answers_as_the_tool(void **state)
 	/* Each query: the resolver's run of the tool, which fails as well, then
 	 * the tool itself, whose answer CRIU reads. */
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 4);
-	/* One attach, and a spare started while an action ran. */
-	assert_in_range(hd_log_count(&d, "cuInit"), 1, 2);
-	/* Lock's timeout reached the driver in its argument struct. */
-	assert_int_equal(hd_log_count(&d, "timeout 10000"), 1);
-	assert_int_equal(hd_stop(&d), 0);
-	assert_int_equal(access(d.sock, F_OK), -1); /* the socket it made is gone */
 }
 
 /* Many separate shim processes, as CRIU spawns them: one attach in all. */
@@ -819,6 +828,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_shim_answers_as_the_tool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_attach_for_many_shims, setup_one, teardown),
+		cmocka_unit_test_setup_teardown(test_query_error_reaches_the_tool, setup_query_error, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_missing_reaches_the_tool, setup_missing, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_crash_mid_request, setup_crash, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_crash_with_a_helper, setup_crash, teardown),

@@ -122,19 +122,24 @@ double sw_reap(struct sworker *w)
 
 	for (size_t i = 0; i < sizeof(w->reap) / sizeof(w->reap[0]); i++) {
 		siginfo_t si = { 0 };
+		int e;
 
 		if (w->reap[i] <= 0)
 			continue;
-		/* Killed while its unreaped leader still pins the group's id: at
-		 * its grace's end, and once it has exited (a worker let go may
-		 * leave a helper of the driver's in its group). */
-		if ((w->reap_kill_at[i] > 0 && now >= w->reap_kill_at[i]) ||
-		    (waitid(P_PID, (id_t)w->reap[i], &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-		     si.si_pid == w->reap[i])) {
+		/* Seen exited without reaping it, so that its zombie still pins the
+		 * group's id for the kill below: a worker let go may leave a helper
+		 * of the driver's in its group. Reaped only after that kill (a
+		 * waitpid that found it exiting on its own would skip it). */
+		e = waitid(P_PID, (id_t)w->reap[i], &si, WEXITED | WNOHANG | WNOWAIT);
+		if (e < 0) { /* not ours to wait for any more */
+			w->reap[i] = 0;
+			continue;
+		}
+		if (si.si_pid == w->reap[i] || (w->reap_kill_at[i] > 0 && now >= w->reap_kill_at[i])) {
 			killpg(w->reap[i], SIGKILL);
 			w->reap_kill_at[i] = 0;
 		}
-		if (waitpid(w->reap[i], NULL, WNOHANG) != 0)
+		if (si.si_pid == w->reap[i] && waitpid(w->reap[i], NULL, WNOHANG) != 0)
 			w->reap[i] = 0;
 		else if (w->reap_kill_at[i] > 0 && (next == 0 || w->reap_kill_at[i] < next))
 			next = w->reap_kill_at[i];
