@@ -85,12 +85,12 @@ static void test_which_calls_are_asked(void **state)
 	setenv("RTID_SERVICE_TIMEOUT", "0.01", 1); /* nobody answers: late */
 	setenv("RTID_SERVICE_ACTION_TIMEOUT", "0.01", 1);
 	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
-		assert_false(shim_try_service(count(no[i]), no[i], &rc));
+		assert_false(shim_try_service(count(no[i]), no[i], &rc, NULL));
 		assert_false(asked(lfd));
 	}
 	assert_int_equal(access(log, F_OK), -1); /* not the daemon's calls: nothing to say */
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
-		assert_false(shim_try_service(count(yes[i]), yes[i], &rc)); /* late */
+		assert_false(shim_try_service(count(yes[i]), yes[i], &rc, NULL)); /* late */
 		assert_true(asked(lfd));
 	}
 	assert_int_equal(rc, -1);
@@ -99,7 +99,7 @@ static void test_which_calls_are_asked(void **state)
 	assert_non_null(strstr(slurp(log), ": no answer: "));
 	close(lfd);
 	/* The socket is there but nobody listens: that is said too. */
-	assert_false(shim_try_service(count(yes[0]), yes[0], &rc));
+	assert_false(shim_try_service(count(yes[0]), yes[0], &rc, NULL));
 	assert_int_equal(count_lines(log), (int)(sizeof(yes) / sizeof(yes[0])) + 1);
 	assert_non_null(strstr(slurp(log), ": cannot connect: Connection refused"));
 	unsetenv("RTID_SHIM_LOG");
@@ -107,9 +107,9 @@ static void test_which_calls_are_asked(void **state)
 	/* No socket, or a file at its path: nothing is asked. A bad wait is the
 	 * default wait. */
 	setenv("RTID_SERVICE_TIMEOUT", "bogus", 1);
-	assert_false(shim_try_service(count(yes[0]), yes[0], &rc));
+	assert_false(shim_try_service(count(yes[0]), yes[0], &rc, NULL));
 	write_file(dir, "s", "not a socket\n");
-	assert_false(shim_try_service(count(yes[0]), yes[0], &rc));
+	assert_false(shim_try_service(count(yes[0]), yes[0], &rc, NULL));
 	rm_tree(dir);
 	free(dir);
 }
@@ -189,14 +189,14 @@ static void test_untrusted_daemon_is_not_read(void **state)
 	unsetenv("RTID_SERVE_UID");
 	/* Another uid's daemon: not asked further, said in the log. */
 	pid = fake_daemon(path, 65534);
-	assert_false(shim_try_service(count(q), q, &rc));
+	assert_false(shim_try_service(count(q), q, &rc, NULL));
 	assert_non_null(strstr(slurp(log), "not trusted: it runs as uid 65534, not root"));
 	waitpid(pid, &st, 0);
 	unlink(path);
 	/* The same daemon, named by RTID_SERVE_UID: its answer is the shim's. */
 	setenv("RTID_SERVE_UID", "65534", 1);
 	pid = fake_daemon(path, 65534);
-	assert_true(shim_try_service(count(q), q, &rc));
+	assert_true(shim_try_service(count(q), q, &rc, NULL));
 	assert_int_equal(rc, 0);
 	waitpid(pid, &st, 0);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -204,7 +204,7 @@ static void test_untrusted_daemon_is_not_read(void **state)
 	unsetenv("RTID_SERVE_UID");
 	/* Root's daemon is trusted as it is. */
 	pid = fake_daemon(path, 0);
-	assert_true(shim_try_service(count(q), q, &rc));
+	assert_true(shim_try_service(count(q), q, &rc, NULL));
 	waitpid(pid, &st, 0);
 	unsetenv("RTID_SHIM_LOG");
 	unsetenv("RTID_SOCKET");

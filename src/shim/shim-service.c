@@ -171,7 +171,7 @@ void shim_note(const char *fmt, ...)
 	}
 }
 
-bool shim_try_service(int argc, char **argv, int *rc)
+bool shim_try_service(int argc, char **argv, int *rc, bool *to_tool)
 {
 	struct rtid__svc_req q = { 0 };
 	struct rtid__svc_conn c;
@@ -241,6 +241,8 @@ bool shim_try_service(int argc, char **argv, int *rc)
 	    rtid__driver_said((int)a.value) == RTID__SAID_FAILED) {
 		shim_note("rtid serve at %s: %s --pid %d: driver error %s: to the real tool", path,
 			  rtid__svc_op_name(q.op), q.pid, a.name);
+		if (to_tool)
+			*to_tool = true; /* rtid's own query would ask the same tool or driver */
 		return false;
 	}
 	*rc = print(&a);

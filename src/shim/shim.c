@@ -182,6 +182,7 @@ int cmd_shim(int argc, char **argv)
 {
 	struct rtid_result r;
 	struct cli_opts o = { 0 };
+	bool to_tool = false;
 	char *tool;
 	int pid, rc;
 
@@ -191,9 +192,9 @@ int cmd_shim(int argc, char **argv)
 	}
 	/* Before anything reads a setting: the file fills what the environment lacks. */
 	conf_load();
-	if (shim_try_service(argc, argv, &rc))
+	if (shim_try_service(argc, argv, &rc, &to_tool))
 		return rc; /* rtid serve gave the driver's answer */
-	if (!is_query(argc, argv, &pid))
+	if (to_tool || !is_query(argc, argv, &pid))
 		return pass_through(argv);
 	/* Sources in order: rtid's resolver, then the real tool for anything else.
 	 * rtid's own queries go to the same real tool that a fallback would run. */
