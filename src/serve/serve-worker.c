@@ -109,7 +109,8 @@ static void park(struct sworker *w, pid_t pid, int process, double kill_at)
 {
 	size_t i = 0;
 
-	while (w->reap[i] > 0)
+	/* Bounded all the same: the last entry, were the room ever gone. */
+	while (i < sizeof(w->reap) / sizeof(w->reap[0]) - 1 && w->reap[i] > 0)
 		i++;
 	w->reap[i] = pid;
 	w->reap_process[i] = process;
