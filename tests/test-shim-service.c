@@ -115,8 +115,9 @@ static void test_which_calls_are_asked(void **state)
 }
 
 /* A stand-in daemon at path, run as uid (when not ours): greets, answers one
- * get-restore-tid with tid 4244, then exits. Returns its pid once it listens. */
-static pid_t fake_daemon(const char *path, uid_t uid)
+ * request with ans (NULL: tid 4244; an action is told "started" first), then
+ * exits. Returns its pid once it listens. */
+static pid_t fake_daemon_says(const char *path, uid_t uid, const struct rtid__svc_ans *ans)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int ready[2];
@@ -131,6 +132,9 @@ static pid_t fake_daemon(const char *path, uid_t uid)
 		struct rtid__svc_req q;
 		struct rtid__svc_ans a = { .kind = RTID__SVC_TID, .value = 4244 };
 		int lfd, fd;
+
+		if (ans)
+			a = *ans;
 		ssize_t n;
 
 		if (uid != geteuid() && (setgroups(0, NULL) < 0 || setgid(uid) < 0 || setuid(uid) < 0))
@@ -149,6 +153,14 @@ static pid_t fake_daemon(const char *path, uid_t uid)
 			_exit(0);
 		a.op = q.op;
 		a.pid = q.pid;
+		if (q.op >= RTID__OP_LOCK) {
+			struct rtid__svc_ans st = { .kind = RTID__SVC_STARTED, .op = q.op,
+						    .pid = q.pid, .value = 1000 };
+
+			n = (ssize_t)rtid__svc_ans_format(&st, buf);
+			if (send(fd, buf, (size_t)n, 0) != n)
+				_exit(6);
+		}
 		n = (ssize_t)rtid__svc_ans_format(&a, buf);
 		_exit(send(fd, buf, (size_t)n, 0) == n ? 0 : 6);
 	}
@@ -156,6 +168,53 @@ static pid_t fake_daemon(const char *path, uid_t uid)
 	assert_int_equal(read(ready[0], &c, 1), 1);
 	close(ready[0]);
 	return pid;
+}
+
+static pid_t fake_daemon(const char *path, uid_t uid)
+{
+	return fake_daemon_says(path, uid, NULL);
+}
+
+/* The driver's error for a query is not final when it is not its "none": the
+ * shim goes to the real tool, and says the resolver need not be asked; for
+ * an action (started) it is the answer, printed as the tool prints it, also
+ * for a code without a string. */
+static void test_driver_errors_from_the_daemon(void **state)
+{
+	struct rtid__svc_ans illegal = { .kind = RTID__SVC_CUERR, .value = 700 },
+			     unnamed = { .kind = RTID__SVC_CUERR, .value = 77 };
+	char **q = ARGV("--get-restore-tid", "--pid", "7");
+	char **lock = ARGV("--action", "lock", "--pid", "7", "--timeout", "100");
+	char *dir = tmp_dir(), path[200];
+	bool to_tool = false;
+	int rc = -1, st;
+	pid_t pid;
+
+	(void)state;
+	snprintf(illegal.name, sizeof(illegal.name), "CUDA_ERROR_ILLEGAL_ADDRESS");
+	snprintf(illegal.text, sizeof(illegal.text), "an illegal memory access");
+	snprintf(unnamed.name, sizeof(unnamed.name), "-");
+	snprintf(unnamed.text, sizeof(unnamed.text), "-");
+	write_file(dir, "proc/7/task/7/comm", "python3\n");
+	snprintf(path, sizeof(path), "%s/proc", dir);
+	setenv("RTID_PROC", path, 1);
+	snprintf(path, sizeof(path), "%s/s", dir);
+	setenv("RTID_SOCKET", path, 1);
+	setenv("RTID_SERVICE_TIMEOUT", "5", 1);
+	pid = fake_daemon_says(path, geteuid(), &illegal);
+	assert_false(shim_try_service(count(q), q, &rc, &to_tool));
+	assert_true(to_tool);
+	waitpid(pid, &st, 0);
+	unlink(path);
+	pid = fake_daemon_says(path, geteuid(), &unnamed);
+	assert_true(shim_try_service(count(lock), lock, &rc, NULL));
+	assert_int_equal(rc, 77);
+	waitpid(pid, &st, 0);
+	unlink(path);
+	unsetenv("RTID_SOCKET");
+	unsetenv("RTID_PROC");
+	rm_tree(dir);
+	free(dir);
 }
 
 /* The shim reads an answer only from a daemon that runs as root, as itself,
@@ -241,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_which_calls_are_asked),
 		cmocka_unit_test(test_log_line_is_bounded),
 		cmocka_unit_test(test_untrusted_daemon_is_not_read),
+		cmocka_unit_test(test_driver_errors_from_the_daemon),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
