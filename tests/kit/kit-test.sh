@@ -61,7 +61,12 @@ r = json.load(open(os.path.join(out, "report.json")))
 assert r["verdict"] == "pass" and r["why"] == [], r["why"]
 m = r["machine"]
 assert m["driver"] == "580.159.03", m
-assert m["driver_api_version"] == "13000", m
+# A sanitized build's mock libcuda cannot be loaded by python (its runtime
+# must come first): there the record says so instead.
+if os.environ.get("RTID_UNDER_SANITIZER"):
+    assert m["driver_api_version"].startswith("error: cannot load"), m
+else:
+    assert m["driver_api_version"] == "13000", m
 assert m["sandbox"] and m["glibc"].startswith("glibc"), m
 p = r["processes"]
 assert len(p) >= 8, len(p)
