@@ -126,8 +126,16 @@ else
 		[ "$(wc -l < "$work/procs.tsv")" -ge 7 ] || [ ! -x "$hold" ] && break
 		start cuda-c cuda "$hold" || break
 	done
-	# The negative case: a process that loads NVML but makes no CUDA context.
-	start nvml-only none "$python" -c 'import ctypes, os, signal
+	# The negative case: a process that loads no NVIDIA library at all.
+	start no-cuda none "$python" -c 'import ctypes, os, signal
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
+print(os.getpid(), flush=True)
+signal.sigwait({signal.SIGTERM})'
+	# NVML without a CUDA context: on 580.159.04 nvmlInit already starts the
+	# driver's restore thread (the tool answers a tid), so no answer is
+	# expected there, only the same one four ways.
+	start nvml-only any "$python" -c 'import ctypes, os, signal
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
 ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
 n = ctypes.CDLL("libnvidia-ml.so.1"); n.nvmlInit_v2(); print(os.getpid(), flush=True)
