@@ -84,7 +84,7 @@ gpu=$(bounded 30 nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null 
 } > "$work/machine.tsv"
 say "rtid kit: driver $driver, GPU ${gpu:-unknown}, kernel $(uname -r), tool $tool"
 
-# --- the processes: "pid kind expect file" lines (expect: cuda or none) ---
+# --- the processes: "pid kind expect file" lines (expect: cuda, none or any) ---
 : > "$work/procs.tsv"
 : > "$work/failures.tsv"
 if [ -n "$mock" ]; then
@@ -97,6 +97,8 @@ if [ -n "$mock" ]; then
 	start churn cuda "$hold" --threads 16 --churn --name cuda0000140000b
 	start plain cuda "$hold" --name cuda0000140000c
 	start no-context none "$hold" --threads 2
+	# As NVML alone on 580.159.04: a restore thread without a CUDA context.
+	start nvml-like any "$hold" --name cuda0000140000d
 else
 	# Built beside the kit, which may run programs (a TMPDIR may be noexec).
 	hold=$kit/.build/gpu-hold

@@ -76,9 +76,12 @@ for x in p:
     assert x["agree"] and x["served_by"] == "daemon", x
     if x["expect"] == "cuda":
         assert x["tool"].isdigit() and x["tool"] != str(x["pid"]), x
-    else:
+    elif x["expect"] == "none":
         assert x["tool"] == "none", x
-assert {x["kind"] for x in p} >= {"plain", "threads", "churn", "no-context"}
+# Either answer is right where none is expected of the driver (NVML alone),
+# the same four ways: here a tid.
+assert [x["tool"].isdigit() and x["verdict"] == "pass" for x in p if x["expect"] == "any"] == [True], p
+assert {x["kind"] for x in p} >= {"plain", "threads", "churn", "no-context", "nvml-like"}
 assert r["disagreements"] == [] and r["shim_fallbacks"] == 0
 assert len(r["cycle"]) == 2
 for c in r["cycle"]:
