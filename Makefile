@@ -40,10 +40,15 @@ bench: all
 	meson test -C $(BUILD) --benchmark --verbose rtid-bench
 
 # The GPU kit: one archive to copy to a GPU machine and run there
-# (doc/hardware-validation.md).
-gpu-kit: all
-	ninja -C $(BUILD) kit/rtid-gpu-kit.tar.gz
-	@echo "GPU kit: $(BUILD)/kit/rtid-gpu-kit.tar.gz"
+# (doc/hardware-validation.md). Built apart from $(BUILD), whose defaults are
+# under its own tree for the tests (-Ddefaults): the kit's rtid keeps the
+# node's (/run/rtid, /etc/rtid, /var/lib/rtid).
+KIT_BUILD ?= build-kit
+gpu-kit: deps
+	[ -f $(KIT_BUILD)/build.ninja ] || meson setup $(KIT_BUILD) -Ddefaults=node -Dtests=disabled \
+		-Dfuse=disabled $(MESON_ARGS)
+	ninja -C $(KIT_BUILD) kit/rtid-gpu-kit.tar.gz
+	@echo "GPU kit: $(KIT_BUILD)/kit/rtid-gpu-kit.tar.gz"
 
 # Coverage of src/ by the whole suite, against the gate in coverage/gate.
 coverage: deps

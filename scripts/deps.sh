@@ -12,6 +12,8 @@ pkgs="$pkgs runc podman containernetworking-plugins busybox-static iptables"
 pkgs="$pkgs systemd"
 # rtid-sim --plot draws with gnuplot (make sim).
 pkgs="$pkgs gnuplot-nox"
+# The test hermetic reads the system calls of rtid's clients with strace.
+pkgs="$pkgs strace"
 pkgs="$pkgs $*"
 missing=""
 for p in $pkgs; do

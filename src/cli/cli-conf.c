@@ -13,9 +13,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "config.h"
 
 #define CONF_MAX 16384
-#define SYSTEM_CONF "/etc/rtid/shim.conf"
+#define SYSTEM_CONF RTID_DEFAULT_SHIM_CONF /* /etc/rtid/shim.conf (-Ddefaults) */
 
 /* The settings a file may hold: the shim's own and the resolver's. */
 static const char *const names[] = {

@@ -15,6 +15,7 @@
 #include "basic/basic.h"
 #include "cli/cli.h"
 #include "proc/proc.h"
+#include "config.h"
 
 static const char doctor_help[] =
 	"Usage: rtid doctor [--json] [--root DIR]\n"
@@ -154,7 +155,7 @@ static void check_attested(struct cli_doctor *d, const char *version)
 	if (env && *env)
 		snprintf(path, sizeof(path), "%s", env);
 	else
-		cli_doctor_under(d, RTID_ATTESTATION_DEFAULT, path, sizeof(path));
+		cli_doctor_under(d, RTID_DEFAULT_ATTESTATION, path, sizeof(path));
 	mode = mode && *mode ? mode : d->mode;
 	scans = *mode && rtid_mode_parse(mode, &m) == 0 && m != RTID_MODE_DRIVER;
 	if (rtid_attest_load_trusted(path, &a, &trusted, err, sizeof(err)) < 0) {

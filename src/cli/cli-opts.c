@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "config.h"
 
 const char cli_common_help[] =
 	"  --mode MODE           driver (default), scan, crosscheck or canary   [RTID_MODE]\n"
@@ -13,7 +14,7 @@ const char cli_common_help[] =
 	"                        batch; found beside rtid, in ../libexec, or at\n"
 	"                        RTID_WORKER)\n"
 	"                        or service (ask rtid serve at RTID_SOCKET, default\n"
-	"                        /run/rtid/rtid.sock, which holds one attach per node)\n"
+	"                        " RTID_DEFAULT_SOCKET ", which holds one attach per node)\n"
 	"  --tool PATH           cuda-checkpoint to run (default: from PATH)\n"
 	"                                                             [RTID_CUDA_CHECKPOINT]\n"
 	"  --libcuda PATH        driver library for --backend api (default libcuda.so.1)\n"
@@ -23,7 +24,7 @@ const char cli_common_help[] =
 	"  --driver-version V    driver version (default: from DIR/driver/nvidia/version)\n"
 	"                                                             [RTID_DRIVER_VERSION]\n"
 	"  --attestation FILE    per-driver cross-check record (default\n"
-	"                        " RTID_ATTESTATION_DEFAULT ")       [RTID_ATTESTATION]\n"
+	"                        " RTID_DEFAULT_ATTESTATION ")       [RTID_ATTESTATION]\n"
 	"  --unattested          let scan mode scan without a clean attestation (warns)\n"
 	"  --timeout SECONDS     per driver query (default 60)\n"
 	"  --deadline SECONDS    for the whole batch (default none)\n"
@@ -137,7 +138,7 @@ int cli_check_env(const struct cli_opts *o, const char *prog)
 
 int cli_load_attestation(struct cli_opts *o, const char *prog)
 {
-	const char *path = o->attestation_path ? o->attestation_path : RTID_ATTESTATION_DEFAULT;
+	const char *path = o->attestation_path ? o->attestation_path : RTID_DEFAULT_ATTESTATION;
 	char err[512];
 	bool trusted = true;
 	int r = rtid_attest_load_trusted(path, &o->attestation, &trusted, err, sizeof(err));

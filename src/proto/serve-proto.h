@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "config.h"
 #include "proto/worker-proto.h"
 #include "rules/rules.h"
 
@@ -17,7 +18,9 @@
 #define RTID__SVC_VERSION 2
 #define RTID__SVC_VERSION_MIN 1
 #define RTID__SVC_MSG_MAX 256
-#define RTID__SVC_SOCKET_DEFAULT "/run/rtid/rtid.sock"
+/* /run/rtid/rtid.sock, or under the build tree in a build with its tests
+ * (-Ddefaults, src/meson.build). */
+#define RTID__SVC_SOCKET_DEFAULT RTID_DEFAULT_SOCKET
 #define RTID__SVC_TEXT_MAX 120
 
 struct rtid__svc_req {

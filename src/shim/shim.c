@@ -21,6 +21,7 @@
 #include "basic/cov.h"
 #include "cli/cli.h"
 #include "shim/shim.h"
+#include "config.h"
 
 #define SHIM "cuda-checkpoint (rtid shim)"
 #define EXIT_UNKNOWN 231 /* CUDA_ERROR_UNKNOWN (999) truncated to 8 bits */
@@ -126,7 +127,7 @@ static int configure(struct cli_opts *o, const char *tool)
 	if (o->cfg.mode == RTID_MODE_SCAN || o->cfg.mode == RTID_MODE_CANARY ||
 	    o->cfg.mode == RTID_MODE_CROSSCHECK)
 		if (rtid_attest_load_trusted(o->attestation_path ? o->attestation_path
-								 : RTID_ATTESTATION_DEFAULT,
+								 : RTID_DEFAULT_ATTESTATION,
 					     &o->attestation, NULL, NULL, 0) == 0)
 			o->cfg.attestation = o->attestation;
 	return 0;

@@ -5,7 +5,8 @@
 # the mocks and themselves), and the node's own rtid paths (present or not).
 # `record` runs first in the suite and `check` last (their priorities, and
 # neither in parallel with another test); check compares with the record of
-# the same run and removes it, so a check run alone skips.
+# the same run and removes it, so a check run alone skips. (Named on meson
+# test's command line, tests run in the order named: name modes-before first.)
 # Usage: modes.sh record|check RECORD BUILD_DIR
 set -eu
 what=$1 record=$2 build=$3
