@@ -12,6 +12,8 @@ pkgs="$pkgs runc podman containernetworking-plugins busybox-static iptables"
 pkgs="$pkgs systemd"
 # rtid-sim --plot draws with gnuplot (make sim).
 pkgs="$pkgs gnuplot-nox"
+# The Prometheus output is read back by prometheus_client's own parser.
+pkgs="$pkgs python3-prometheus-client"
 pkgs="$pkgs $*"
 missing=""
 for p in $pkgs; do

@@ -36,13 +36,19 @@ struct client {
 
 /* The counters of rtid serve status (serve-stats.c). */
 #define ST_SAMPLES 1024 /* the latest latencies per operation, for percentiles */
+#define ST_NOT_SERVED RTID__SVC_KINDS /* error "not-served": an outcome of its own */
+#define ST_REASONS 16 /* errors' reasons told apart; the rest are "other" */
 struct sstats {
 	double started;  /* the daemon's start */
 	double attach_s; /* the latest attach's time */
 	unsigned long worker_failures;
-	unsigned long n[RTID__OP_COUNT][RTID__SVC_KINDS];
+	unsigned long n[RTID__OP_COUNT][RTID__SVC_KINDS + 1];
+	char reason[ST_REASONS][40];                     /* in order of first sight */
+	unsigned long err[RTID__OP_COUNT][ST_REASONS + 1]; /* by reason; last: other */
 	float lat[RTID__OP_COUNT][ST_SAMPLES];
 	unsigned nlat[RTID__OP_COUNT];
+	double lat_sum[RTID__OP_COUNT];                  /* seconds, every request */
+	unsigned long lat_n[RTID__OP_COUNT];
 };
 
 struct server {
