@@ -14,6 +14,8 @@ pkgs="$pkgs systemd"
 pkgs="$pkgs gnuplot-nox"
 # The Prometheus output is read back by prometheus_client's own parser.
 pkgs="$pkgs python3-prometheus-client"
+# The completion test loads the bash completion through bash-completion.
+pkgs="$pkgs bash-completion"
 pkgs="$pkgs $*"
 missing=""
 for p in $pkgs; do
