@@ -9,10 +9,12 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef RTID_HAVE_SYSTEMD
 #include <dlfcn.h>
@@ -46,15 +48,63 @@ static void load_systemd(void)
 }
 #endif
 
+/* Whether stderr is the journal: JOURNAL_STREAM ("DEV:INO", set by systemd
+ * for a service whose stderr it connected) names the file stderr is. Asked
+ * once: the daemon's stderr does not change. */
+static bool to_journal(void)
+{
+	static int known = -1;
+	const char *v = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	char *end;
+
+	if (known >= 0)
+		return known;
+	known = 0;
+	if (!v || !*v || fstat(2, &st) < 0)
+		return false;
+	errno = 0;
+	dev = strtoull(v, &end, 10);
+	if (errno || end == v || *end != ':')
+		return false;
+	v = end + 1;
+	ino = strtoull(v, &end, 10);
+	if (errno || end == v || *end)
+		return false;
+	known = dev == (unsigned long long)st.st_dev && ino == (unsigned long long)st.st_ino;
+	return known;
+}
+
 void serve_log(const char *fmt, ...)
 {
 	static const char prefix[] = "rtid serve: ";
 	char line[512];
-	size_t len = sizeof(prefix) - 1;
+	size_t len = 0;
+	int prio = 6; /* LOG_INFO, unless the text begins with "<N>" (SLOG_ERR...) */
 	va_list ap;
 	int n;
 
-	memcpy(line, prefix, len);
+	if (fmt[0] == '<' && fmt[1] >= '0' && fmt[1] <= '7' && fmt[2] == '>') {
+		prio = fmt[1] - '0';
+		fmt += 3;
+	}
+	/* Under journald its priority (sd-daemon's "<N>" prefix), which the
+	 * journal stamps itself; by hand or to a file, the local time. */
+	if (to_journal()) {
+		len = (size_t)snprintf(line, sizeof(line), "<%d>", prio);
+	} else {
+		struct timespec ts;
+		struct tm tm;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		localtime_r(&ts.tv_sec, &tm);
+		len = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
+		len += (size_t)snprintf(line + len, sizeof(line) - len, ".%03ld", ts.tv_nsec / 1000000);
+		len += strftime(line + len, sizeof(line) - len, "%z ", &tm);
+	}
+	memcpy(line + len, prefix, sizeof(prefix) - 1);
+	len += sizeof(prefix) - 1;
 	va_start(ap, fmt);
 	n = vsnprintf(line + len, sizeof(line) - len - 1, fmt, ap);
 	va_end(ap);
@@ -256,5 +306,5 @@ void serve_log_limited(enum serve_log_kind kind, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	serve_log("%s", line);
+	serve_log(SLOG_WARNING "%s", line);
 }

@@ -129,7 +129,11 @@ void sl_close(struct slisten *l, const struct serve_cfg *cfg);
 void sl_ready(const struct serve_cfg *cfg);
 void sl_stopping(void);
 
-/* Log one line to stderr (the journal under systemd). */
+/* Log one line to stderr: with sd-daemon's priority prefix when stderr is
+ * the journal (JOURNAL_STREAM), else after the local time. fmt may begin
+ * with a priority (SLOG_ERR "cannot ..."); the default is info. */
+#define SLOG_ERR "<3>"
+#define SLOG_WARNING "<4>"
 void serve_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* What a client can make the daemon log: each kind at most LOG_BURST lines
