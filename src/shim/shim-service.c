@@ -164,9 +164,15 @@ void shim_note(const char *fmt, ...)
 	if (n > (int)sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;
 	line[n++] = '\n';
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* O_NONBLOCK: a FIFO at the path must not hang the call CRIU waits on
+	 * (an open for writing blocks until a reader comes); only a regular
+	 * file is written. */
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (fd >= 0) {
-		(void)!write(fd, line, (size_t)n);
+		struct stat st;
+
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+			(void)!write(fd, line, (size_t)n);
 		close(fd);
 	}
 }
