@@ -44,7 +44,7 @@ void cli_print_json(FILE *f, const struct rtid_result *r);
 void cli_print_table_head(FILE *f);
 void cli_print_row(FILE *f, const struct rtid_result *r);
 
-/* Process hygiene (cli-hygiene.c). init: become a child subreaper and make
+/* Process hygiene (cli-opts.c). init: become a child subreaper and make
  * SIGTERM/SIGINT/SIGHUP kill and reap every child before rtid dies by the
  * signal. kill_strays: kill and reap every child left (async-signal-safe).
  * before_exec: the same, then undo init, for an exec of the real tool. */
