@@ -29,6 +29,7 @@
 #include "helpers.h"
 #include "plugin-call.h"
 #include "serve-harness.h"
+#include "serve/serve-loop.h"
 
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 #define TOOL_CALLS "\"mock\":\"cuda-checkpoint\",\"event\":\"start\""
@@ -521,6 +522,138 @@ static void test_one_daemon_per_path(void **state)
 	hd_start(&d, NULL);
 	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(a.value, 101);
+	/* A record that cannot be written: nothing is handed over. */
+	snprintf(lock, sizeof(lock), "%s.inflight.new", d.sock);
+	assert_int_equal(mkdir(lock, 0700), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 200, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "no-record");
+	assert_int_equal(driver_calls("start", 200), 0);
+	assert_int_equal(rmdir(lock), 0);
+}
+
+/* A record file of work in flight, with mode mode (a symbolic link to
+ * nowhere when mode is 0). */
+static void put_record(const char *text, mode_t mode)
+{
+	char path[400];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s.inflight", d.sock);
+	unlink(path);
+	if (!mode) {
+		assert_int_equal(symlink("nowhere", path), 0);
+		return;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	assert_int_equal(fchmod(fd, mode), 0);
+	close(fd);
+}
+
+static void load(struct server *s, const struct serve_cfg *cfg)
+{
+	memset(s, 0, sizeof(*s));
+	s->cfg = cfg;
+	s->record_dir = -1;
+	assert_int_equal(sp_init(&s->pool, 1), 0);
+	si_load(s);
+}
+
+static void unload(struct server *s)
+{
+	si_close(s);
+	sp_free(&s->pool);
+}
+
+/* What a new daemon takes from a record: only entries whose worker is still
+ * the same process (pid and start time), read only from a file and a
+ * directory no one else may write, up to a malformed line; held until the
+ * worker exits; rewritten with what is held, removed when nothing is. */
+static void test_record_rules(void **state)
+{
+	struct serve_cfg cfg = { .socket_path = d.sock, .proc_root = "/proc" };
+	unsigned long long start;
+	char text[512], path[400], buf[512];
+	struct server s;
+	pid_t kid;
+	ssize_t n;
+	int fd;
+
+	(void)state;
+	kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0)
+		for (;;)
+			pause();
+	assert_int_equal(rtid_proc_start_time("/proc", kid, &start), 0);
+	snprintf(text, sizeof(text), "rtid-inflight 1\n%d %llu 4242 0\n%d %llu 4343 0\n"
+		 "2147483647 %llu 4444 0\n0 1 4646 0\nx\n%d %llu 4545 0\n", (int)kid, start,
+		 (int)kid, start + 1, start, (int)kid, start);
+	put_record(text, 0600);
+	load(&s, &cfg);
+	assert_int_equal(s.nheld, 1);
+	assert_true(sv_in_driver(&s, 4242));
+	assert_false(sv_in_driver(&s, 4343));
+	assert_false(sv_in_driver(&s, 4444));
+	assert_false(sv_in_driver(&s, 4545));
+	/* Rewritten with what is held, and a hand-over about to happen. */
+	{
+		struct sheld next = { .pid = 77, .start = 78, .process = 79, .pstart = 80 };
+
+		assert_int_equal(si_write(&s, &next), 0);
+		assert_int_equal(si_write(&s, &next), 0); /* unchanged: not written again */
+	}
+	snprintf(path, sizeof(path), "%s.inflight", d.sock);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	snprintf(text, sizeof(text), "rtid-inflight 1\n%d %llu 4242 0\n77 78 79 80\n", (int)kid,
+		 start);
+	assert_string_equal(buf, text);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	si_check(&s);
+	assert_int_equal(s.nheld, 0);
+	assert_false(sv_in_driver(&s, 4242));
+	unload(&s);
+	assert_int_equal(access(path, F_OK), -1); /* nothing left in the driver */
+
+	/* Not trusted: a file others may write, a link, another format. */
+	kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0)
+		for (;;)
+			pause();
+	assert_int_equal(rtid_proc_start_time("/proc", kid, &start), 0);
+	snprintf(text, sizeof(text), "rtid-inflight 1\n%d %llu 4242 0\n", (int)kid, start);
+	put_record(text, 0622);
+	load(&s, &cfg);
+	assert_int_equal(s.nheld, 0);
+	unload(&s);
+	put_record(text, 0);
+	load(&s, &cfg);
+	assert_int_equal(s.nheld, 0);
+	unload(&s);
+	put_record(text + 1, 0600);
+	load(&s, &cfg);
+	assert_int_equal(s.nheld, 0);
+	unload(&s);
+	/* A directory others may write: no record read or written at all. */
+	put_record(text, 0600);
+	assert_int_equal(chmod(d.dir, 0777), 0);
+	load(&s, &cfg);
+	assert_int_equal(s.record_dir, -1);
+	assert_int_equal(s.nheld, 0);
+	assert_int_equal(si_write(&s, &(struct sheld){ .pid = 1, .start = 1, .process = 1 }), 0);
+	unload(&s);
+	assert_int_equal(chmod(d.dir, 0700), 0);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
 }
 
 /* A second daemon started by another user on the first's path (which it may
@@ -584,6 +717,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_hangup_and_quit_stop_gracefully, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_daemon_per_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_rules, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

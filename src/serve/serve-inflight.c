@@ -184,8 +184,18 @@ static size_t line(char *buf, size_t at, pid_t pid, unsigned long long start, in
 /* The record's text now: NULL without memory; just the head when empty. */
 static char *text(const struct server *s, const struct sheld *extra)
 {
-	size_t cap = sizeof(RECORD_HEAD) + (s->pool.n * 9 + HELD_MAX + 1) * LINE_MAX_LEN, n;
-	char *buf = malloc(cap);
+	size_t lines = s->nheld + 1, cap, n; /* + 1: extra */
+	char *buf;
+
+	for (unsigned k = 0; k < s->pool.n; k++) {
+		const struct sworker *w = &s->pool.w[k];
+
+		lines += w->busy;
+		for (size_t r = 0; r < sizeof(w->reap) / sizeof(w->reap[0]); r++)
+			lines += w->reap[r] > 0 && w->reap_process[r];
+	}
+	cap = sizeof(RECORD_HEAD) + lines * LINE_MAX_LEN;
+	buf = malloc(cap);
 
 	if (!buf)
 		return NULL;
