@@ -252,14 +252,20 @@ static void test_stuck_workers_never_stall(void **state)
 	char deadline[32], buf[256];
 	struct rtid__svc_ans a;
 	int fds[NSTUCK];
-	double base, t, worst = 0;
+	double base = 0, t, worst = 0;
 
 	(void)state;
 	if (!stuck_start())
 		return;
 	snprintf(deadline, sizeof(deadline), "%g", seconds(0.5));
 	hd_start(&d, ARGS("--timeout", deadline));
-	base = greet_time();
+	/* The baseline, on this machine under its load now: the slowest of as
+	 * many greetings, paced alike, with no worker stuck. */
+	for (int i = 0; i < 60; i++) {
+		t = greet_time();
+		base = t > base ? t : base;
+		poll(NULL, 0, 5);
+	}
 	for (int i = 0; i < NSTUCK; i++)
 		fds[i] = ask_raw(1001 + i);
 	stuck_wait(NSTUCK);
@@ -290,7 +296,8 @@ static void test_stuck_workers_never_stall(void **state)
 		}
 		assert_int_equal(answered, NSTUCK);
 	}
-	print_message("slowest greeting: %.1f ms while %d workers got stuck, %.1f ms before\n",
+	print_message("slowest greeting: %.1f ms while %d workers got stuck, %.1f ms before "
+		      "(of 60)\n",
 		      worst * 1000, NSTUCK, base * 1000);
 	assert_true(worst < seconds(0.1) + 2 * base);
 	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 1001, 0, &a), 0);
