@@ -28,6 +28,7 @@
 
 #include "helpers.h"
 #include "plugin-call.h"
+#include "basic/parse.h"
 #include "serve-harness.h"
 #include "serve/serve-loop.h"
 
@@ -410,6 +411,59 @@ static void test_action_behind_a_call_in_the_driver(void **state)
 	assert_int_equal(driver_calls("lock", 100), 1);
 }
 
+/* The daemon's count of requests waiting for a worker (status). */
+static int queued(void)
+{
+	char buf[256];
+	int fd = hd_connect_raw(d.sock), n = -1, v;
+
+	assert_true(fd >= 0);
+	assert_int_equal(send(fd, "hello 2", 7, MSG_NOSIGNAL), 7);
+	assert_true(hd_recv(fd, buf, sizeof(buf), seconds(20)) > 0);
+	assert_int_equal(send(fd, "status", 6, MSG_NOSIGNAL), 6);
+	while (hd_recv(fd, buf, sizeof(buf), seconds(20)) > 0 && strcmp(buf, "end"))
+		if (!strncmp(buf, "stat queued ", 12) && rtid__parse_pid(buf + 12, &v) == 0)
+			n = v;
+		else if (!strcmp(buf, "stat queued 0"))
+			n = 0;
+	close(fd);
+	return n;
+}
+
+/* A stop while an action waits behind its process's call inside the driver:
+ * the waiting action fails as held back (it was "shutting-down", and the
+ * shim ran the real tool's checkpoint beside the lock), the lock runs to its
+ * end, the daemon exits 0. */
+static void test_stop_with_an_action_held(void **state)
+{
+	char slow[32], deadline[32], lock_ms[32];
+	struct shim_bg lk, ck;
+	struct shim_run r;
+
+	(void)state;
+	setenv("RTID_MOCK_SLOW_OPS", "lock", 1);
+	snprintf(slow, sizeof(slow), "%g", seconds(3));
+	setenv("RTID_MOCK_SLOW_S", slow, 1);
+	snprintf(deadline, sizeof(deadline), "%g", seconds(20));
+	snprintf(lock_ms, sizeof(lock_ms), "%d", (int)(seconds(5) * 1000));
+	hd_start(&d, ARGS("--actions", "--action-timeout", deadline));
+	hd_shim_start(&d, ARGS("--action", "lock", "--pid", "100", "--timeout", lock_ms), &lk);
+	hd_log_wait(&d, "lock", 100, 0);
+	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
+	/* The daemon has no event for a request that waits: its status says. */
+	for (int i = 0; i < 2000 * time_factor() && queued() < 1; i++)
+		poll(NULL, 0, 10);
+	assert_int_equal(queued(), 1);
+	assert_int_equal(stop_within(SIGTERM, seconds(30)), 0);
+	r = hd_shim_wait(&ck);
+	expect_held(&r, "checkpoint");
+	r = hd_shim_wait(&lk);
+	assert_int_equal(r.status, 0);
+	assert_true(hd_log_time(&d, "lock-end", 100, 0) > 0);
+	assert_int_equal(driver_calls("checkpoint", 100), 0);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+}
+
 /* SIGHUP (a closed terminal or ssh session) and SIGQUIT stop the daemon as
  * SIGTERM does: the checkpoint in flight runs to its end, the socket is
  * removed, exit 0. SIGHUP killed it mid-checkpoint (exit 129). */
@@ -719,6 +773,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restart_holds_a_stuck_action, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_behind_a_call_in_the_driver, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_stop_with_an_action_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hangup_and_quit_stop_gracefully, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_daemon_per_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_rules, setup, teardown),
