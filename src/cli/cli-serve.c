@@ -183,5 +183,9 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "rtid serve: --ready-fd %d: %s\n", cfg.ready_fd, strerror(errno));
 		return 2;
 	}
-	return serve_run(&cfg);
+	/* Not back to main: its sweep of strays waits for every child, and a
+	 * worker stuck in the kernel, which the daemon leaves behind at a stop
+	 * and records (doc/serve.md), would hold the exit for ever. The daemon
+	 * has reaped every other child of its own. */
+	exit(serve_run(&cfg));
 }
