@@ -21,6 +21,26 @@
 #include "basic/cov.h"
 #include "cli/cli.h"
 #include "shim/shim.h"
+#include "config.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+/* rtid's ELF note (RTID__NOTE_NAME, RTID__NOTE_TYPE, its text the version),
+ * here because every rtid program links the shim: another version and the
+ * static build carry it too, so that a shim knows any rtid on PATH by what it
+ * is and never runs one as the real tool (rtid__rtid_note reads it). In a
+ * note section of its own: the linker gives it a note segment, which strip
+ * keeps. */
+__asm__(".pushsection .note.rtid, \"a\", @note\n"
+	"\t.balign 4\n"
+	"\t.long 2f - 1f\n"
+	"\t.long 4f - 3f\n"
+	"\t.long " STR(RTID__NOTE_TYPE) "\n"
+	"1:\t.asciz \"" RTID__NOTE_NAME "\"\n"
+	"2:\t.balign 4\n"
+	"3:\t.asciz \"" RTID_VERSION "\"\n"
+	"4:\t.balign 4\n"
+	"\t.popsection\n");
 
 #define SHIM "cuda-checkpoint (rtid shim)"
 #define EXIT_UNKNOWN 231 /* CUDA_ERROR_UNKNOWN (999) truncated to 8 bits */
@@ -29,11 +49,12 @@
 #define NO_TIMEOUT 1e7
 
 /* The real tool: RTID_REAL_TOOL, else the next cuda-checkpoint on PATH that
- * is not rtid (nor a copy of it). */
+ * is no rtid: neither this one (nor a copy of it) nor another build (another
+ * version, the static build), known by rtid's note. */
 static char *real_tool(bool quiet)
 {
 	const char *env = getenv("RTID_REAL_TOOL");
-	char *path = NULL;
+	char *path = NULL, ver[64];
 
 	if (rtid__tool_find(env && *env ? env : "cuda-checkpoint", &path) < 0) {
 		if (quiet)
@@ -48,6 +69,13 @@ static char *real_tool(bool quiet)
 	if (rtid__is_self(path)) {
 		if (!quiet)
 			fprintf(stderr, SHIM ": RTID_REAL_TOOL (%s) is the shim itself\n", path);
+		free(path);
+		return NULL;
+	}
+	if (rtid__rtid_note(path, ver, sizeof(ver)) == 1) {
+		if (!quiet)
+			fprintf(stderr, SHIM ": RTID_REAL_TOOL (%s) is another rtid (%s), not the "
+				"real tool\n", path, ver);
 		free(path);
 		return NULL;
 	}
