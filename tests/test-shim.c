@@ -172,6 +172,69 @@ static void other_failures(void **state)
 	assert_non_null(strstr(c.out, "refusing to recurse"));
 }
 
+/* A thread given where a process is expected is refused before anyone is
+ * asked, the real tool included (acting on a tid can harm the process), as
+ * the tool answers a pid it cannot take (exit 1, "invalid argument"); it
+ * used to reach the real tool, which locked the thread. --get-state takes a
+ * thread: CRIU asks it with the restore tid. */
+static void a_thread_is_refused_before_the_tool(void **state)
+{
+	static const char *const want[] = {
+		"Could not lock process ID 4244: \"invalid argument\"\n",
+		"Could not checkpoint process ID 4244: \"invalid argument\"\n",
+		"Could not restore process ID 4244: \"invalid argument\"\n",
+		"Could not unlock process ID 4244: \"invalid argument\"\n",
+		"Could not get restore thread ID for process ID 4244: \"invalid argument\"\n",
+		"Could not get restore thread ID for process ID 4244: \"invalid argument\"\n",
+		"Could not toggle process ID 4244: \"invalid argument\"\n",
+		"Could not lock process ID 4244: \"invalid argument\"\n",
+	};
+	char *calls[][8] = { /* each ends in NULL: the rest of its row */
+		{ "cuda-checkpoint", "--action", "lock", "--pid", "4244", "--timeout", "10000" },
+		{ "cuda-checkpoint", "--action", "checkpoint", "--pid", "4244", NULL },
+		{ "cuda-checkpoint", "--action", "restore", "--pid", "4244", NULL },
+		{ "cuda-checkpoint", "--pid", "4244", "--action", "unlock", NULL },
+		{ "cuda-checkpoint", "--get-restore-tid", "--pid", "4244", NULL },
+		{ "cuda-checkpoint", "--pid", "4242", "--get-restore-tid", "--pid", "4244", NULL },
+		{ "cuda-checkpoint", "--toggle", "--pid", "4244", NULL },
+		{ "cuda-checkpoint", "--timeout", "5", "--action", "lock", "--pid", "4244" },
+	};
+	char *state_call[] = { "cuda-checkpoint", "--get-state", "--pid", "4244", NULL };
+	char *lock[] = { "cuda-checkpoint", "--action", "lock", "--pid", "4242", NULL };
+	char path[600];
+	struct criu_call c;
+
+	(void)state;
+	write_file(test_dir, "proc/4244/status", "Name:\tcuda00001400006\nTgid:\t4242\nPid:\t4244\n"
+						 "Threads:\t2\n");
+	write_file(test_dir, "proc/4242/status", "Name:\tpython3\nTgid:\t4242\nPid:\t4242\n"
+						 "Threads:\t2\n");
+	setenv("FAKE_STDOUT", "running\n", 1);
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		c = criu(calls[i]);
+		assert_int_equal(c.status, 1);
+		assert_string_equal(c.out, want[i]);
+	}
+	assert_int_equal(count_lines(log_path), 0); /* the real tool never ran */
+	/* get-state by the restore tid, and a process, reach the tool. */
+	c = criu(state_call);
+	assert_int_equal(c.status, 0);
+	assert_string_equal(c.out, "running\n");
+	c = criu(lock);
+	assert_int_equal(c.status, 0);
+	assert_int_equal(count_lines(log_path), 2);
+	unlink(log_path);
+	/* A status that says nothing of a thread leaves it to the tool. */
+	write_file(test_dir, "proc/4244/status", "Name:\tcuda00001400006\n");
+	c = criu(calls[0]);
+	assert_int_equal(count_lines(log_path), 1);
+	unlink(log_path);
+	snprintf(path, sizeof(path), "%s/proc/4244/status", test_dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/proc/4242/status", test_dir);
+	unlink(path);
+}
+
 /* rtid's own failures end in the real tool's answer, never in an exit of
  * rtid's (which CRIU would read as "no CUDA here"): a setting the shim
  * cannot use is one, said in its log and not on the stream CRIU reads. */
@@ -237,6 +300,7 @@ int main(void)
 		cmocka_unit_test_setup(never_recurses, shim_reset),
 		cmocka_unit_test_setup(other_failures, shim_reset),
 		cmocka_unit_test_setup(bad_settings_reach_the_real_tool, shim_reset),
+		cmocka_unit_test_setup(a_thread_is_refused_before_the_tool, shim_reset),
 	};
 	return cmocka_run_group_tests(tests, shim_setup, test_dir_teardown);
 }

@@ -7,7 +7,9 @@
  * tool that failed or printed garbage, a timeout) is a failure of rtid's own:
  * the real tool is exec'd with the original argv and its answer stands, as
  * CRIU reads any non-zero exit as "no CUDA here". Every other invocation is
- * exec'd unchanged to the real tool. */
+ * exec'd unchanged to the real tool, but one that names a thread where a
+ * process is expected, which is refused first, as the tool refuses a pid it
+ * cannot take (refuse_thread). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -20,6 +22,8 @@
 #include "basic/basic.h"
 #include "basic/cov.h"
 #include "cli/cli.h"
+#include "proc/proc.h"
+#include "rules/rules.h"
 #include "shim/shim.h"
 #include "config.h"
 
@@ -44,6 +48,7 @@ __asm__(".pushsection .note.rtid, \"a\", @note\n"
 
 #define SHIM "cuda-checkpoint (rtid shim)"
 #define EXIT_UNKNOWN 231 /* CUDA_ERROR_UNKNOWN (999) truncated to 8 bits */
+#define EXIT_INVALID_PID 1 /* CUDA_ERROR_INVALID_VALUE: the tool on a pid it cannot take */
 #define GUARD "RTID_SHIM_ACTIVE"
 /* No timeout of rtid's own unless RTID_TIMEOUT: the real tool has none. */
 #define NO_TIMEOUT 1e7
@@ -107,6 +112,68 @@ static bool is_query(int argc, char **argv, int *pid)
 		return rtid__parse_pid(argv[3], pid) == 0;
 	if (!strcmp(argv[1], "--pid") && !strcmp(argv[3], "--get-restore-tid"))
 		return rtid__parse_pid(argv[2], pid) == 0;
+	return false;
+}
+
+/* What the call asks of its --pid, in the request rule's words, and the
+ * tool's verb for it; false when it asks nothing of a process (-h, a lone
+ * --pid), which the tool answers without acting. The strictest kind wins:
+ * --get-state beside an action is an action. */
+static bool call_kind(int argc, char **argv, enum rtid__req_kind *kind, const char **verb)
+{
+	bool any = false;
+
+	*kind = RTID__REQ_STATE;
+	*verb = "get state of";
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--get-state")) {
+			any = true;
+		} else if (!strcmp(a, "--get-restore-tid") && *kind != RTID__REQ_ACTION) {
+			*kind = RTID__REQ_QUERY, *verb = "get restore thread ID for", any = true;
+		} else if (!strcmp(a, "--toggle")) {
+			*kind = RTID__REQ_ACTION, *verb = "toggle", any = true;
+		} else if (!strcmp(a, "--action") && i + 1 < argc) {
+			*kind = RTID__REQ_ACTION, *verb = argv[++i], any = true;
+		} else if ((!strcmp(a, "--timeout") || !strcmp(a, "--device-map") ||
+			    !strcmp(a, "--pid")) && i + 1 < argc) {
+			i++; /* a value, never an option */
+		}
+	}
+	return any;
+}
+
+/* A thread where a process is expected is refused before anyone is asked,
+ * the real tool included: cuda-checkpoint takes a tid as a pid, and acting on
+ * a thread can harm the process. The request rule decides (rules/), as in the
+ * library and in rtid serve, over the facts of proc/ as the caller sees them
+ * (the tool's own ptrace check stands for the owner); --get-state takes a
+ * thread, as CRIU asks it with the restore tid. Every --pid the call holds
+ * is judged. Returns true after printing the refusal as the tool answers an
+ * invalid pid (*rc its exit status). */
+static bool refuse_thread(int argc, char **argv, int *rc)
+{
+	const char *proc = getenv("RTID_PROC"), *verb;
+	enum rtid__req_kind kind;
+
+	if (!call_kind(argc, argv, &kind, &verb) || kind == RTID__REQ_STATE)
+		return false;
+	for (int i = 1; i + 1 < argc; i++) {
+		struct rtid__req_facts f = { .kind = kind };
+		int pid;
+
+		if (strcmp(argv[i], "--pid") || rtid__parse_pid(argv[i + 1], &pid) < 0)
+			continue;
+		rtid__request_facts(proc && *proc ? proc : "/proc", pid, &f);
+		if (rtid__request_rule(&f) != RTID__REQ_A_THREAD)
+			continue;
+		fprintf(stderr, "Could not %s process ID %d: \"invalid argument\"\n", verb, pid);
+		shim_note("%s --pid %d: %s (of process %d): refused, the real tool not run", verb,
+			  pid, rtid__request_why(RTID__REQ_A_THREAD), f.tgid);
+		*rc = EXIT_INVALID_PID;
+		return true;
+	}
 	return false;
 }
 
@@ -220,6 +287,8 @@ int cmd_shim(int argc, char **argv)
 	}
 	/* Before anything reads a setting: the file fills what the environment lacks. */
 	conf_load();
+	if (refuse_thread(argc, argv, &rc))
+		return rc;
 	if (shim_try_service(argc, argv, &rc, &to_tool))
 		return rc; /* rtid serve gave the driver's answer */
 	if (to_tool || !is_query(argc, argv, &pid))
