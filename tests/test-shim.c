@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -242,7 +244,9 @@ static void bad_settings_reach_the_real_tool(void **state)
 {
 	static const char *const bad[][2] = {
 		{ "RTID_MODE", "bogus" }, { "RTID_BACKEND", "bogus" }, { "RTID_TIMEOUT", "abc" },
-		{ "RTID_TIMEOUT", "-1" },
+		{ "RTID_TIMEOUT", "-1" }, { "RTID_SERVICE_TIMEOUT", "2s" },
+		{ "RTID_SERVICE_ACTION_TIMEOUT", "10m" }, { "RTID_UNATTESTED", "yes" },
+		{ "RTID_SERVE_UID", "root" }, { "RTID_PATTERN", "cuda[" },
 	};
 	char *query[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
 	char log[600];
@@ -264,6 +268,54 @@ static void bad_settings_reach_the_real_tool(void **state)
 		assert_non_null(strstr(slurp(log), want));
 	}
 	unsetenv("FAKE_STDOUT");
+	unsetenv("RTID_SHIM_LOG");
+}
+
+/* A setting the shim cannot use sends every call to the real tool, rtid serve
+ * included: RTID_SERVICE_TIMEOUT=2s used to fall back to 2 s and ask the
+ * daemon, against doc/shim.md. A listener stands for the daemon: it is never
+ * connected to, while a good value does connect. */
+static void bad_setting_asks_no_daemon(void **state)
+{
+	char *get_state[] = { "cuda-checkpoint", "--get-state", "--pid", "4242", NULL };
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char log[600], status[200];
+	struct criu_call c;
+	int l = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), fd;
+
+	(void)state;
+	assert_true(l >= 0);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s/s", test_dir);
+	assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(l, 4), 0);
+	snprintf(log, sizeof(log), "%s/shim-svc.log", test_dir);
+	/* A process of ours, which the shim may ask the daemon about. */
+	snprintf(status, sizeof(status), "Name:\tpython3\nTgid:\t4242\nPid:\t4242\nUid:\t%u\t%u\t%u\t%u\n"
+		 "Threads:\t2\n", geteuid(), geteuid(), geteuid(), geteuid());
+	write_file(test_dir, "proc/4242/status", status);
+	setenv("RTID_SHIM_LOG", log, 1);
+	setenv("RTID_SOCKET", a.sun_path, 1);
+	setenv("FAKE_STDOUT", "running\n", 1);
+	setenv("RTID_SERVICE_TIMEOUT", "2s", 1);
+	c = criu(get_state);
+	assert_int_equal(c.status, 0);
+	assert_string_equal(c.out, "running\n");
+	assert_int_equal(accept(l, NULL, NULL), -1); /* never connected */
+	assert_int_equal(errno, EAGAIN);
+	assert_non_null(strstr(slurp(log), "bad RTID_SERVICE_TIMEOUT '2s'"));
+	/* A good value: the shim connects (and, with no answer, asks the tool). */
+	setenv("RTID_SERVICE_TIMEOUT", "0.1", 1);
+	c = criu(get_state);
+	assert_string_equal(c.out, "running\n");
+	fd = accept(l, NULL, NULL);
+	assert_true(fd >= 0);
+	close(fd);
+	close(l);
+	unlink(a.sun_path);
+	snprintf(log, sizeof(log), "%s/proc/4242/status", test_dir);
+	unlink(log);
+	unsetenv("RTID_SERVICE_TIMEOUT");
+	unsetenv("RTID_SOCKET");
 	unsetenv("RTID_SHIM_LOG");
 }
 
@@ -301,6 +353,7 @@ int main(void)
 		cmocka_unit_test_setup(other_failures, shim_reset),
 		cmocka_unit_test_setup(bad_settings_reach_the_real_tool, shim_reset),
 		cmocka_unit_test_setup(a_thread_is_refused_before_the_tool, shim_reset),
+		cmocka_unit_test_setup(bad_setting_asks_no_daemon, shim_reset),
 	};
 	return cmocka_run_group_tests(tests, shim_setup, test_dir_teardown);
 }

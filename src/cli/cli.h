@@ -70,6 +70,15 @@ typedef void (*cli_conf_fn)(void *ctx, unsigned line, const char *name, const ch
  * writable by group or others) and give fn each line. 0, or a negative
  * errno and *why (-ENOENT: no file; -EPERM: not trusted). */
 int cli_conf_read(const char *path, cli_conf_fn fn, void *ctx, const char **why);
+/* Whether the shim can use value for the setting name: NULL when it can (an
+ * empty value is the default, as unset; a path or a name is any value), else
+ * the values accepted, in words. The shim and rtid doctor judge by this one
+ * function, so that what doctor passes the shim takes. */
+const char *cli_conf_unusable(const char *name, const char *value);
+/* The first setting of the file's names in the environment that the shim
+ * cannot use: its name, its *value and the values *accepted; NULL when
+ * every one is usable. */
+const char *cli_conf_env_unusable(const char **value, const char **accepted);
 /* rtid doctor: the node's setup for CRIU, the shim and rtid serve. */
 int cmd_doctor(int argc, char **argv);
 

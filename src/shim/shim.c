@@ -189,28 +189,23 @@ static int reply(const struct rtid_result *r)
 	return r->code == 3 ? 3 : 1; /* CUDA_ERROR_NOT_INITIALIZED, else INVALID_VALUE */
 }
 
-/* The settings rtid resolve takes, from the environment only (CRIU passes its
- * environment on). Returns 0, or -1 after noting which one is wrong. */
+/* The settings rtid resolve takes, from the environment (which the settings
+ * file filled), already found usable. Returns 0, or -1 after noting that
+ * RTID_DRIVER_VERSION (an environment-only setting) is malformed. */
 static int configure(struct cli_opts *o, const char *tool)
 {
 	const char *backend = getenv("RTID_BACKEND"), *timeout = getenv("RTID_TIMEOUT");
 	const char *pattern = getenv("RTID_PATTERN"), *unatt = getenv("RTID_UNATTESTED");
-	const char *mode = getenv("RTID_MODE");
-	enum rtid_mode m;
 
-	/* Checked first: cli_opts_init would say so on stderr. */
-	if (mode && *mode && rtid_mode_parse(mode, &m) < 0)
-		return shim_note("bad RTID_MODE '%s'", mode), -1;
-	if (cli_opts_init(o, SHIM) < 0)
-		return shim_note("bad settings"), -1;
+	/* The mode, backend and timeout were found usable (cli_conf_env_unusable):
+	 * cli_opts_init has nothing to say on stderr. */
+	(void)cli_opts_init(o, SHIM);
 	o->cfg.tool = tool;
 	o->cfg.timeout_s = NO_TIMEOUT;
 	o->cfg.jobs = 1;
-	if (backend && *backend && strcmp(backend, "tool") && strcmp(backend, "api"))
-		return shim_note("bad RTID_BACKEND '%s'", backend), -1;
 	o->cfg.backend = backend && !strcmp(backend, "api") ? RTID_BACKEND_API : RTID_BACKEND_TOOL;
-	if (timeout && *timeout && cli_parse_seconds(timeout, &o->cfg.timeout_s) < 0)
-		return shim_note("bad RTID_TIMEOUT '%s'", timeout), -1;
+	if (timeout && *timeout)
+		(void)cli_parse_seconds(timeout, &o->cfg.timeout_s);
 	if (o->bad_env_version)
 		return shim_note("bad RTID_DRIVER_VERSION '%s'", o->bad_env_version), -1;
 	if (pattern && *pattern)
@@ -277,6 +272,7 @@ int cmd_shim(int argc, char **argv)
 {
 	struct rtid_result r;
 	struct cli_opts o = { 0 };
+	const char *bad, *value, *accepted;
 	bool to_tool = false;
 	char *tool;
 	int pid, rc;
@@ -289,6 +285,13 @@ int cmd_shim(int argc, char **argv)
 	conf_load();
 	if (refuse_thread(argc, argv, &rc))
 		return rc;
+	/* A setting it cannot use is a failure of rtid's own: neither rtid serve
+	 * nor the resolver is asked, and the real tool answers (doc/shim.md);
+	 * rtid doctor judges the file by the same function. */
+	if ((bad = cli_conf_env_unusable(&value, &accepted))) {
+		shim_note("bad %s '%s' (%s): neither rtid serve nor rtid asked", bad, value, accepted);
+		return pass_through(argv);
+	}
 	if (shim_try_service(argc, argv, &rc, &to_tool))
 		return rc; /* rtid serve gave the driver's answer */
 	if (to_tool || !is_query(argc, argv, &pid))
