@@ -1,11 +1,15 @@
 /* rtid doctor: what a node needs for CRIU to reach the driver through the
  * shim and rtid serve, each checked, and for each failure what to do. CRIU
  * loads its CUDA plugin from its libdir and finds cuda-checkpoint on the
- * engines' PATH; the shim's side is checked in cli-doctor-shim.c. --root DIR
- * checks a tree rather than / (tests, images). */
+ * engines' PATH, whose -h it runs at its start (run here the same way:
+ * cli_doctor_help); the shim's side is checked in cli-doctor-shim.c.
+ * --root DIR checks a tree rather than / (tests, images). */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +24,147 @@ static const char doctor_help[] =
 	"Usage: rtid doctor [--json] [--root DIR]\n"
 	"Check this node's setup for CRIU with the shim and rtid serve, and say what\n"
 	"is wrong and how to fix it: the shim first on the PATH the engines give CRIU,\n"
-	"the real tool after it, the shim's settings file, rtid serve (reachable, its\n"
-	"socket root's, attached, serving actions), CRIU (4.0 or later) and its CUDA\n"
-	"plugin, the NVIDIA driver and its GPUs, and whether the scan is attested for\n"
-	"that driver (a fault only when the shim's mode scans).\n\n"
+	"cuda-checkpoint -h as CRIU's CUDA plugin runs it (exit 0, --action in its\n"
+	"first 2047 bytes), the real tool after it (the same, as the shim runs it; no\n"
+	"other rtid), the shim's settings file and each value in it, rtid serve\n"
+	"(reachable, its socket root's, attached, serving actions; asked with its\n"
+	"status request), CRIU (4.0 or later) and its CUDA plugin, the NVIDIA driver\n"
+	"and its GPUs, and whether the scan is attested for that driver (a fault only\n"
+	"when the shim's mode scans).\n\n"
 	"  --json      one JSON object: {\"ok\": ..., \"checks\": [{name, ok, detail, fix}]}\n"
 	"  --root DIR  check the tree at DIR instead of / (the socket and settings file\n"
 	"              named by RTID_SOCKET and RTID_SHIM_CONF are taken as they are;\n"
 	"              DIR's criu is run here for its version: give only trees you trust)\n"
 	"Exit status: 0 when every check passes, 1 otherwise, 2 usage error.\n";
+
+/* --- cuda-checkpoint -h, as CRIU's CUDA plugin runs it --- */
+#define HELP_WINDOW 2047 /* what the plugin reads of -h: its 2048-byte buffer, less the NUL */
+#define HELP_WAIT_S 10.0
+
+extern char **environ;
+
+/* The environment for the tool: ours with PATH the engines' PATH (under the
+ * root), RTID_SHIM_ACTIVE set as the shim sets it for the real tool or unset
+ * as CRIU leaves it, and no LD_LIBRARY_PATH or LD_PRELOAD: an engine gives
+ * CRIU neither, and a libcuda.so.1 found only through the caller's own must
+ * not pass. NULL when out of memory. */
+static char **help_env(const struct cli_doctor *d, bool behind_shim, char *path, size_t len)
+{
+	const char *list = CLI_ENGINE_PATH;
+	char dir[256], **env;
+	size_t n = 0, k = 0;
+	int at = snprintf(path, len, "PATH=");
+
+	while (cli_doctor_next_dir(&list, dir, sizeof(dir)) && at > 0 && (size_t)at < len)
+		at += snprintf(path + at, len - (size_t)at, "%s%s%s", at > 5 ? ":" : "", d->root, dir);
+	while (environ[n])
+		n++;
+	if (!(env = calloc(n + 3, sizeof(*env))))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "PATH=", 5) && strncmp(environ[i], "RTID_SHIM_ACTIVE=", 17) &&
+		    strncmp(environ[i], "LD_LIBRARY_PATH=", 16) && strncmp(environ[i], "LD_PRELOAD=", 11))
+			env[k++] = environ[i];
+	env[k++] = path;
+	if (behind_shim)
+		env[k++] = (char *)"RTID_SHIM_ACTIVE=1";
+	return env;
+}
+
+/* Read what the child writes until both pipes end or the deadline: the first
+ * HELP_WINDOW bytes of both streams in the order they came (the plugin reads
+ * one pipe for both), and the start of stderr. False at the deadline. */
+static bool help_read(int fd[2], double until, char *seen, size_t *n_seen, char *err, size_t cap)
+{
+	size_t n_err = 0;
+
+	while (fd[0] >= 0 || fd[1] >= 0) {
+		struct pollfd p[2] = { { fd[0], POLLIN, 0 }, { fd[1], POLLIN, 0 } };
+		double left = until - rtid__now();
+		char buf[4096];
+
+		if (left <= 0)
+			return false;
+		if (poll(p, 2, (int)(left * 1000) + 1) < 0 && errno != EINTR)
+			return false;
+		for (int i = 0; i < 2; i++) {
+			ssize_t r = p[i].revents ? read(fd[i], buf, sizeof(buf)) : -1;
+			size_t take;
+
+			if (!p[i].revents || (r < 0 && errno == EINTR))
+				continue;
+			if (r <= 0) {
+				close(fd[i]);
+				fd[i] = -1;
+				continue;
+			}
+			take = (size_t)r < HELP_WINDOW - *n_seen ? (size_t)r : HELP_WINDOW - *n_seen;
+			memcpy(seen + *n_seen, buf, take);
+			*n_seen += take;
+			take = i == 0 ? 0 : (size_t)r < cap - 1 - n_err ? (size_t)r : cap - 1 - n_err;
+			memcpy(err + n_err, buf, take);
+			n_err += take;
+		}
+	}
+	err[n_err] = '\0';
+	return true;
+}
+
+bool cli_doctor_help(const struct cli_doctor *d, const char *tool, bool behind_shim, char *why,
+		     size_t len)
+{
+	char *argv[] = { (char *)"cuda-checkpoint", (char *)"-h", NULL }, path[2048];
+	char seen[HELP_WINDOW + 1], err[512], **env = help_env(d, behind_shim, path, sizeof(path));
+	int out[2] = { -1, -1 }, er[2] = { -1, -1 }, fd[2], status = 0, nul;
+	size_t n_seen = 0;
+	bool done;
+	pid_t pid;
+
+	if (!env || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		snprintf(why, len, "cannot run it here: %s", strerror(env ? errno : ENOMEM));
+		for (int i = 0; i < 4; i++)
+			if ((i < 2 ? out[i] : er[i - 2]) >= 0)
+				close(i < 2 ? out[i] : er[i - 2]);
+		free(env);
+		return false;
+	}
+	if (pid == 0) {
+		/* Its own group, stdin empty, as the plugin's child but for the pipe. */
+		setpgid(0, 0);
+		nul = open("/dev/null", O_RDONLY);
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(out[1], 1) < 0 || dup2(er[1], 2) < 0)
+			_exit(126);
+		execve(tool, argv, env);
+		dprintf(2, "cannot run %s: %s\n", tool, strerror(errno));
+		_exit(127);
+	}
+	free(env);
+	close(out[1]);
+	close(er[1]);
+	fd[0] = out[0];
+	fd[1] = er[0];
+	done = help_read(fd, rtid__now() + HELP_WAIT_S, seen, &n_seen, err, sizeof(err));
+	for (int i = 0; i < 2; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	if (!done)
+		kill(-pid, SIGKILL), kill(pid, SIGKILL);
+	rtid__wait(pid, &status);
+	seen[n_seen] = '\0';
+	err[strcspn(err, "\n")] = '\0';
+	if (!done)
+		snprintf(why, len, "no answer in %.0f s", HELP_WAIT_S);
+	else if (WIFSIGNALED(status))
+		snprintf(why, len, "killed by signal %d%s%s", WTERMSIG(status), *err ? ": " : "", err);
+	else if (WEXITSTATUS(status) != 0)
+		snprintf(why, len, "exit %d: %s", WEXITSTATUS(status), *err ? err : "nothing on stderr");
+	else if (!memmem(seen, n_seen, "--action", 8))
+		snprintf(why, len, "exit 0, but no --action in the first %d bytes of its output%s%s",
+			 HELP_WINDOW, *err ? ": " : "", err);
+	else
+		return true;
+	return false;
+}
 
 /* --- CRIU --- */
 /* CRIU's version from `criu --version` ("Version: 4.2"): major and minor,

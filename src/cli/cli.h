@@ -86,7 +86,7 @@ int cmd_doctor(int argc, char **argv);
 /* systemd's default PATH, which Podman, CRI-O (monitor_env), containerd
  * and sudo's secure_path give too. */
 #define CLI_ENGINE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-#define CLI_DOCTOR_MAX 12
+#define CLI_DOCTOR_MAX 16
 
 struct cli_check {
 	const char *name;
@@ -99,14 +99,23 @@ struct cli_doctor {
 	struct cli_check c[CLI_DOCTOR_MAX];
 	int n;
 	char socket[1024], real_tool[1024], mode[32]; /* from the shim's settings file */
-	unsigned bad_lines, lines;
+	unsigned bad_lines, lines, bad_values;
 	char bad[120];
+	char bad_value[300]; /* the first value the shim cannot use: line, setting, accepted */
 };
 
 /* Record a check: its name, whether it passed, the fix (kept for a failure
  * only) and what was found. CLI_DOCTOR_MAX holds every check. */
 struct cli_check *cli_doctor_add(struct cli_doctor *d, const char *name, bool ok, const char *fix,
 				 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Run tool -h as CRIU's CUDA plugin runs cuda-checkpoint (argv[0]
+ * "cuda-checkpoint", the engines' PATH under d's root, no LD_LIBRARY_PATH
+ * nor LD_PRELOAD; behind_shim: with RTID_SHIM_ACTIVE, as the shim runs the
+ * real tool), and judge it as the plugin does: true when it exits 0 with
+ * --action in the first 2047 bytes of its output; else false and why (its
+ * exit status or signal and the first line of its stderr). At most 10 s. */
+bool cli_doctor_help(const struct cli_doctor *d, const char *tool, bool behind_shim, char *why,
+		     size_t len);
 /* path inside the tree d checks, into out. */
 void cli_doctor_under(const struct cli_doctor *d, const char *path, char *out, size_t len);
 /* The next directory of the colon list at *p into out; false at its end. */
