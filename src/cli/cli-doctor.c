@@ -1,24 +1,26 @@
 /* rtid doctor: what a node needs for CRIU to reach the driver through the
- * shim and rtid serve, each checked, and for each failure what to do. CRIU
- * loads its CUDA plugin from its libdir and finds cuda-checkpoint on the
- * engines' PATH, whose -h it runs at its start (run here the same way:
- * cli_doctor_help); the shim's side is checked in cli-doctor-shim.c.
- * --root DIR checks a tree rather than / (tests, images). */
+ * shim and rtid serve, each checked, and for each failure what to do: CRIU
+ * and its CUDA plugin (loaded from its libdir; it finds cuda-checkpoint on
+ * the engines' PATH and runs its -h at its start), the driver, rtid serve,
+ * and the report; the shim's side (the PATH, -h as the plugin runs it, the
+ * settings) is checked in cli-doctor-shim.c. --root DIR checks a tree rather
+ * than / (tests, images). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
-#include <signal.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "basic/basic.h"
 #include "cli/cli.h"
 #include "proc/proc.h"
+#include "proto/service-client.h"
 
 static const char doctor_help[] =
 	"Usage: rtid doctor [--json] [--root DIR]\n"
@@ -36,135 +38,6 @@ static const char doctor_help[] =
 	"              named by RTID_SOCKET and RTID_SHIM_CONF are taken as they are;\n"
 	"              DIR's criu is run here for its version: give only trees you trust)\n"
 	"Exit status: 0 when every check passes, 1 otherwise, 2 usage error.\n";
-
-/* --- cuda-checkpoint -h, as CRIU's CUDA plugin runs it --- */
-#define HELP_WINDOW 2047 /* what the plugin reads of -h: its 2048-byte buffer, less the NUL */
-#define HELP_WAIT_S 10.0
-
-extern char **environ;
-
-/* The environment for the tool: ours with PATH the engines' PATH (under the
- * root), RTID_SHIM_ACTIVE set as the shim sets it for the real tool or unset
- * as CRIU leaves it, and no LD_LIBRARY_PATH or LD_PRELOAD: an engine gives
- * CRIU neither, and a libcuda.so.1 found only through the caller's own must
- * not pass. NULL when out of memory. */
-static char **help_env(const struct cli_doctor *d, bool behind_shim, char *path, size_t len)
-{
-	const char *list = CLI_ENGINE_PATH;
-	char dir[256], **env;
-	size_t n = 0, k = 0;
-	int at = snprintf(path, len, "PATH=");
-
-	while (cli_doctor_next_dir(&list, dir, sizeof(dir)) && at > 0 && (size_t)at < len)
-		at += snprintf(path + at, len - (size_t)at, "%s%s%s", at > 5 ? ":" : "", d->root, dir);
-	while (environ[n])
-		n++;
-	if (!(env = calloc(n + 3, sizeof(*env))))
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "PATH=", 5) && strncmp(environ[i], "RTID_SHIM_ACTIVE=", 17) &&
-		    strncmp(environ[i], "LD_LIBRARY_PATH=", 16) && strncmp(environ[i], "LD_PRELOAD=", 11))
-			env[k++] = environ[i];
-	env[k++] = path;
-	if (behind_shim)
-		env[k++] = (char *)"RTID_SHIM_ACTIVE=1";
-	return env;
-}
-
-/* Read what the child writes until both pipes end or the deadline: the first
- * HELP_WINDOW bytes of both streams in the order they came (the plugin reads
- * one pipe for both), and the start of stderr. False at the deadline. */
-static bool help_read(int fd[2], double until, char *seen, size_t *n_seen, char *err, size_t cap)
-{
-	size_t n_err = 0;
-
-	while (fd[0] >= 0 || fd[1] >= 0) {
-		struct pollfd p[2] = { { fd[0], POLLIN, 0 }, { fd[1], POLLIN, 0 } };
-		double left = until - rtid__now();
-		char buf[4096];
-
-		if (left <= 0)
-			return false;
-		if (poll(p, 2, (int)(left * 1000) + 1) < 0 && errno != EINTR)
-			return false;
-		for (int i = 0; i < 2; i++) {
-			ssize_t r = p[i].revents ? read(fd[i], buf, sizeof(buf)) : -1;
-			size_t take;
-
-			if (!p[i].revents || (r < 0 && errno == EINTR))
-				continue;
-			if (r <= 0) {
-				close(fd[i]);
-				fd[i] = -1;
-				continue;
-			}
-			take = (size_t)r < HELP_WINDOW - *n_seen ? (size_t)r : HELP_WINDOW - *n_seen;
-			memcpy(seen + *n_seen, buf, take);
-			*n_seen += take;
-			take = i == 0 ? 0 : (size_t)r < cap - 1 - n_err ? (size_t)r : cap - 1 - n_err;
-			memcpy(err + n_err, buf, take);
-			n_err += take;
-		}
-	}
-	err[n_err] = '\0';
-	return true;
-}
-
-bool cli_doctor_help(const struct cli_doctor *d, const char *tool, bool behind_shim, char *why,
-		     size_t len)
-{
-	char *argv[] = { (char *)"cuda-checkpoint", (char *)"-h", NULL }, path[2048];
-	char seen[HELP_WINDOW + 1], err[512], **env = help_env(d, behind_shim, path, sizeof(path));
-	int out[2] = { -1, -1 }, er[2] = { -1, -1 }, fd[2], status = 0, nul;
-	size_t n_seen = 0;
-	bool done;
-	pid_t pid;
-
-	if (!env || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
-		snprintf(why, len, "cannot run it here: %s", strerror(env ? errno : ENOMEM));
-		for (int i = 0; i < 4; i++)
-			if ((i < 2 ? out[i] : er[i - 2]) >= 0)
-				close(i < 2 ? out[i] : er[i - 2]);
-		free(env);
-		return false;
-	}
-	if (pid == 0) {
-		/* Its own group, stdin empty, as the plugin's child but for the pipe. */
-		setpgid(0, 0);
-		nul = open("/dev/null", O_RDONLY);
-		if (nul < 0 || dup2(nul, 0) < 0 || dup2(out[1], 1) < 0 || dup2(er[1], 2) < 0)
-			_exit(126);
-		execve(tool, argv, env);
-		dprintf(2, "cannot run %s: %s\n", tool, strerror(errno));
-		_exit(127);
-	}
-	free(env);
-	close(out[1]);
-	close(er[1]);
-	fd[0] = out[0];
-	fd[1] = er[0];
-	done = help_read(fd, rtid__now() + HELP_WAIT_S, seen, &n_seen, err, sizeof(err));
-	for (int i = 0; i < 2; i++)
-		if (fd[i] >= 0)
-			close(fd[i]);
-	if (!done)
-		kill(-pid, SIGKILL), kill(pid, SIGKILL);
-	rtid__wait(pid, &status);
-	seen[n_seen] = '\0';
-	err[strcspn(err, "\n")] = '\0';
-	if (!done)
-		snprintf(why, len, "no answer in %.0f s", HELP_WAIT_S);
-	else if (WIFSIGNALED(status))
-		snprintf(why, len, "killed by signal %d%s%s", WTERMSIG(status), *err ? ": " : "", err);
-	else if (WEXITSTATUS(status) != 0)
-		snprintf(why, len, "exit %d: %s", WEXITSTATUS(status), *err ? err : "nothing on stderr");
-	else if (!memmem(seen, n_seen, "--action", 8))
-		snprintf(why, len, "exit 0, but no --action in the first %d bytes of its output%s%s",
-			 HELP_WINDOW, *err ? ": " : "", err);
-	else
-		return true;
-	return false;
-}
 
 /* --- CRIU --- */
 /* CRIU's version from `criu --version` ("Version: 4.2"): major and minor,
@@ -337,6 +210,133 @@ static void check_driver(struct cli_doctor *d)
 		    proc);
 }
 
+/* --- rtid serve --- */
+/* How the daemon is run here: by systemd when systemd runs the node
+ * (/run/systemd/system) and rtid's units are installed; else by hand. */
+static bool under_systemd(const struct cli_doctor *d)
+{
+	static const char *const dirs[] = { "/etc/systemd/system", "/usr/local/lib/systemd/system",
+					    "/usr/lib/systemd/system", "/lib/systemd/system" };
+	char p[1100];
+	struct stat st;
+
+	cli_doctor_under(d, "/run/systemd/system", p, sizeof(p));
+	if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s%s/rtid.socket", d->root, dirs[i]);
+		if (access(p, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The counters doctor reads from the daemon's status: driver attaches
+ * started, and workers that failed or were ended. More started than ended:
+ * a worker holds (or is taking) the attach. */
+struct serve_seen {
+	int attaches, failures;
+};
+
+static void stat_line(void *ctx, const char *stat)
+{
+	struct serve_seen *s = ctx;
+
+	if (!strncmp(stat, "attaches ", 9))
+		(void)rtid__parse_pid(stat + 9, &s->attaches); /* 0 or not a count: none */
+	else if (!strncmp(stat, "worker_failures ", 16))
+		(void)rtid__parse_pid(stat + 16, &s->failures);
+}
+
+/* rtid serve reachable, root's, attached, serving actions. Asked with its
+ * status request, which reaches no driver: the check adds no driver call to
+ * the daemon's counters, and works with a driver that hangs. */
+static void check_daemon(struct cli_doctor *d)
+{
+	const char *path = getenv("RTID_SOCKET") ? rtid__svc_path(NULL)
+			   : d->socket[0] ? d->socket : RTID__SVC_SOCKET_DEFAULT;
+	bool sd = under_systemd(d);
+	const char *restart = sd ? "systemctl restart rtid.socket rtid.service; journalctl -u rtid"
+				 : "start rtid serve again as root (it replaces a stale socket); "
+				   "its stderr says why it ended";
+	struct serve_seen seen = { 0 };
+	struct rtid__svc_conn c;
+	struct stat st;
+	int r;
+
+	if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		r = errno;
+		cli_doctor_add(d, "rtid-serve", false, r == EACCES ? "run rtid doctor as root (CRIU runs "
+		    "the shim as root)" : sd ? "systemctl enable --now rtid.socket (doc/serve.md)"
+		    : "start 'rtid serve --actions' as root from the node's init (doc/serve.md; the "
+		    "systemd units rtid.socket and rtid.service are installed with rtid)",
+		    "%s: %s: every call pays a driver attach", path, r == EACCES
+		    ? "cannot look: permission denied" : "no socket there");
+		return;
+	}
+	if (st.st_uid != 0) {
+		cli_doctor_add(d, "rtid-serve", false, sd ? "run rtid serve as root (rtid.service)"
+		    : "run rtid serve as root", "%s is owned by uid %u: the shim trusts root's daemon only",
+		    path, (unsigned)st.st_uid);
+		return;
+	}
+	if ((r = rtid__svc_open(path, &c)) < 0) {
+		cli_doctor_add(d, "rtid-serve", false, r == -EACCES ? "run rtid doctor as root, or as a "
+		    "member of the socket's group (rtid serve --group); CRIU runs the shim as root"
+		    : restart, "%s: cannot connect: %s%s", path, strerror(-r), r == -ECONNREFUSED
+		    ? " (nobody listens: the daemon is gone)" : "");
+		return;
+	}
+	r = rtid__svc_status(&c, rtid__now() + 10, stat_line, &seen);
+	rtid__svc_close(&c);
+	if (r < 0)
+		cli_doctor_add(d, "rtid-serve", false, restart, "%s: no answer to status: %s", path,
+		    strerror(-r));
+	else if (seen.attaches <= seen.failures)
+		cli_doctor_add(d, "rtid-serve", false, sd ? "journalctl -u rtid: why the driver attach fails"
+		    : "rtid serve's stderr says why the driver attach fails", "%s: not attached to the "
+		    "driver (%d attach%s started, as many failed or ended)", path, seen.attaches,
+		    seen.attaches == 1 ? "" : "es");
+	else
+		cli_doctor_add(d, "rtid-serve", c.actions, sd ? "add --actions to rtid serve (systemctl "
+		    "edit rtid.service), so that CRIU's lock, checkpoint, restore and unlock skip the "
+		    "attach" : "start rtid serve with --actions, so that CRIU's lock, checkpoint, "
+		    "restore and unlock skip the attach", "%s: attached, serving %s", path,
+		    c.actions ? "queries and actions" : "queries only");
+}
+
+/* --- the report --- */
+/* Every check, in words or as JSON, on stdout. Returns the exit status: 0
+ * when all passed, else 1. */
+static int report(const struct cli_doctor *d, bool json)
+{
+	bool all = true;
+
+	for (int i = 0; i < d->n; i++)
+		all = all && d->c[i].ok;
+	if (json) {
+		json_t *o = json_pack("{s:b,s:[]}", "ok", all, "checks"), *arr;
+
+		arr = json_object_get(o, "checks");
+		for (int i = 0; i < d->n; i++)
+			json_array_append_new(arr, json_pack("{s:s,s:b,s:s,s:s}", "name", d->c[i].name,
+							     "ok", d->c[i].ok, "detail",
+							     d->c[i].detail, "fix", d->c[i].fix));
+		json_dumpf(o, stdout, JSON_INDENT(1));
+		putchar('\n');
+		json_decref(o);
+	} else {
+		for (int i = 0; i < d->n; i++) {
+			printf("%-5s %s: %s\n", d->c[i].ok ? "ok" : "FAIL", d->c[i].name,
+			       d->c[i].detail);
+			if (!d->c[i].ok)
+				printf("      fix: %s\n", d->c[i].fix);
+		}
+		printf("%s\n", all ? "all well" : "something is wrong: see FAIL above");
+	}
+	return all ? 0 : 1;
+}
+
 int cmd_doctor(int argc, char **argv)
 {
 	static const struct option opts[] = { { "json", 0, NULL, 'j' }, { "root", 1, NULL, 'r' },
@@ -370,10 +370,10 @@ int cmd_doctor(int argc, char **argv)
 	}
 	cli_doctor_conf(d);
 	cli_doctor_path(d);
-	cli_doctor_daemon(d);
+	check_daemon(d);
 	check_criu(d);
 	check_driver(d);
-	rc = cli_doctor_report(d, json);
+	rc = report(d, json);
 	free(d);
 	return rc;
 }

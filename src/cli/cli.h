@@ -82,7 +82,7 @@ const char *cli_conf_env_unusable(const char **value, const char **accepted);
 /* rtid doctor: the node's setup for CRIU, the shim and rtid serve. */
 int cmd_doctor(int argc, char **argv);
 
-/* rtid doctor's parts (cli-doctor-shim.c), for cli-doctor.c. */
+/* rtid doctor's shared parts (cli-doctor-shim.c), for cli-doctor.c. */
 /* systemd's default PATH, which Podman, CRI-O (monitor_env), containerd
  * and sudo's secure_path give too. */
 #define CLI_ENGINE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -120,14 +120,11 @@ bool cli_doctor_help(const struct cli_doctor *d, const char *tool, bool behind_s
 void cli_doctor_under(const struct cli_doctor *d, const char *path, char *out, size_t len);
 /* The next directory of the colon list at *p into out; false at its end. */
 bool cli_doctor_next_dir(const char **p, char *out, size_t len);
-/* The shim's settings file; the shim first and the real tool after it on the
- * engines' PATH; rtid serve reachable, root's, attached, serving actions. */
+/* The shim's settings file and its values; the shim first, its -h, and the
+ * real tool after it on the engines' PATH (cli-doctor-shim.c; rtid serve,
+ * CRIU, the driver and the report are cli-doctor.c's own). */
 void cli_doctor_conf(struct cli_doctor *d);
 void cli_doctor_path(struct cli_doctor *d);
-void cli_doctor_daemon(struct cli_doctor *d);
-/* Every check, in words or as JSON, on stdout. Returns the exit status: 0
- * when all passed, else 1. */
-int cli_doctor_report(const struct cli_doctor *d, bool json);
 
 int cmd_resolve(int argc, char **argv);
 int cmd_validate(int argc, char **argv);

@@ -110,6 +110,8 @@ doctor 1 "not c['real-tool']['ok'] and 'no --action in the first 2047 bytes' in 
 # caller's LD_LIBRARY_PATH only is not run with it; one killed by a signal.
 printf '#!/bin/sh\n/usr/bin/head -c 2100 /dev/zero | /usr/bin/tr "\\\\0" x\necho --action\n' > "$r/usr/bin/cuda-checkpoint"
 doctor 1 "'no --action in the first 2047 bytes' in c['real-tool']['detail']"
+printf '#!/bin/sh\nprintf "help\\\\0 --action\\\\n"\n' > "$r/usr/bin/cuda-checkpoint" # the plugin's strstr stops at a NUL
+doctor 1 "'no --action in the first 2047 bytes' in c['real-tool']['detail']"
 printf '#!/bin/sh\n[ -n "$LD_LIBRARY_PATH" ] && echo --action && exit 0\necho "no libcuda" >&2; exit 127\n' > "$r/usr/bin/cuda-checkpoint"
 LD_LIBRARY_PATH=/opt/nvidia doctor 1 "'exit 127: no libcuda' in c['real-tool']['detail']"
 printf '#!/bin/sh\nkill -9 $$\n' > "$r/usr/bin/cuda-checkpoint"
