@@ -3,7 +3,7 @@ BUILD ?= build
 MESON_ARGS ?=
 SUITES_TEST = --no-suite bench
 
-.PHONY: all deps check check-stress sim bench coverage check-valgrind check-sanitize check-fuzz deb gpu-kit clean
+.PHONY: all deps check check-stress sim demo bench coverage check-valgrind check-sanitize check-fuzz deb gpu-kit clean
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -34,6 +34,11 @@ check-stress: all
 # $(BUILD), its path printed last).
 sim: all
 	$(BUILD)/sim/rtid-sim --evidence evidence --plot $(BUILD)/rtid-sim.svg
+
+# rtid without a GPU, in one command (doc/demo.md): a stand-in CUDA process,
+# rtid serve on the mock driver, the shim, CRIU and containers where they can run.
+demo: all
+	sh scripts/demo.sh $(BUILD)
 
 # Performance figures, side by side in one run (see README).
 bench: all

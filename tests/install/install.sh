@@ -40,6 +40,8 @@ prefix=$(meson introspect "$build" --buildoptions |
 mv "$work/root" "$work/moved"
 bin="$work/moved$prefix/bin/rtid"
 [ -x "$bin" ] || fail "no rtid installed at $bin"
+[ -f "$work/moved$prefix/share/bash-completion/completions/rtid" ] ||
+	fail "no bash completion installed under $prefix/share/bash-completion/completions"
 v=$("$bin" --version) || fail "installed rtid does not start: $v"
 case $v in "rtid "[0-9]*) ;; *) fail "rtid --version printed '$v'" ;; esac
 out=$(RTID_CASE="$work/w.case" "$bin" resolve --backend api --libcuda "$mock" --json "$pid") ||
