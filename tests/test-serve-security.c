@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -128,6 +129,190 @@ static void test_socket_mode_and_group(void **state)
 	assert_int_equal(st.st_mode & 07777, 0660);
 	assert_int_equal(st.st_uid, 0);
 	assert_int_equal(st.st_gid, NOBODY);
+}
+
+/* In the background, as in as_user (gid (gid_t)-1: as the test itself): one
+ * request on its own connection, its answer kind written to *out's pipe
+ * (0xff: no answer). Returns the child. */
+static pid_t bg_as_user(gid_t gid, gid_t extra, const struct rtid__svc_req *q, int *out)
+{
+	int p[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rtid__svc_ans a;
+		unsigned char k;
+
+		close(p[0]);
+		if (gid != (gid_t)-1 &&
+		    (setgroups(extra ? 1 : 0, &extra) < 0 || setgid(gid) < 0 || setuid(NOBODY) < 0))
+			_exit(3);
+		k = hd_ask(&d, q->op, q->pid, q->timeout_ms, &a) == 0 ? (unsigned char)a.kind : 0xff;
+		_exit(write(p[1], &k, 1) == 1 ? 0 : 4);
+	}
+	close(p[1]);
+	*out = p[0];
+	return pid;
+}
+
+static unsigned char bg_wait(pid_t pid, int fd)
+{
+	unsigned char k = 0xfe;
+	int st;
+
+	assert_int_equal(read(fd, &k, 1), 1);
+	close(fd);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return k;
+}
+
+struct want {
+	const char *line;
+	bool seen;
+};
+
+static void stat_seen(void *ctx, const char *stat)
+{
+	struct want *w = ctx;
+
+	w->seen |= strcmp(stat, w->line) == 0;
+}
+
+/* Wait (bounded) until the daemon holds n requests taken at intake and
+ * waiting their turn ("stat queued"): the daemon's word, polled. */
+static void wait_queued(int n)
+{
+	struct timespec tick = { 0, 5000000 };
+	char line[32];
+	struct want w = { line, false };
+
+	snprintf(line, sizeof(line), "queued %d", n);
+	for (int i = 0; i < 2000 * time_factor() && !w.seen; i++) {
+		struct rtid__svc_conn c;
+
+		if (i)
+			nanosleep(&tick, NULL);
+		assert_int_equal(rtid__svc_open(d.sock, &c), 0);
+		assert_int_equal(rtid__svc_status(&c, rtid__now() + 20 * time_factor(), stat_seen, &w),
+				 0);
+		rtid__svc_close(&c);
+	}
+	assert_true(w.seen);
+}
+
+static void slow_lock(const char *seconds)
+{
+	if (seconds) {
+		setenv("RTID_MOCK_SLOW_OPS", "lock", 1);
+		setenv("RTID_MOCK_SLOW_S", seconds, 1);
+	} else {
+		unsetenv("RTID_MOCK_SLOW_OPS");
+		unsetenv("RTID_MOCK_SLOW_S");
+	}
+}
+
+/* The same rule again before the driver, on a proc tree: 500 becomes a
+ * thread of 400 while a checkpoint of it waits behind a lock (denied, as a
+ * new request is), and 100 gains a start time it had none of at intake (the
+ * process is not the one asked about: process-changed). Neither checkpoint
+ * reaches the driver. No root needed. */
+static void test_facts_changed_while_queued(void **state)
+{
+	const int who[2] = { 500, 100 };
+	pid_t lk[2], ck[2];
+	int lfd[2], cfd[2];
+
+	(void)state;
+	slow_lock("3");
+	hd_start(&d, ARGS("--actions"));
+	for (int j = 0; j < 2; j++) {
+		lk[j] = bg_as_user((gid_t)-1, 0, &(struct rtid__svc_req){ RTID__OP_LOCK, who[j], 1000 },
+				   &lfd[j]);
+		hd_log_wait(&d, "lock", who[j], 0);
+	}
+	for (int j = 0; j < 2; j++)
+		ck[j] = bg_as_user((gid_t)-1, 0,
+				   &(struct rtid__svc_req){ RTID__OP_CHECKPOINT, who[j], 0 }, &cfd[j]);
+	wait_queued(2);
+	write_file(d.proc, "500/status", "Name:\tpython3\nTgid:\t400\nThreads:\t2\n");
+	write_file(d.proc, "100/stat", "100 (python3) S 1 100 100 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 "
+		   "1 0 12345 0 0\n");
+	assert_int_equal(hd_log_count(&d, "\"event\":\"lock-end\""), 0); /* still inside */
+	for (int j = 0; j < 2; j++)
+		assert_int_equal(bg_wait(lk[j], lfd[j]), RTID__SVC_DONE);
+	assert_int_equal(bg_wait(ck[0], cfd[0]), RTID__SVC_DENIED);
+	assert_int_equal(bg_wait(ck[1], cfd[1]), RTID__SVC_ERROR);
+	assert_int_equal(hd_log_count(&d, "\"event\":\"checkpoint\""), 0);
+	assert_true(hd_said(&d, "a thread, not a process"));
+	slow_lock(NULL);
+}
+
+/* The request rule is applied again right before the driver is called: a
+ * member of the action group queues checkpoint X behind its own slow lock
+ * X; X meanwhile becomes root's (same pid, same start time, as a setuid-root
+ * exec makes it). The queued checkpoint is denied, as the same request sent
+ * now is, and never reaches the driver. Needs root (setresuid); the daemon
+ * reads the real /proc. */
+static void test_owner_changed_while_queued(void **state)
+{
+	int ready[2], go[2], lfd, cfd;
+	char text[256], c;
+	pid_t x, lk, ck;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* setresuid needs root */
+	/* Close-on-exec: the daemon must not hold X's go pipe open. */
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	x = fork();
+	assert_true(x >= 0);
+	if (x == 0) {
+		/* nobody's, with root kept as the saved uid; dumpable, so that
+		 * its /proc directory is nobody's. */
+		close(go[1]);
+		close(ready[0]);
+		if (setresuid(NOBODY, NOBODY, 0) < 0 || prctl(PR_SET_DUMPABLE, 1) < 0 ||
+		    write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(3);
+		if (setresuid(0, 0, 0) < 0 || write(ready[1], "c", 1) != 1)
+			_exit(4);
+		_exit(read(go[0], &c, 1) == 0 ? 0 : 5); /* until the test closes go */
+	}
+	close(ready[1]);
+	close(go[0]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	snprintf(text, sizeof(text), "title owner\nproves owner\ndriver 580.159.03\nbackend api\n"
+		 "task %d %d sleep\nanswer %d tid %d\nexpect driver %d tid=%d\n", x, x, x, x, x, x);
+	write_file(d.dir, "t.case", text);
+	slow_lock("3");
+	hd_start(&d, ARGS("--group", "65534", "--actions", "--action-group", "nogroup", "--proc",
+			  "/proc"));
+	lk = bg_as_user(1, NOBODY, &(struct rtid__svc_req){ RTID__OP_LOCK, x, 1000 }, &lfd);
+	hd_log_wait(&d, "lock", x, 0); /* in the driver, for a while */
+	ck = bg_as_user(1, NOBODY, &(struct rtid__svc_req){ RTID__OP_CHECKPOINT, x, 0 }, &cfd);
+	wait_queued(1); /* taken at intake (the rule passed: X is nobody's), waiting its turn */
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	assert_int_equal(c, 'c'); /* X is root's now */
+	/* Still inside the lock: the checkpoint has not been handed on yet. */
+	assert_int_equal(hd_log_count(&d, "\"event\":\"lock-end\""), 0);
+	assert_int_equal(bg_wait(lk, lfd), RTID__SVC_DONE);
+	assert_int_equal(bg_wait(ck, cfd), RTID__SVC_DENIED);
+	assert_int_equal(hd_log_count(&d, "\"event\":\"checkpoint\""), 0);
+	assert_true(hd_said(&d, "belongs to another user"));
+	/* The same request sent now: denied as well. */
+	ck = bg_as_user(1, NOBODY, &(struct rtid__svc_req){ RTID__OP_CHECKPOINT, x, 0 }, &cfd);
+	assert_int_equal(bg_wait(ck, cfd), RTID__SVC_DENIED);
+	assert_int_equal(hd_log_count(&d, "\"event\":\"checkpoint\""), 0);
+	close(go[1]);
+	close(ready[0]);
+	assert_int_equal(waitpid(x, NULL, 0), x);
+	slow_lock(NULL);
 }
 
 /* Queries for one's own processes only; actions for root only. */
@@ -559,6 +744,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_action_group_supplementary, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_pid_namespace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_group_non_member, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_owner_changed_while_queued, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_facts_changed_while_queued, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_default_root_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unusable_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_activation_refused, setup, teardown),

@@ -79,6 +79,18 @@ static const char *from_client_ns(struct client *c)
 	return why;
 }
 
+/* Client i may not make its request: said to it, and logged. */
+static void deny(struct server *s, int i, const char *why)
+{
+	struct client *c = &s->c[i];
+	struct rtid__svc_ans a = { .kind = RTID__SVC_DENIED };
+
+	serve_log_limited(SLOG_DENIED, "denied uid %d (pid %d): %s %d: %s", (int)c->uid,
+			  (int)c->peer, rtid__svc_op_name(c->req.op), c->req.pid, why);
+	snprintf(a.text, sizeof(a.text), "%s", why);
+	sv_answer(s, i, &a);
+}
+
 static void take_request(struct server *s, int i, const char *buf, size_t n)
 {
 	struct client *c = &s->c[i];
@@ -117,12 +129,7 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 		why = sa_check(s->cfg, c->uid, c->may_act, &q, &c->process);
 	}
 	if (why) {
-		struct rtid__svc_ans a = { .kind = RTID__SVC_DENIED };
-
-		serve_log_limited(SLOG_DENIED, "denied uid %d (pid %d): %s %d: %s", (int)c->uid,
-				  (int)c->peer, rtid__svc_op_name(c->req.op), c->req.pid, why);
-		snprintf(a.text, sizeof(a.text), "%s", why);
-		sv_answer(s, i, &a);
+		deny(s, i, why);
 		return;
 	}
 	if (s->stopping) {
@@ -183,9 +190,39 @@ bool sv_same_process(const struct server *s, int i)
 {
 	const struct client *c = &s->c[i];
 	unsigned long long now;
+	bool known = rtid_proc_start_time(s->cfg->proc_root, c->pid, &now) == 0;
 
-	return !c->start_known ||
-	       (rtid_proc_start_time(s->cfg->proc_root, c->pid, &now) == 0 && now == c->start);
+	/* A start time that cannot be read now is a change, as is one that can
+	 * be read now but could not be then. Neither ever read (a proc tree
+	 * that has none) leaves the judgement to the request rule. */
+	if (c->start_known)
+		return known && now == c->start;
+	return !known;
+}
+
+bool sv_still_allowed(struct server *s, int i)
+{
+	struct client *c = &s->c[i];
+	struct rtid__svc_req q = c->req;
+	const char *why;
+	int process;
+
+	/* The facts of now, under the intake's rule and the peer's identity
+	 * from connect: an owner that changed is denied as a new request is. */
+	q.pid = c->pid;
+	why = sa_check(s->cfg, c->uid, c->may_act, &q, &process);
+	if (why) {
+		deny(s, i, why);
+		return false;
+	}
+	/* Read after those facts: they were the facts of the process taken at
+	 * intake, not of one that took its pid meanwhile. */
+	if (!sv_same_process(s, i)) {
+		sv_fail(s, i, "process-changed", "the process exited or its pid was reused "
+			"before the driver was asked");
+		return false;
+	}
+	return true;
 }
 
 /* Whether the peer shares our pid namespace, so that the numbers it names
