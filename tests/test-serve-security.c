@@ -15,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <linux/sched.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -24,6 +26,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "basic/parse.h"
 #include "helpers.h"
 #include "rtid.h"
 #include "serve-harness.h"
@@ -56,6 +59,8 @@ static int setup_hang(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	if (d.pid > 0)
+		kill(d.pid, SIGCONT); /* a test that stopped it and failed */
 	hd_cleanup(&d);
 	return 0;
 }
@@ -343,19 +348,39 @@ static void test_denied_peer(void **state)
 	assert_int_equal(a.kind, RTID__SVC_DONE);
 }
 
+/* The ways the daemon can tell which process connected (sa_peer_ns): by
+ * default, SO_PEERPIDFD and its namespace by PIDFD_GET_PID_NAMESPACE where
+ * the kernel has them; the pidfd with the namespace read from /proc (as
+ * 6.5 to 6.10); the peer socket among the fds of the SO_PEERCRED pid (as
+ * before 6.5). Each is asked of this kernel through the test switches. */
+static const char *const methods[][2] = {
+	{ NULL, NULL },
+	{ "RTID_SERVE_NO_PIDFD_NS", "1" },
+	{ "RTID_SERVE_NO_PEERPIDFD", "1" },
+};
+#define N_METHODS (sizeof(methods) / sizeof(methods[0]))
+
+static void start_with(size_t m, const char *const *extra)
+{
+	if (methods[m][0])
+		setenv(methods[m][0], methods[m][1], 1);
+	hd_start(&d, extra);
+	if (methods[m][0])
+		unsetenv(methods[m][0]);
+}
+
 /* A client in another pid namespace names its own pids: pid 1 there is not
  * the daemon's pid 1. The daemon translates a pid of a process whose own
  * namespace is the client's (NSpid), answers with the tid as the client
  * numbers it, and refuses a number it cannot place (the shim then asks the
  * real tool, in the caller's namespace). Needs root for unshare; the daemon
  * reads the real /proc here. */
-static void test_other_pid_namespace(void **state)
+static void other_ns_once(size_t m)
 {
 	int go[2], res[2], hp[2], st, host = 0, got[3] = { 0 };
 	char text[256];
 	pid_t pid;
 
-	(void)state;
 	assert_int_equal(pipe(go), 0);
 	assert_int_equal(pipe(res), 0);
 	assert_int_equal(pipe(hp), 0);
@@ -400,7 +425,7 @@ static void test_other_pid_namespace(void **state)
 		 "task %d %d sh\nanswer %d tid %d\nexpect driver %d tid=%d\n", host, host, host,
 		 host, host, host);
 	write_file(d.dir, "t.case", text);
-	hd_start(&d, ARGS("--actions", "--proc", "/proc"));
+	start_with(m, ARGS("--actions", "--proc", "/proc"));
 	assert_int_equal(write(go[1], "g", 1), 1);
 	assert_int_equal(read(res[0], got, sizeof(got)), (ssize_t)sizeof(got));
 	assert_int_equal(waitpid(pid, &st, 0), pid);
@@ -412,7 +437,166 @@ static void test_other_pid_namespace(void **state)
 	assert_int_equal(got[1], 1);              /* its own number, as the client sees it */
 	assert_int_equal(got[2], RTID__SVC_DENIED); /* no pid 2 in its namespace */
 	assert_true(hd_said(&d, "another pid namespace"));
-	assert_int_equal(hd_log_count(&d, "\"event\":\"start\""), 1); /* the driver asked once */
+	/* the driver asked once each time */
+	assert_int_equal(hd_log_count(&d, "\"event\":\"start\""), (int)m + 1);
+	assert_int_equal(hd_stop(&d), 0);
+}
+
+/* ... by each way of telling which process connected (methods). */
+static void test_other_pid_namespace(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < N_METHODS; m++)
+		other_ns_once(m);
+}
+
+/* A pid taken on purpose (clone3 with set_tid, root): a process that waits
+ * until fd closes, or -1 with errno. */
+static pid_t take_pid(pid_t want, int fd)
+{
+	struct clone_args ca = { .exit_signal = SIGCHLD, .set_tid = (uintptr_t)&want,
+				 .set_tid_size = 1 };
+	long r = syscall(SYS_clone3, &ca, sizeof(ca));
+
+	if (r == 0) {
+		char c;
+
+		_exit(read(fd, &c, 1) == 0 ? 0 : 1);
+	}
+	return (pid_t)r;
+}
+
+/* A client in its own pid namespace connects while the daemon is stopped
+ * (SIGSTOP: between connect and accept), hands its connection to a child and
+ * exits; with reuse, its host pid is then taken by a host process. Resumed,
+ * the daemon must refuse the connection rather than place it by whatever
+ * holds that number: the child's lock of host pid T (the test itself) and,
+ * as a control, the same lock on a fresh connection of the child are both
+ * denied, and the driver is never asked. *kinds gets the two answers. */
+static void connector_gone(size_t m, bool reuse, unsigned char *kinds)
+{
+	int out[2], hostpid[2], go[2], reaped[2], hold[2], st;
+	pid_t p, r = -1, hk = 0, me = getpid();
+	char text[300], c;
+
+	snprintf(text, sizeof(text), "title peer\nproves peer\ndriver 580.159.03\nbackend api\n"
+		 "task %d %d test\nanswer %d tid %d\nexpect driver %d tid=%d\n", me, me, me, me,
+		 me, me);
+	write_file(d.dir, "t.case", text);
+	start_with(m, ARGS("--actions", "--proc", "/proc"));
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(hostpid, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(reaped, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(hold, O_CLOEXEC), 0);
+	assert_int_equal(kill(d.pid, SIGSTOP), 0);
+	p = fork();
+	assert_true(p >= 0);
+	if (p == 0) {
+		pid_t init, k, k2;
+
+		if (unshare(CLONE_NEWPID) < 0 || (init = fork()) < 0)
+			_exit(77);
+		if (init > 0)
+			_exit(waitpid(init, &st, 0) == init && WIFEXITED(st) ? WEXITSTATUS(st) : 6);
+		/* pid 1 of the namespace: its child K connects. */
+		if ((k = fork()) == 0) {
+			struct rtid__svc_conn conn;
+			char self[16] = { 0 };
+			int host = 0;
+
+			/* The host's /proc: its "self" is K's host pid. */
+			if (readlink("/proc/self", self, sizeof(self) - 1) <= 0 ||
+			    rtid__parse_pid(self, &host) < 0 || rtid__svc_open(d.sock, &conn) < 0)
+				_exit(2);
+			if ((k2 = fork()) == 0) {
+				struct rtid__svc_req q = { RTID__OP_LOCK, me, 1000 };
+				struct rtid__svc_ans a;
+				unsigned char kk[2] = { 0xff, 0xff };
+
+				if (read(go[0], &c, 1) != 1)
+					_exit(3);
+				if (rtid__svc_call(&conn, &q, rtid__now() + 20 * time_factor(), &a) == 0)
+					kk[0] = (unsigned char)a.kind;
+				if (hd_ask(&d, RTID__OP_LOCK, me, 1000, &a) == 0)
+					kk[1] = (unsigned char)a.kind;
+				_exit(write(out[1], kk, 2) == 2 ? 0 : 4);
+			}
+			_exit(k2 > 0 && write(hostpid[1], &host, sizeof(host)) == sizeof(host) ? 0 : 5);
+		}
+		/* K reaped: its host pid is free. */
+		if (k < 0 || waitpid(k, &st, 0) != k || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+		    write(reaped[1], "k", 1) != 1)
+			_exit(7);
+		while (wait(&st) > 0 && (!WIFEXITED(st) || WEXITSTATUS(st) == 0))
+			;
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 8);
+	}
+	close(out[1]);
+	close(hostpid[1]);
+	close(go[0]);
+	close(reaped[1]);
+	close(hold[0]);
+	if (read(reaped[0], &c, 1) != 1) {
+		kill(d.pid, SIGCONT);
+		assert_int_equal(waitpid(p, &st, 0), p);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 77);
+		skip(); /* no unshare here */
+	}
+	assert_int_equal(read(hostpid[0], &hk, sizeof(hk)), (ssize_t)sizeof(hk));
+	if (reuse)
+		r = take_pid(hk, hold[1]);
+	kill(d.pid, SIGCONT);
+	if (reuse && r < 0 && (errno == ENOSYS || errno == EPERM))
+		skip(); /* no clone3 with set_tid here (Linux 5.5, root) */
+	assert_true(!reuse || r == hk);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(out[0], kinds, 2), 2);
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(hold[1]);
+	if (r > 0)
+		assert_int_equal(waitpid(r, &st, 0), r);
+	close(out[0]);
+	close(hostpid[0]);
+	close(go[1]);
+	close(reaped[0]);
+	assert_int_equal(hd_log_count(&d, "\"event\":\"lock\""), 0);
+	assert_int_equal(hd_stop(&d), 0);
+}
+
+/* The edge: a host process holds the connecting client's number by accept
+ * time. Read by the number, the client passed for a host client and locked
+ * a host process it is refused as itself. Needs root (unshare, clone3). */
+static void test_peer_pid_reused(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	for (size_t m = 0; m < N_METHODS; m++) {
+		unsigned char k[2];
+
+		connector_gone(m, true, k);
+		assert_int_equal(k[0], RTID__SVC_DENIED);
+		assert_int_equal(k[1], RTID__SVC_DENIED);
+		assert_true(hd_said(&d, "not proven"));
+	}
+}
+
+/* The connecting process is gone and nothing took its number: refused as
+ * well, never resolved by whatever /proc says. */
+static void test_peer_gone(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	for (size_t m = 0; m < N_METHODS; m++) {
+		unsigned char k[2];
+
+		connector_gone(m, false, k);
+		assert_int_equal(k[0], RTID__SVC_DENIED);
+		assert_int_equal(k[1], RTID__SVC_DENIED);
+	}
 }
 
 /* A group named for actions lets its members act on their own processes,
@@ -743,6 +927,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_action_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_group_supplementary, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_pid_namespace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_pid_reused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_group_non_member, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_owner_changed_while_queued, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_facts_changed_while_queued, setup, teardown),

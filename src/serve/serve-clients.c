@@ -68,6 +68,9 @@ static const char *from_client_ns(struct client *c)
 	static char why[120];
 	int host, r = -ESRCH;
 
+	if (c->unproven)
+		return "the client's process is not proven: it left or handed on its connection "
+		       "after connecting";
 	if (c->ns[0])
 		r = rtid__pid_from_ns("/proc", c->ns, c->req.pid, &host);
 	if (r == 0) {
@@ -225,20 +228,28 @@ bool sv_still_allowed(struct server *s, int i)
 	return true;
 }
 
-/* Whether the peer shares our pid namespace, so that the numbers it names
- * are the ones we see. A peer we cannot place (pid 0: an ancestor
- * namespace; its ns link unreadable) is not. */
-static bool same_pidns(pid_t peer)
+/* The pid namespace of client i, placed at connect by the kernel's word
+ * about the connection (sa_peer_ns), never by whatever holds the peer's
+ * number later: ours (its numbers are the ones we see), another (they are
+ * translated), or not proven (every request refused). */
+static void place(struct server *s, int i, pid_t peer)
 {
-	char a[64], b[64], path[48];
-	ssize_t n, m;
+	static char own[64]; /* ours, read once: a process never changes it */
+	struct client *c = &s->c[i];
+	int r = sa_peer_ns(c->fd, peer, c->ns, sizeof(c->ns));
 
-	if (peer <= 0)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)peer);
-	n = readlink(path, a, sizeof(a));
-	m = readlink("/proc/self/ns/pid", b, sizeof(b));
-	return n > 0 && n == m && memcmp(a, b, (size_t)n) == 0;
+	if (!own[0] && readlink("/proc/self/ns/pid", own, sizeof(own) - 1) <= 0)
+		own[0] = '\0';
+	c->unproven = r < 0;
+	if (r < 0 || !own[0]) {
+		c->ns[0] = '\0';
+		c->other_ns = true;
+		if (r < 0 && r != -ESRCH)
+			serve_log_limited(SLOG_CLIENT, "cannot prove which process client pid %d "
+					  "is: %s", (int)peer, strerror(-r));
+		return;
+	}
+	c->other_ns = strcmp(c->ns, own) != 0;
 }
 
 /* Connections a uid other than root may hold at once. */
@@ -340,11 +351,8 @@ void sv_accept_all(struct server *s)
 		s->c[i] = (struct client){ .fd = fd, .conn = ++s->conns, .uid = cr.uid,
 					   .gid = cr.gid, .peer = cr.pid,
 					   .may_act = sa_may_act(s->cfg, fd, cr.uid, cr.gid),
-					   .other_ns = !same_pidns(cr.pid),
 					   .idle_until = rtid__now() + s->cfg->client_timeout_s };
-		if (s->c[i].other_ns && (cr.pid <= 0 ||
-					 rtid__pidns_of("/proc", cr.pid, s->c[i].ns, sizeof(s->c[i].ns)) < 0))
-			s->c[i].ns[0] = '\0'; /* cannot be placed: every request refused */
+		place(s, i, cr.pid);
 		/* Its greeting, when already sent, is read now: a client that has
 		 * spoken is not one that a silent flood may displace. */
 		sv_client_readable(s, i);

@@ -22,6 +22,7 @@ struct client {
 	bool inflight; /* with a worker */
 	bool may_act; /* root, or in the action group (sa_may_act) */
 	bool other_ns; /* in another pid namespace: its pids are translated, or refused */
+	bool unproven; /* which process connected is not proven (sa_peer_ns): refused */
 	char ns[64];   /* that namespace's link ("pid:[INODE]"); "" when unknown */
 	int pid;       /* req.pid as this daemon sees it */
 	int process;   /* the process it is or is a thread of: one process's requests
