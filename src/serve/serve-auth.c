@@ -79,7 +79,8 @@ static bool switched(const char *v)
 }
 
 /* The namespace of a pidfd's process by the kernel's word (6.11): 0,
- * -ENOTTY where the kernel has no such call, or -ESRCH. */
+ * -ESRCH when the process is gone, or -ENOTTY when the call is not to be
+ * had (before 6.11; refused): /proc then, proven by the pidfd. */
 static int ns_by_ioctl(int pidfd, char *ns, size_t len)
 {
 	int nsfd = ioctl(pidfd, PIDFD_GET_PID_NAMESPACE, 0), e = errno;
@@ -87,7 +88,7 @@ static int ns_by_ioctl(int pidfd, char *ns, size_t len)
 	bool ok;
 
 	if (nsfd < 0)
-		return e == ENOTTY || e == EINVAL ? -ENOTTY : -ESRCH;
+		return e == ESRCH ? -ESRCH : -ENOTTY;
 	ok = fstat(nsfd, &st) == 0;
 	close(nsfd);
 	if (!ok)
@@ -153,7 +154,9 @@ static int peer_inode(int fd, unsigned long *ino)
 		return -errno;
 	if (send(nl, &q, sizeof(q), 0) != (ssize_t)sizeof(q) || (n = recv(nl, &a, sizeof(a), 0)) < 0) {
 		r = -errno;
-	} else if (NLMSG_OK(&a.h, (size_t)n) && a.h.nlmsg_type == SOCK_DIAG_BY_FAMILY &&
+	} else if (!NLMSG_OK(&a.h, (size_t)n)) {
+		r = -EPROTO;
+	} else if (a.h.nlmsg_type == SOCK_DIAG_BY_FAMILY &&
 		   a.h.nlmsg_len >= NLMSG_LENGTH(sizeof(struct unix_diag_msg))) {
 		struct rtattr *at = (struct rtattr *)((char *)NLMSG_DATA(&a.h) +
 						      NLMSG_ALIGN(sizeof(struct unix_diag_msg)));
@@ -163,8 +166,9 @@ static int peer_inode(int fd, unsigned long *ino)
 		for (; RTA_OK(at, left); at = RTA_NEXT(at, left))
 			if (at->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(at) == sizeof(v)) {
 				memcpy(&v, RTA_DATA(at), sizeof(v));
-				*ino = v;
-				r = v ? 0 : -ESRCH;
+				r = v ? 0 : -ESRCH; /* 0: the client's end is closed */
+				if (v)
+					*ino = v;
 			}
 	} else if (a.h.nlmsg_type == NLMSG_ERROR) {
 		r = -EPROTONOSUPPORT; /* no unix_diag: nothing to prove it with */
