@@ -40,6 +40,7 @@ struct scenario {
 	bool serve; /* rtid serve runs (rtid's plugin asks it) */
 	bool slow;  /* checkpoint and restore take SLOW_S each */
 	bool fail;  /* the dump fails after the checkpoints (an image it cannot write) */
+	bool other; /* rtid's plugin as built for another CRIU version: it refuses */
 };
 
 static const struct scenario scenarios[] = {
@@ -48,6 +49,7 @@ static const struct scenario scenarios[] = {
 	{ .name = "plugin-to-criu", .restore_by = THEIRS, .serve = true },
 	{ .name = "criu-to-plugin", .dump_by = THEIRS, .serve = true },
 	{ .name = "plugin-rollback", .serve = true, .fail = true },
+	{ .name = "plugin-other-criu", .serve = true, .other = true },
 };
 
 static struct criu_env env;
@@ -107,7 +109,8 @@ static void set_up(const struct scenario *s)
 	snprintf(link, sizeof(link), "%s/real/cuda-checkpoint", dir);
 	check(symlink(env_path("MOCK_TOOL"), link) == 0, "symlink %s", link);
 	snprintf(link, sizeof(link), "%s/ours/cuda_plugin.so", dir);
-	check(symlink(env_path("RTID_PLUGIN"), link) == 0, "symlink %s", link);
+	check(symlink(env_path(s->other ? "RTID_PLUGIN_OTHER" : "RTID_PLUGIN"), link) == 0,
+	      "symlink %s", link);
 	snprintf(path_env, sizeof(path_env), "%s/real:/usr/sbin:/usr/bin:/bin", dir);
 	setenv("RTID_MOCK_LOG", mocklog, 1);
 	setenv("RTID_MOCK_STATE", states, 1); /* the daemon's workers share the driver's state */
@@ -199,10 +202,10 @@ static double dump(const struct scenario *s, const struct tree *t)
 	check(!s->fail || mkdir(core, 0700) == 0, "mkdir %s", core);
 	rc = run_criu(s->dump_by, args);
 	took = now() - t0;
-	check((rc != 0) == s->fail, "criu dump exit %d, expected %s (see %s/dump.log)", rc,
-	      s->fail ? "a failure" : "0", img);
+	check((rc != 0) == (s->fail || s->other), "criu dump exit %d, expected %s (see "
+	      "%s/dump.log)", rc, s->fail || s->other ? "a failure" : "0", img);
 	printf("%s: criu dump exit %d in %.2f s\n", s->name, rc, took);
-	if (!s->fail)
+	if (!s->fail && !s->other)
 		tree_reap(t); /* the pids must be free for the restore */
 	return took;
 }
@@ -301,6 +304,22 @@ static int run(const struct scenario *s)
 	if (s->serve)
 		daemon = serve_start();
 	d = dump(s, &t);
+	if (s->other) {
+		char log[700];
+
+		/* Refused at init, loudly, before touching any task. */
+		snprintf(log, sizeof(log), "%s/dump.log", img);
+		check(file_has(log, "rtid_cuda_plugin: refusing to run: built for CRIU 0.1"),
+		      "%s does not say the plugin refused", log);
+		check(!file_has(mocklog, "\"event\":\"lock\""), "a task was locked");
+		for (int i = 0; i < t.n; i++)
+			check(proc_runs(&t.p[i]), "pid %d: not every thread runs", t.p[i].pid);
+		tree_kill(&t);
+		serve_stop(daemon);
+		if (!failures)
+			rm_tree(dir);
+		return failures ? 1 : 0;
+	}
 	snprintf(record, sizeof(record), "%s/rtid-cuda.txt", img);
 	check((s->dump_by == OURS) == (access(record, F_OK) == 0),
 	      "the image %s rtid's record", s->dump_by == OURS ? "lacks" : "has");
