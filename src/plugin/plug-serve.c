@@ -4,6 +4,7 @@
  * exactly once (an action the daemon said it started is never run again).
  * Safe on any thread: it only talks to the daemon. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/basic.h"
 #include "basic/parse.h"
 #include "plugin/plugin.h"
 #include "proto/service-client.h"
@@ -31,6 +33,47 @@ static double seconds(const char *name, double def)
 	errno = 0;
 	s = strtod(v, &end);
 	return errno || *end || !(s > 0) || s > 86400 ? def : s;
+}
+
+#define SYSTEM_CONF "/etc/rtid/shim.conf"
+
+/* The settings of the daemon's clients that the plugin reads. */
+static const char *const names[] = {
+	"RTID_SOCKET", "RTID_SERVE_UID", "RTID_SERVICE_TIMEOUT", "RTID_SERVICE_ACTION_TIMEOUT",
+};
+
+static int setting(const char *line, size_t len, bool whole, void *arg)
+{
+	char buf[RTID__LINE_PIECE + 1];
+	const char *eq = memchr(line, '=', len);
+
+	(void)arg;
+	if (!whole || !eq)
+		return 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if ((size_t)(eq - line) == strlen(names[i]) && !memcmp(line, names[i], strlen(names[i]))) {
+			size_t n = len - (size_t)(eq + 1 - line);
+
+			while (n && (eq[n] == ' ' || eq[n] == '\t' || eq[n] == '\r'))
+				n--;
+			memcpy(buf, eq + 1, n);
+			buf[n] = '\0';
+			setenv(names[i], buf, 0); /* the environment wins */
+		}
+	return 0;
+}
+
+void plug_serve_settings(void)
+{
+	const char *env = getenv("RTID_SHIM_CONF"), *path = env ? env : SYSTEM_CONF;
+	struct stat st;
+
+	/* As the shim reads it: set and empty, no file; trusted only when
+	 * nobody but root and us can change it. */
+	if (!*path || stat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return;
+	rtid__read_lines(AT_FDCWD, path, setting, NULL);
 }
 
 bool plug_serve_present(void)

@@ -60,6 +60,11 @@ enum plug_ans {
 	ANS_FAILED,  /* the driver failed it (msg); an action: not to be run again */
 	ANS_TO_TOOL, /* nothing reached the driver through the daemon: the tool's turn */
 };
+/* The daemon's settings from the shim's settings file (RTID_SHIM_CONF, else
+ * /etc/rtid/shim.conf) where the environment lacks them: RTID_SOCKET,
+ * RTID_SERVE_UID, RTID_SERVICE_TIMEOUT, RTID_SERVICE_ACTION_TIMEOUT. Engines
+ * run CRIU with an environment of their own. */
+void plug_serve_settings(void);
 /* Whether a daemon is set up (its socket exists). */
 bool plug_serve_present(void);
 /* Ask the daemon op (enum rtid__worker_op) for pid. Thread-safe; no spawn. */

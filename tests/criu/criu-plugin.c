@@ -41,6 +41,7 @@ struct scenario {
 	bool slow;  /* checkpoint and restore take SLOW_S each */
 	bool fail;  /* the dump fails after the checkpoints (an image it cannot write) */
 	bool other; /* rtid's plugin as built for another CRIU version: it refuses */
+	bool conf;  /* the socket named in the settings file only (as engines run CRIU) */
 };
 
 static const struct scenario scenarios[] = {
@@ -50,6 +51,7 @@ static const struct scenario scenarios[] = {
 	{ .name = "criu-to-plugin", .dump_by = THEIRS, .serve = true },
 	{ .name = "plugin-rollback", .serve = true, .fail = true },
 	{ .name = "plugin-other-criu", .serve = true, .other = true },
+	{ .name = "plugin-settings", .serve = true, .conf = true },
 };
 
 static struct criu_env env;
@@ -236,7 +238,7 @@ static void checkpointed_by_tool(const struct tree *t)
 		}
 }
 
-static pid_t serve_start(void)
+static pid_t serve_start(bool conf)
 {
 	char sock[700];
 	const char *argv[] = { env_path("RTID_BIN"), "serve", "--socket", sock, "--actions",
@@ -246,7 +248,18 @@ static pid_t serve_start(void)
 	snprintf(sock, sizeof(sock), "%s/rtid.sock", dir);
 	pid = serve_spawn(argv, -1, 20 * time_factor());
 	check(pid > 0, "rtid serve did not start");
-	setenv("RTID_SOCKET", sock, 1);
+	if (conf) {
+		char text[800], path[700];
+
+		snprintf(text, sizeof(text), "# as for the shim\nRTID_SOCKET=%s\n", sock);
+		write_file(dir, "shim.conf", text);
+		snprintf(path, sizeof(path), "%s/shim.conf", dir);
+		chmod(path, 0600);
+		setenv("RTID_SHIM_CONF", path, 1);
+		unsetenv("RTID_SOCKET");
+	} else {
+		setenv("RTID_SOCKET", sock, 1);
+	}
 	return pid;
 }
 
@@ -302,7 +315,7 @@ static int run(const struct scenario *s)
 	}
 	write_case(&t);
 	if (s->serve)
-		daemon = serve_start();
+		daemon = serve_start(s->conf);
 	d = dump(s, &t);
 	if (s->other) {
 		char log[700];
