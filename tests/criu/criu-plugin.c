@@ -42,6 +42,7 @@ struct scenario {
 	bool fail;  /* the dump fails after the checkpoints (an image it cannot write) */
 	bool other; /* rtid's plugin as built for another CRIU version: it refuses */
 	bool conf;  /* the socket named in the settings file only (as engines run CRIU) */
+	bool leave; /* criu dump -R: the tree lives on, its GPU state given back */
 };
 
 static const struct scenario scenarios[] = {
@@ -52,6 +53,7 @@ static const struct scenario scenarios[] = {
 	{ .name = "plugin-rollback", .serve = true, .fail = true },
 	{ .name = "plugin-other-criu", .serve = true, .other = true },
 	{ .name = "plugin-settings", .serve = true, .conf = true },
+	{ .name = "plugin-leave-running", .serve = true, .leave = true },
 };
 
 static struct criu_env env;
@@ -193,7 +195,7 @@ static double dump(const struct scenario *s, const struct tree *t)
 {
 	char pid[16], core[700];
 	char *args[] = { "dump", "-t", pid, "-D", img, "--shell-job", "-v4", "-o", "dump.log",
-			 NULL };
+			 s->leave ? "-R" : NULL, NULL };
 	double t0 = now(), took;
 	int rc;
 
@@ -207,7 +209,7 @@ static double dump(const struct scenario *s, const struct tree *t)
 	check((rc != 0) == (s->fail || s->other), "criu dump exit %d, expected %s (see "
 	      "%s/dump.log)", rc, s->fail || s->other ? "a failure" : "0", img);
 	printf("%s: criu dump exit %d in %.2f s\n", s->name, rc, took);
-	if (!s->fail && !s->other)
+	if (!s->fail && !s->other && !s->leave)
 		tree_reap(t); /* the pids must be free for the restore */
 	return took;
 }
@@ -287,7 +289,7 @@ static void check_actions(const struct scenario *s, const struct tree *t)
 			int by_driver = driver_saw(acts[k], p->pid), by_tool = tool_saw(acts[k], p->pid);
 			int want = p->restore_tid ? 1 : 0;
 
-			if (s->fail) /* no restore: the rollback's restore and unlock */
+			if (s->fail || s->leave) /* no restore: the dump's exit restores and unlocks */
 				ours_did = true;
 			if (s->serve && ours_did)
 				check(by_driver == want && by_tool == 0, "pid %d: %s through the daemon "
@@ -336,7 +338,7 @@ static int run(const struct scenario *s)
 	snprintf(record, sizeof(record), "%s/rtid-cuda.txt", img);
 	check((s->dump_by == OURS) == (access(record, F_OK) == 0),
 	      "the image %s rtid's record", s->dump_by == OURS ? "lacks" : "has");
-	if (!s->fail) {
+	if (!s->fail && !s->leave) {
 		if (s->dump_by == THEIRS)
 			checkpointed_by_tool(&t);
 		r = restore(s);
