@@ -134,7 +134,7 @@ int task_start(bool tree, struct tree *t)
 
 int task_start_n(bool tree, int cuda_children, struct tree *t)
 {
-	char buf[2048], *line, *next, count[16];
+	char buf[8192], *line, *next, count[16];
 	int fd[2], n = 0;
 	ssize_t r;
 	pid_t pid;

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define TREE_MAX 8
+#define TREE_MAX 20
 #define THREADS_MAX 8
 #define CALLS_MAX 64
 
