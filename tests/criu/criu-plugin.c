@@ -43,6 +43,9 @@ struct scenario {
 	bool other; /* rtid's plugin as built for another CRIU version: it refuses */
 	bool conf;  /* the socket named in the settings file only (as engines run CRIU) */
 	bool leave; /* criu dump -R: the tree lives on, its GPU state given back */
+	bool busy;  /* the restore's daemon serves one action at a time: the rest
+		     * go to the tool, each in its own call */
+	bool nogpu; /* no /proc/driver/nvidia/gpus/: rtid's plugin stays out */
 };
 
 static const struct scenario scenarios[] = {
@@ -54,6 +57,8 @@ static const struct scenario scenarios[] = {
 	{ .name = "plugin-other-criu", .serve = true, .other = true },
 	{ .name = "plugin-settings", .serve = true, .conf = true },
 	{ .name = "plugin-leave-running", .serve = true, .leave = true },
+	{ .name = "plugin-busy", .serve = true, .busy = true },
+	{ .name = "plugin-no-gpu", .serve = true, .nogpu = true },
 };
 
 static struct criu_env env;
@@ -240,11 +245,11 @@ static void checkpointed_by_tool(const struct tree *t)
 		}
 }
 
-static pid_t serve_start(bool conf)
+static pid_t serve_start(bool conf, const char *workers)
 {
 	char sock[700];
 	const char *argv[] = { env_path("RTID_BIN"), "serve", "--socket", sock, "--actions",
-			       "--workers", "8", "--libcuda", env_path("MOCK_LIBCUDA"), NULL };
+			       "--workers", workers, "--libcuda", env_path("MOCK_LIBCUDA"), NULL };
 	pid_t pid;
 
 	snprintf(sock, sizeof(sock), "%s/rtid.sock", dir);
@@ -280,6 +285,7 @@ static void serve_stop(pid_t daemon)
 static void check_actions(const struct scenario *s, const struct tree *t)
 {
 	static const char *const acts[] = { "lock", "checkpoint", "restore", "unlock" };
+	int tools = 0;
 
 	for (int i = 0; i < t->n; i++) {
 		const struct proc *p = &t->p[i];
@@ -291,7 +297,14 @@ static void check_actions(const struct scenario *s, const struct tree *t)
 
 			if (s->fail || s->leave) /* no restore: the dump's exit restores and unlocks */
 				ours_did = true;
-			if (s->serve && ours_did)
+			if (s->nogpu) /* rtid's plugin did nothing, and nobody else was there */
+				want = 0;
+			if (s->busy && !dumping) {
+				tools += by_tool;
+				check(by_driver + by_tool == want, "pid %d: %s %d times through the daemon "
+				      "and %d through the tool; expected %d in all", p->pid, acts[k],
+				      by_driver, by_tool, want);
+			} else if (s->serve && ours_did)
 				check(by_driver == want && by_tool == 0, "pid %d: %s through the daemon "
 				      "%d times, the tool %d; expected %d and 0", p->pid, acts[k],
 				      by_driver, by_tool, want);
@@ -301,6 +314,7 @@ static void check_actions(const struct scenario *s, const struct tree *t)
 				      by_driver, want);
 		}
 	}
+	check(!s->busy || tools > 0, "the busy daemon sent no action to the tool");
 }
 
 static int run(const struct scenario *s)
@@ -317,7 +331,7 @@ static int run(const struct scenario *s)
 	}
 	write_case(&t);
 	if (s->serve)
-		daemon = serve_start(s->conf);
+		daemon = serve_start(s->conf, "8");
 	d = dump(s, &t);
 	if (s->other) {
 		char log[700];
@@ -336,11 +350,22 @@ static int run(const struct scenario *s)
 		return failures ? 1 : 0;
 	}
 	snprintf(record, sizeof(record), "%s/rtid-cuda.txt", img);
-	check((s->dump_by == OURS) == (access(record, F_OK) == 0),
+	if (s->nogpu) {
+		char log[700];
+
+		snprintf(log, sizeof(log), "%s/dump.log", img);
+		check(file_has(log, "rtid_cuda_plugin: no GPU device found: disabled"),
+		      "%s does not say the plugin is disabled", log);
+	}
+	check((s->dump_by == OURS && !s->nogpu) == (access(record, F_OK) == 0),
 	      "the image %s rtid's record", s->dump_by == OURS ? "lacks" : "has");
 	if (!s->fail && !s->leave) {
 		if (s->dump_by == THEIRS)
 			checkpointed_by_tool(&t);
+		if (s->busy) {
+			serve_stop(daemon);
+			daemon = serve_start(false, "2"); /* actions: --workers less one */
+		}
 		r = restore(s);
 	}
 	for (int i = 0; i < t.n; i++)
@@ -381,6 +406,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "criu plugin suite: rtid's plugin is not built (see meson's summary)\n");
 		return 77;
 	}
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		if (!strcmp(argv[1], scenarios[i].name) && scenarios[i].nogpu) {
+			if (!access("/proc/driver/nvidia/gpus", F_OK)) {
+				fprintf(stderr, "criu plugin suite: this machine has an NVIDIA GPU\n");
+				return 77;
+			}
+			prctl(PR_SET_CHILD_SUBREAPER, 1);
+			return run(&scenarios[i]);
+		}
 	if ((no = private_gpu())) {
 		fprintf(stderr, "criu plugin suite: %s: %s\n", no, strerror(errno));
 		return 77;
