@@ -46,6 +46,8 @@ struct scenario {
 	bool busy;  /* the restore's daemon serves one action at a time: the rest
 		     * go to the tool, each in its own call */
 	bool nogpu; /* no /proc/driver/nvidia/gpus/: rtid's plugin stays out */
+	bool spoil; /* the record spoilt between dump and restore: task by task */
+	bool locked; /* every CUDA process locked before the dump: no lock, an unlock */
 };
 
 static const struct scenario scenarios[] = {
@@ -59,6 +61,8 @@ static const struct scenario scenarios[] = {
 	{ .name = "plugin-leave-running", .serve = true, .leave = true },
 	{ .name = "plugin-busy", .serve = true, .busy = true },
 	{ .name = "plugin-no-gpu", .serve = true, .nogpu = true },
+	{ .name = "plugin-bad-record", .serve = true, .spoil = true },
+	{ .name = "plugin-locked", .serve = true, .locked = true },
 };
 
 static struct criu_env env;
@@ -214,9 +218,9 @@ static double dump(const struct scenario *s, const struct tree *t)
 	check((rc != 0) == (s->fail || s->other), "criu dump exit %d, expected %s (see "
 	      "%s/dump.log)", rc, s->fail || s->other ? "a failure" : "0", img);
 	printf("%s: criu dump exit %d in %.2f s\n", s->name, rc, took);
-	if (!s->fail && !s->other && !s->leave)
+	if (rc == 0 && !s->leave)
 		tree_reap(t); /* the pids must be free for the restore */
-	return took;
+	return rc == 0 ? took : -1;
 }
 
 static double restore(const struct scenario *s)
@@ -281,6 +285,21 @@ static void serve_stop(pid_t daemon)
 	      "rtid serve did not stop cleanly");
 }
 
+/* Lock every CUDA process through the daemon before CRIU comes, as a job
+ * that quiesces its processes first would (the shim, asked as the tool). */
+static void lock_first(const struct tree *t)
+{
+	char link[700], cmd[1200];
+
+	snprintf(link, sizeof(link), "%s/cuda-checkpoint", dir);
+	check(symlink(env_path("RTID_BIN"), link) == 0, "symlink %s", link);
+	for (int i = 0; i < t->n; i++)
+		if (t->p[i].restore_tid) {
+			snprintf(cmd, sizeof(cmd), "'%s' --action lock --pid %d", link, t->p[i].pid);
+			check(system(cmd) == 0, "%s failed", cmd);
+		}
+}
+
 /* Who did each action, and how often: exactly once per CUDA process. */
 static void check_actions(const struct scenario *s, const struct tree *t)
 {
@@ -299,6 +318,7 @@ static void check_actions(const struct scenario *s, const struct tree *t)
 				ours_did = true;
 			if (s->nogpu) /* rtid's plugin did nothing, and nobody else was there */
 				want = 0;
+			/* s->locked: the one lock is the test's; the plugin did not lock again */
 			if (s->busy && !dumping) {
 				tools += by_tool;
 				check(by_driver + by_tool == want, "pid %d: %s %d times through the daemon "
@@ -332,6 +352,8 @@ static int run(const struct scenario *s)
 	write_case(&t);
 	if (s->serve)
 		daemon = serve_start(s->conf, "8");
+	if (s->locked)
+		lock_first(&t);
 	d = dump(s, &t);
 	if (s->other) {
 		char log[700];
@@ -359,14 +381,23 @@ static int run(const struct scenario *s)
 	}
 	check((s->dump_by == OURS && !s->nogpu) == (access(record, F_OK) == 0),
 	      "the image %s rtid's record", s->dump_by == OURS ? "lacks" : "has");
-	if (!s->fail && !s->leave) {
+	if (!s->fail && !s->leave && d >= 0) {
 		if (s->dump_by == THEIRS)
 			checkpointed_by_tool(&t);
+		if (s->spoil)
+			write_file(img, "rtid-cuda.txt", "rtid-cuda-plugin 1\ntask x\n");
 		if (s->busy) {
 			serve_stop(daemon);
 			daemon = serve_start(false, "2"); /* actions: --workers less one */
 		}
 		r = restore(s);
+		if (s->spoil) {
+			char log[700];
+
+			snprintf(log, sizeof(log), "%s/restore.log", img);
+			check(file_has(log, "rtid-cuda.txt unreadable: working task by task"),
+			      "%s does not say the record was unreadable", log);
+		}
 	}
 	for (int i = 0; i < t.n; i++)
 		check(proc_runs(&t.p[i]), "pid %d: not every thread runs", t.p[i].pid);
