@@ -3,7 +3,7 @@ BUILD ?= build
 MESON_ARGS ?=
 SUITES_TEST = --no-suite bench
 
-.PHONY: all deps check check-stress sim bench coverage check-valgrind check-sanitize check-fuzz deb gpu-kit clean
+.PHONY: all deps check check-stress sim demo bench coverage check-valgrind check-sanitize check-fuzz deb gpu-kit clean
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -35,15 +35,25 @@ check-stress: all
 sim: all
 	$(BUILD)/sim/rtid-sim --evidence evidence --plot $(BUILD)/rtid-sim.svg
 
+# rtid without a GPU, in one command (doc/demo.md): a stand-in CUDA process,
+# rtid serve on the mock driver, the shim, CRIU and containers where they can run.
+demo: all
+	sh scripts/demo.sh $(BUILD)
+
 # Performance figures, side by side in one run (see README).
 bench: all
 	meson test -C $(BUILD) --benchmark --verbose rtid-bench
 
 # The GPU kit: one archive to copy to a GPU machine and run there
-# (doc/hardware-validation.md).
-gpu-kit: all
-	ninja -C $(BUILD) kit/rtid-gpu-kit.tar.gz
-	@echo "GPU kit: $(BUILD)/kit/rtid-gpu-kit.tar.gz"
+# (doc/hardware-validation.md). Built apart from $(BUILD), whose defaults are
+# under its own tree for the tests (-Ddefaults): the kit's rtid keeps the
+# node's (/run/rtid, /etc/rtid, /var/lib/rtid).
+KIT_BUILD ?= build-kit
+gpu-kit: deps
+	[ -f $(KIT_BUILD)/build.ninja ] || meson setup $(KIT_BUILD) -Ddefaults=node -Dtests=disabled \
+		-Dfuse=disabled $(MESON_ARGS)
+	ninja -C $(KIT_BUILD) kit/rtid-gpu-kit.tar.gz
+	@echo "GPU kit: $(KIT_BUILD)/kit/rtid-gpu-kit.tar.gz"
 
 # Coverage of src/ by the whole suite, against the gate in coverage/gate.
 coverage: deps

@@ -7,6 +7,8 @@
 
 /* A fresh temporary directory (mkdtemp); the caller removes it with rm_tree. */
 char *tmp_dir(void);
+/* path and everything below it removed, links unlinked and never followed,
+ * no mount point entered (harness/helpers.c). */
 void rm_tree(const char *path);
 
 /* A temporary directory for a whole cmocka group: test_dir_setup makes it,

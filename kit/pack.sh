@@ -45,6 +45,13 @@ criu_glibc=""
 	echo "needs: Linux x86-64, $glibc or later (rtid, rtid-cuda-worker, kit-hold); an NVIDIA driver;"
 	echo "       nvcc for the CUDA C holders, python3 with PyTorch (the report, the PyTorch holders)"
 	[ -n "$criu_glibc" ] && echo "criu needs: $criu_glibc (or CRIU is not tried)"
+	# make gpu-kit builds it with the node's defaults; a kit packed in a build
+	# with tests (make check's) has them under that build tree (-Ddefaults).
+	if grep -q -a /node-defaults/ "$k/bin/rtid"; then
+		echo "defaults: a test build's, under its build tree (run.sh names every path itself)"
+	else
+		echo "defaults: the node's (/run/rtid, /etc/rtid, /var/lib/rtid)"
+	fi
 	echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) from $(git -C "$src" describe --always --dirty 2>/dev/null || echo unknown)"
 	echo
 	(cd "$k" && find . -type f ! -name MANIFEST | sort | xargs sha256sum)

@@ -72,12 +72,29 @@ void mock_slow_op(const char *op)
 	double s;
 	struct timespec ts;
 
+	if (mock_listed("RTID_MOCK_STUCK_OPS", op, 0))
+		mock_hang();
 	if (!slow || !mock_listed("RTID_MOCK_SLOW_OPS", op, 0))
 		return;
 	s = cf_scaled(strtod(slow, NULL)); /* the test's own setting, not foreign text */
 	ts = (struct timespec){ (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+void mock_hang(void)
+{
+	const char *path = getenv("RTID_MOCK_STUCK_FILE");
+	char byte;
+	int fd;
+
+	/* Returns only when the server has gone (the connection aborted). */
+	if (path && *path && (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		(void)!read(fd, &byte, 1);
+		close(fd);
+	}
+	for (;;)
+		pause();
 }
 
 /* The process a number names: itself, or the thread group of a thread. */

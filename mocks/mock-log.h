@@ -22,6 +22,12 @@ int mock_listed(const char *var, const char *op, int all);
  * tool and the mock libcuda alike. */
 void mock_slow_op(const char *op);
 
+/* A driver call that never returns: in the kernel, where SIGKILL cannot end
+ * it, while $RTID_MOCK_STUCK_FILE names a file of a running stuck-fs (its
+ * reads are never answered); else in pause(). An op named in
+ * $RTID_MOCK_STUCK_OPS hangs so (mock_slow_op), as does "answer PID hang". */
+void mock_hang(void) __attribute__((noreturn));
+
 /* With $RTID_MOCK_BY_NAME set, the mocks stand in for a driver over real
  * processes: a process is a CUDA process when one of its threads (in the
  * real /proc) is named as the driver names its restore thread

@@ -12,6 +12,12 @@ pkgs="$pkgs runc podman containernetworking-plugins busybox-static iptables"
 pkgs="$pkgs systemd"
 # rtid-sim --plot draws with gnuplot (make sim).
 pkgs="$pkgs gnuplot-nox"
+# The Prometheus output is read back by prometheus_client's own parser.
+pkgs="$pkgs python3-prometheus-client"
+# The completion test loads the bash completion through bash-completion.
+pkgs="$pkgs bash-completion"
+# The test hermetic reads the system calls of rtid's clients with strace.
+pkgs="$pkgs strace"
 pkgs="$pkgs $*"
 missing=""
 for p in $pkgs; do

@@ -6,6 +6,7 @@
  *   rtid-sim --check --workload W --strategy S   model against the real resolver */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,20 +84,56 @@ static void print_json(const struct sim_workload *w, const struct sim_strategy *
 	       r->restore_timed_out ? "true" : "false", r->wrong_tid_per_million);
 }
 
-static const char header[] =
-	"| workload   | strategy          | GPUs | restore s        | plugin | tid s    "
-	"| dump s           | plugin | spawns | attaches | wrong/1M  |\n"
-	"|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+/* The first two columns' widths: their longest entry in this table, so that
+ * every row lines up with the header (serve+runs:8+queue is the longest). */
+static int wl_w = 8, st_w = 8;
+
+static void widen(const char *workload, const char *strategy)
+{
+	if (workload && (int)strlen(workload) > wl_w)
+		wl_w = (int)strlen(workload);
+	if (strategy && (int)strlen(strategy) > st_w)
+		st_w = (int)strlen(strategy);
+}
+
+/* Every table as wide as the whole one, so that tables compare line by line. */
+static void print_header(void)
+{
+	for (size_t i = 0; sim_workload_names[i]; i++)
+		widen(sim_workload_names[i], NULL);
+	for (size_t j = 0; j < NSTRAT; j++)
+		widen(NULL, strategies[j]);
+	printf("| %-*s | %-*s | GPUs | restore s       | plugin | tid s    "
+	       "| dump s          | plugin | spawns | attaches | wrong/1M  |\n"
+	       "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+	       wl_w, "workload", st_w, "strategy");
+}
+
+/* The row with the most wrong threads per million, explained under the table. */
+static struct {
+	double wrong;
+	char workload[64], strategy[64];
+	enum sim_tid tid;
+	size_t gpus, cpus;
+} worst;
 
 static void print_row(const struct sim_workload *w, const struct sim_strategy *s,
 		      const struct sim_result *r)
 {
-	printf("| %-10s | %-17s | %4zu | %7.1f%s | %5.0f%% | %8.1f | %7.1f%s | %5.0f%% | %6lu "
-	       "| %8lu | %9.2f |\n", w->name, s->name, sim_workload_gpus(w), r->restore_s,
-	       r->restore_timed_out ? " >limit " : "        ",
+	printf("| %-*s | %-*s | %4zu | %7.1f%s | %5.0f%% | %8.1f | %7.1f%s | %5.0f%% | %6lu "
+	       "| %8lu | %9.2f |\n", wl_w, w->name, st_w, s->name, sim_workload_gpus(w),
+	       r->restore_s, r->restore_timed_out ? " >limit " : "        ",
 	       100.0 * r->restore_plugin_s / r->restore_s, r->restore_tid_s, r->dump_s,
 	       r->dump_timed_out ? " >limit " : "        ", 100.0 * r->dump_plugin_s / r->dump_s,
 	       r->spawns, r->attaches, r->wrong_tid_per_million);
+	if (r->wrong_tid_per_million > worst.wrong) {
+		worst.wrong = r->wrong_tid_per_million;
+		snprintf(worst.workload, sizeof(worst.workload), "%s", w->name);
+		snprintf(worst.strategy, sizeof(worst.strategy), "%s", s->name);
+		worst.tid = s->tid;
+		worst.gpus = sim_workload_gpus(w);
+		worst.cpus = w->n - worst.gpus;
+	}
 }
 
 /* The parameters in force: the defaults, changed by --set. */
@@ -178,7 +215,28 @@ static void legend(void)
 	      "it is the bound for a scan without that gate. canary cross-checks once per hook, "
 	      "which\n"
 	      "catches drift, not lookalikes or single wrong matches.\n"
-	      "Parameters and sources: rtid-sim --params.\n", stdout);
+	      "wrong/1M is per restore of the whole workload (a wrong thread in any of its\n"
+	      "processes), so it grows with the processes: 1e6 x (1 - (1 - D)(1 - L)(1 - I)),\n"
+	      "D = p_drift x (1 - (1 - p_wrong_given_drift)^G) (scan only), L = 1 - (1 - "
+	      "p_nvml_lookalike)^C,\n"
+	      "I = 1 - (1 - p_independent)^G (canary: G - 1), for G GPU and C CPU-only "
+	      "processes.\n", stdout);
+	if (worst.wrong > 0) {
+		double g = (double)worst.gpus, c = (double)worst.cpus;
+		double d = worst.tid == SIM_TID_SCAN ?
+			cur->p_drift * (1 - pow(1 - cur->p_wrong_given_drift, g)) : 0;
+		double l = 1 - pow(1 - cur->p_nvml_lookalike, c);
+		double i = 1 - pow(1 - cur->p_independent,
+				   worst.tid == SIM_TID_CANARY && g > 1 ? g - 1 : g);
+
+		printf("The largest here, %s under %s (G=%zu, C=%zu):\n"
+		       "  %.2f = 1e6 x (1 - (1 - %.6f)(1 - %.6f)(1 - %.6f)):\n"
+		       "  naming drift alone %.0f, lookalikes alone %.0f; about one restore in %.0f of\n"
+		       "  a workload this size would resume a wrong thread.\n",
+		       worst.workload, worst.strategy, worst.gpus, worst.cpus, worst.wrong, d, l, i,
+		       d * 1e6, l * 1e6, 1e6 / worst.wrong);
+	}
+	fputs("Parameters and sources: rtid-sim --params.\n", stdout);
 }
 
 static void footer(unsigned long first, unsigned long last)
@@ -196,7 +254,8 @@ static void footer(unsigned long first, unsigned long last)
 /* Every strategy for one workload (a built-in or a file). */
 static int one_workload(const struct sim_workload *w, unsigned long seed, const char *plot_path)
 {
-	fputs(header, stdout);
+	widen(w->name, NULL);
+	print_header();
 	rows(w, seed);
 	footer(seed, seed + RUNS - 1);
 	return plot(plot_path, w, seed) < 0 ? 1 : 0;
@@ -204,7 +263,7 @@ static int one_workload(const struct sim_workload *w, unsigned long seed, const 
 
 static int table(unsigned long seed, const char *plot_path)
 {
-	fputs(header, stdout);
+	print_header();
 	for (size_t i = 0; sim_workload_names[i]; i++) {
 		struct sim_workload w;
 
@@ -335,7 +394,8 @@ static int run_workload(const struct cli *o)
 		if (o->json)
 			print_json(&w, &s, o->seed, &r);
 		else {
-			fputs(header, stdout);
+			widen(w.name, s.name);
+			print_header();
 			print_row(&w, &s, &r);
 			footer(o->seed, o->seed);
 		}

@@ -24,7 +24,7 @@ static const char main_help[] =
 	"tid or the driver's none is its own answer; anything else runs the real tool.\n"
 	"Shim settings: RTID_MODE, RTID_BACKEND, RTID_TIMEOUT, RTID_PATTERN,\n"
 	"RTID_UNATTESTED, RTID_SHIM_LOG and the variables below (see rtid(1)). When rtid\n"
-	"serve's socket exists (RTID_SOCKET, default /run/rtid/rtid.sock) the shim asks\n"
+	"serve's socket exists (RTID_SOCKET, default " RTID_DEFAULT_SOCKET ") the shim asks\n"
 	"the daemon first, waiting at most RTID_SERVICE_TIMEOUT seconds (default 2).\n\n"
 	"Modes (--mode / RTID_MODE):\n"
 	"  driver      ask the driver (cuda-checkpoint or the driver API); the default\n"

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 SIM = sys.argv[1]
-HEADER = "| workload   | strategy          | GPUs | restore s"
+HEADER = "| workload   | strategy           | GPUs | restore s"
 
 
 def sim(*args, rc=0, cwd=None):
@@ -15,7 +15,25 @@ def sim(*args, rc=0, cwd=None):
     return p.stdout, p.stderr
 
 
+def aligned(out):
+    """Every row's bars where the header's are: no entry wider than its column."""
+    rows = [l for l in out.splitlines() if l.startswith("| ")]
+    bars = [[i for i, c in enumerate(l) if c == "|"] for l in rows]
+    assert rows and all(b == bars[0] for b in bars), \
+        [r for r, b in zip(rows, bars) if b != bars[0]][:3]
+
+
 def tables():
+    out, _ = sim()
+    aligned(out)  # serve+runs:8+queue, the longest strategy, included
+    assert "| serve+runs:8+queue |" in out, out
+    # The largest risk is explained: which row, and its terms.
+    assert "The largest here, sglang-103 under scan (G=103, C=12):" in out, out
+    assert "110330.88 = 1e6 x (1 - (1 - 0.099492)(1 - 0.011934)(1 - 0.000103))" in out, out
+    assert "naming drift alone 99492, lookalikes alone 11934" in out, out
+    for args in (["--workload", "vllm-8b", "--strategy", "serve+runs:8+queue"],
+                 ["--workload", "vllm-8b", "--strategy", "api"]):
+        aligned(sim(*args)[0])
     out, _ = sim("--workload", "sglang-103")
     assert out.startswith(HEADER), out
     rows = [l for l in out.splitlines() if l.startswith("| sglang-103 ")]

@@ -101,23 +101,21 @@ static void checkpoint_running(struct shim_bg *b, const char *pid)
 }
 
 /* During a long checkpoint of one process, another process's query and lock
- * are answered by the daemon within a second; the same process's next
+ * are answered by the daemon while it runs (the checkpoint not yet ended is
+ * the bound, not a time that load could pass); the same process's next
  * requests wait for it, never overlapping it. */
 static void test_long_action_holds_up_no_one(void **state)
 {
 	struct shim_bg ck, ck2, rs;
 	struct shim_run r;
-	double t;
 
 	(void)state;
 	hd_start(&d, ARGS("--actions", "--timeout", "600"));
 	lock(100);
 	lock(300);
 	checkpoint_running(&ck, "100");
-	t = rtid__now();
 	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 0, "201\n");
 	lock(200);
-	assert_true(rtid__now() - t < 1.0 * time_factor());
 	assert_true(hd_log_time(&d, "checkpoint-end", 100, 0) < 0); /* still running */
 	/* The same process: its query waits for the action and sees its result. */
 	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "checkpointed\n");
@@ -212,7 +210,6 @@ static void test_action_bound(void **state)
 static void test_query_not_behind_an_action_when_attach_fails(void **state)
 {
 	struct shim_bg ck;
-	double t;
 	FILE *f;
 
 	(void)state;
@@ -225,10 +222,8 @@ static void test_query_not_behind_an_action_when_attach_fails(void **state)
 	fclose(f);
 	lock(100);
 	checkpoint_running(&ck, "100");
-	t = rtid__now();
 	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 0, "201\n");
-	assert_true(rtid__now() - t < 1.0 * time_factor());
-	assert_true(hd_log_time(&d, "checkpoint-end", 100, 0) < 0);
+	assert_true(hd_log_time(&d, "checkpoint-end", 100, 0) < 0); /* answered while it runs */
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1); /* the tool answered */
 	assert_int_equal(hd_shim_wait(&ck).status, 0);
 }

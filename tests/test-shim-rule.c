@@ -119,6 +119,59 @@ static void second_copy_on_path(void **state)
 	assert_int_equal(count_lines(log_path), 2); /* both reached the real tool */
 }
 
+/* Another rtid build (another version, the static build: other bytes, the
+ * same note) between the shim and the real tool is no real tool either: the
+ * shim passes over it, where it used to exec it and every call exited 231
+ * (-h included, which turns CRIU's CUDA plugin off). Built here as a copy of
+ * rtid with bytes appended, and one stripped. */
+static void another_build_on_path(void **state)
+{
+	char *help[] = { "cuda-checkpoint", "-h", NULL };
+	char *lock[] = { "cuda-checkpoint", "--action", "lock", "--pid", "4242", NULL };
+	char *query[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+	char saved[sizeof(path_env)], cmd[2000], other[600];
+	struct criu_call c;
+
+	(void)state;
+	write_file(test_dir, "other/.keep", "");
+	snprintf(other, sizeof(other), "%s/other/cuda-checkpoint", test_dir);
+	memcpy(saved, path_env, sizeof(saved));
+	snprintf(path_env, sizeof(path_env), "%s/shim:%s/other:%s/real:/usr/bin:/bin", test_dir,
+		 test_dir, test_dir);
+	for (int i = 0; i < 2; i++) {
+		unlink(other);
+		if (i == 0)
+			snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && printf 'another build' >> '%s'",
+				 env_path("RTID_BIN"), other, other);
+		else
+			snprintf(cmd, sizeof(cmd), "strip -o '%s' '%s'", other, env_path("RTID_BIN"));
+		if (system(cmd) != 0) {
+			print_message("cannot build another rtid with: %s\n", cmd);
+			continue;
+		}
+		unlink(log_path);
+		setenv("FAKE_STDOUT", "real help: --action lock|checkpoint|restore|unlock\n", 1);
+		c = criu(help);
+		assert_int_equal(c.status, 0);
+		assert_string_equal(c.out, "real help: --action lock|checkpoint|restore|unlock\n");
+		setenv("FAKE_STDOUT", "4244\n", 1);
+		c = criu(query);
+		assert_int_equal(c.status, 0);
+		assert_string_equal(c.out, "4244\n");
+		unsetenv("FAKE_STDOUT");
+		c = criu(lock);
+		assert_int_equal(c.status, 0);
+		assert_int_equal(count_lines(log_path), 3); /* each reached the real tool */
+	}
+	memcpy(path_env, saved, sizeof(saved));
+	/* Named as the real tool, it is refused as such, and said. */
+	setenv("RTID_REAL_TOOL", other, 1);
+	c = criu(help);
+	unsetenv("RTID_REAL_TOOL");
+	assert_int_equal(c.status, 231);
+	assert_non_null(strstr(c.out, "another rtid"));
+}
+
 /* A tool that writes 1 MB to stderr before its tid: the tid is right every
  * time, and nothing of the chatter reaches CRIU. */
 static void megabyte_of_stderr(void **state)
@@ -241,6 +294,7 @@ int main(void)
 		cmocka_unit_test_setup(own_failures_end_in_the_real_tool, shim_reset),
 		cmocka_unit_test_setup(timeout_only_when_set, shim_reset),
 		cmocka_unit_test_setup(second_copy_on_path, shim_reset),
+		cmocka_unit_test_setup(another_build_on_path, shim_reset),
 		cmocka_unit_test_setup(megabyte_of_stderr, shim_reset),
 		cmocka_unit_test_setup(settings_reach_the_resolver, shim_reset),
 		cmocka_unit_test_setup(lookalikes_pass_through, shim_reset),

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -172,6 +174,69 @@ static void other_failures(void **state)
 	assert_non_null(strstr(c.out, "refusing to recurse"));
 }
 
+/* A thread given where a process is expected is refused before anyone is
+ * asked, the real tool included (acting on a tid can harm the process), as
+ * the tool answers a pid it cannot take (exit 1, "invalid argument"); it
+ * used to reach the real tool, which locked the thread. --get-state takes a
+ * thread: CRIU asks it with the restore tid. */
+static void a_thread_is_refused_before_the_tool(void **state)
+{
+	static const char *const want[] = {
+		"Could not lock process ID 4244: \"invalid argument\"\n",
+		"Could not checkpoint process ID 4244: \"invalid argument\"\n",
+		"Could not restore process ID 4244: \"invalid argument\"\n",
+		"Could not unlock process ID 4244: \"invalid argument\"\n",
+		"Could not get restore thread ID for process ID 4244: \"invalid argument\"\n",
+		"Could not get restore thread ID for process ID 4244: \"invalid argument\"\n",
+		"Could not toggle process ID 4244: \"invalid argument\"\n",
+		"Could not lock process ID 4244: \"invalid argument\"\n",
+	};
+	char *calls[][8] = { /* each ends in NULL: the rest of its row */
+		{ "cuda-checkpoint", "--action", "lock", "--pid", "4244", "--timeout", "10000" },
+		{ "cuda-checkpoint", "--action", "checkpoint", "--pid", "4244", NULL },
+		{ "cuda-checkpoint", "--action", "restore", "--pid", "4244", NULL },
+		{ "cuda-checkpoint", "--pid", "4244", "--action", "unlock", NULL },
+		{ "cuda-checkpoint", "--get-restore-tid", "--pid", "4244", NULL },
+		{ "cuda-checkpoint", "--pid", "4242", "--get-restore-tid", "--pid", "4244", NULL },
+		{ "cuda-checkpoint", "--toggle", "--pid", "4244", NULL },
+		{ "cuda-checkpoint", "--timeout", "5", "--action", "lock", "--pid", "4244" },
+	};
+	char *state_call[] = { "cuda-checkpoint", "--get-state", "--pid", "4244", NULL };
+	char *lock[] = { "cuda-checkpoint", "--action", "lock", "--pid", "4242", NULL };
+	char path[600];
+	struct criu_call c;
+
+	(void)state;
+	write_file(test_dir, "proc/4244/status", "Name:\tcuda00001400006\nTgid:\t4242\nPid:\t4244\n"
+						 "Threads:\t2\n");
+	write_file(test_dir, "proc/4242/status", "Name:\tpython3\nTgid:\t4242\nPid:\t4242\n"
+						 "Threads:\t2\n");
+	setenv("FAKE_STDOUT", "running\n", 1);
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		c = criu(calls[i]);
+		assert_int_equal(c.status, 1);
+		assert_string_equal(c.out, want[i]);
+	}
+	assert_int_equal(count_lines(log_path), 0); /* the real tool never ran */
+	/* get-state by the restore tid, and a process, reach the tool. */
+	c = criu(state_call);
+	assert_int_equal(c.status, 0);
+	assert_string_equal(c.out, "running\n");
+	c = criu(lock);
+	assert_int_equal(c.status, 0);
+	assert_int_equal(count_lines(log_path), 2);
+	unlink(log_path);
+	/* A status that says nothing of a thread leaves it to the tool. */
+	write_file(test_dir, "proc/4244/status", "Name:\tcuda00001400006\n");
+	c = criu(calls[0]);
+	assert_int_equal(count_lines(log_path), 1);
+	unlink(log_path);
+	snprintf(path, sizeof(path), "%s/proc/4244/status", test_dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/proc/4242/status", test_dir);
+	unlink(path);
+}
+
 /* rtid's own failures end in the real tool's answer, never in an exit of
  * rtid's (which CRIU would read as "no CUDA here"): a setting the shim
  * cannot use is one, said in its log and not on the stream CRIU reads. */
@@ -179,7 +244,9 @@ static void bad_settings_reach_the_real_tool(void **state)
 {
 	static const char *const bad[][2] = {
 		{ "RTID_MODE", "bogus" }, { "RTID_BACKEND", "bogus" }, { "RTID_TIMEOUT", "abc" },
-		{ "RTID_TIMEOUT", "-1" },
+		{ "RTID_TIMEOUT", "-1" }, { "RTID_SERVICE_TIMEOUT", "2s" },
+		{ "RTID_SERVICE_ACTION_TIMEOUT", "10m" }, { "RTID_UNATTESTED", "yes" },
+		{ "RTID_SERVE_UID", "root" }, { "RTID_PATTERN", "cuda[" },
 	};
 	char *query[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
 	char log[600];
@@ -201,6 +268,54 @@ static void bad_settings_reach_the_real_tool(void **state)
 		assert_non_null(strstr(slurp(log), want));
 	}
 	unsetenv("FAKE_STDOUT");
+	unsetenv("RTID_SHIM_LOG");
+}
+
+/* A setting the shim cannot use sends every call to the real tool, rtid serve
+ * included: RTID_SERVICE_TIMEOUT=2s used to fall back to 2 s and ask the
+ * daemon, against doc/shim.md. A listener stands for the daemon: it is never
+ * connected to, while a good value does connect. */
+static void bad_setting_asks_no_daemon(void **state)
+{
+	char *get_state[] = { "cuda-checkpoint", "--get-state", "--pid", "4242", NULL };
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char log[600], status[200];
+	struct criu_call c;
+	int l = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), fd;
+
+	(void)state;
+	assert_true(l >= 0);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s/s", test_dir);
+	assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(l, 4), 0);
+	snprintf(log, sizeof(log), "%s/shim-svc.log", test_dir);
+	/* A process of ours, which the shim may ask the daemon about. */
+	snprintf(status, sizeof(status), "Name:\tpython3\nTgid:\t4242\nPid:\t4242\nUid:\t%u\t%u\t%u\t%u\n"
+		 "Threads:\t2\n", geteuid(), geteuid(), geteuid(), geteuid());
+	write_file(test_dir, "proc/4242/status", status);
+	setenv("RTID_SHIM_LOG", log, 1);
+	setenv("RTID_SOCKET", a.sun_path, 1);
+	setenv("FAKE_STDOUT", "running\n", 1);
+	setenv("RTID_SERVICE_TIMEOUT", "2s", 1);
+	c = criu(get_state);
+	assert_int_equal(c.status, 0);
+	assert_string_equal(c.out, "running\n");
+	assert_int_equal(accept(l, NULL, NULL), -1); /* never connected */
+	assert_int_equal(errno, EAGAIN);
+	assert_non_null(strstr(slurp(log), "bad RTID_SERVICE_TIMEOUT '2s'"));
+	/* A good value: the shim connects (and, with no answer, asks the tool). */
+	setenv("RTID_SERVICE_TIMEOUT", "0.1", 1);
+	c = criu(get_state);
+	assert_string_equal(c.out, "running\n");
+	fd = accept(l, NULL, NULL);
+	assert_true(fd >= 0);
+	close(fd);
+	close(l);
+	unlink(a.sun_path);
+	snprintf(log, sizeof(log), "%s/proc/4242/status", test_dir);
+	unlink(log);
+	unsetenv("RTID_SERVICE_TIMEOUT");
+	unsetenv("RTID_SOCKET");
 	unsetenv("RTID_SHIM_LOG");
 }
 
@@ -237,6 +352,8 @@ int main(void)
 		cmocka_unit_test_setup(never_recurses, shim_reset),
 		cmocka_unit_test_setup(other_failures, shim_reset),
 		cmocka_unit_test_setup(bad_settings_reach_the_real_tool, shim_reset),
+		cmocka_unit_test_setup(a_thread_is_refused_before_the_tool, shim_reset),
+		cmocka_unit_test_setup(bad_setting_asks_no_daemon, shim_reset),
 	};
 	return cmocka_run_group_tests(tests, shim_setup, test_dir_teardown);
 }

@@ -50,11 +50,25 @@ int rtid__read_lines(int dirfd, const char *path, rtid__line_fn fn, void *arg);
 int rtid__executable(const char *path);
 /* Whether path is the running program or a byte-identical copy of it. */
 bool rtid__is_self(const char *path);
+/* rtid's ELF note: every rtid program (any version, the static build)
+ * carries a note of this name and type whose text is its version (main.c
+ * writes it), so that an rtid is known by what it is, not by its bytes. */
+#define RTID__NOTE_NAME "rtid"
+#define RTID__NOTE_TYPE 1
+/* Whether path is an ELF program of ours (our class and byte order) with
+ * rtid's note: 1 and its version in ver (when ver is not NULL; cut to vlen),
+ * 0 for anything else (not ELF, no such note, a note segment that does not
+ * hold together), or the open's -errno. Reads the headers and note segments
+ * only, never the whole file. */
+int rtid__rtid_note(const char *path, char *ver, size_t vlen);
+/* Whether path is an rtid: the running program, a copy of it, or another
+ * build that carries rtid's note. Never the real tool. */
+bool rtid__is_rtid(const char *path);
 /* Find the program name (NULL: "cuda-checkpoint"): a path with '/' as it is,
- * else the first executable of that name on PATH that is not the running
- * program itself, by inode or by identical content (so that a shim, or a
- * copy of it, never finds itself). Returns 0 and a malloc'd *out, -ENOENT,
- * or -ENOMEM. */
+ * else the first executable of that name on PATH that is no rtid: not the
+ * running program (by inode or identical content) nor another rtid build
+ * (its note), so that a shim never finds itself or another shim. Returns 0
+ * and a malloc'd *out, -ENOENT, or -ENOMEM. */
 int rtid__tool_find(const char *name, char **out);
 
 /* --- spawn.c and children.c: a child with captured output, a timeout, its

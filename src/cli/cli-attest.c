@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "config.h"
 
 static const char attest_help[] =
 	"Usage: rtid attest show [--json] [FILE]\n"
@@ -16,7 +17,7 @@ static const char attest_help[] =
 	"show: per driver version, agreements from distinct processes, agree-none,\n"
 	"  mismatches, reports, hosts, whether revoked (and why), whether attested (and\n"
 	"  what is missing). FILE defaults to $RTID_ATTESTATION or\n"
-	"  " RTID_ATTESTATION_DEFAULT "; a FILE named that does not exist is an error.\n"
+	"  " RTID_DEFAULT_ATTESTATION "; a FILE named that does not exist is an error.\n"
 	"  --json: the same as one JSON object (file, trusted, exists, min_agree, and\n"
 	"  per driver: version, agree, agree_none, mismatch, reports, hosts, revoked,\n"
 	"  why, lifts, attested, missing_agree, legacy).\n"
@@ -234,7 +235,7 @@ int cmd_attest(int argc, char **argv)
 
 		if (argc <= file + 1 && (argc == file || argv[file][0] != '-'))
 			return show(argc == file + 1 ? argv[file]
-				    : env && *env ? env : RTID_ATTESTATION_DEFAULT,
+				    : env && *env ? env : RTID_DEFAULT_ATTESTATION,
 				    argc == file + 1, json);
 	}
 	if (argc >= 2 && !strcmp(argv[1], "merge"))

@@ -13,9 +13,11 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "proc/proc.h"
+#include "config.h"
 
 #define CONF_MAX 16384
-#define SYSTEM_CONF "/etc/rtid/shim.conf"
+#define SYSTEM_CONF RTID_DEFAULT_SHIM_CONF /* /etc/rtid/shim.conf (-Ddefaults) */
 
 /* The settings a file may hold: the shim's own and the resolver's. */
 static const char *const names[] = {
@@ -30,6 +32,51 @@ static bool known(const char *name, size_t len)
 		if (strlen(names[i]) == len && !memcmp(names[i], name, len))
 			return true;
 	return false;
+}
+
+#define SECONDS "seconds: a number above 0, at most 1000000, without a unit (2, 0.5)"
+
+const char *cli_conf_unusable(const char *name, const char *value)
+{
+	struct rtid__matcher m;
+	enum rtid_mode mode;
+	double sec;
+	int n;
+
+	if (!value || !*value)
+		return NULL; /* empty is unset: the default */
+	if (!strcmp(name, "RTID_MODE"))
+		return rtid_mode_parse(value, &mode) == 0 ? NULL : "driver, scan, crosscheck or canary";
+	if (!strcmp(name, "RTID_BACKEND"))
+		return !strcmp(value, "tool") || !strcmp(value, "api") ? NULL : "tool or api";
+	if (!strcmp(name, "RTID_TIMEOUT") || !strcmp(name, "RTID_SERVICE_TIMEOUT") ||
+	    !strcmp(name, "RTID_SERVICE_ACTION_TIMEOUT"))
+		return cli_parse_seconds(value, &sec) == 0 ? NULL : SECONDS;
+	if (!strcmp(name, "RTID_SERVE_UID"))
+		return !strcmp(value, "0") || rtid__parse_pid(value, &n) == 0 ? NULL
+		       : "a uid: a number (not a name)";
+	if (!strcmp(name, "RTID_UNATTESTED"))
+		return !strcmp(value, "0") || !strcmp(value, "1") ? NULL : "1 (scan unattested) or 0";
+	if (!strcmp(name, "RTID_PATTERN")) {
+		if (rtid__matcher_init(&m, value) < 0)
+			return "a POSIX extended regular expression";
+		rtid__matcher_fini(&m);
+	}
+	return NULL; /* a path, or a name: any value is one the shim can try */
+}
+
+const char *cli_conf_env_unusable(const char **value, const char **accepted)
+{
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *v = getenv(names[i]), *why = cli_conf_unusable(names[i], v);
+
+		if (why) {
+			*value = v;
+			*accepted = why;
+			return names[i];
+		}
+	}
+	return NULL;
 }
 
 /* PREFIX/etc/rtid/shim.conf for the prefix rtid runs from (PREFIX/bin/rtid),

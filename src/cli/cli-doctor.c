@@ -1,29 +1,39 @@
 /* rtid doctor: what a node needs for CRIU to reach the driver through the
- * shim and rtid serve, each checked, and for each failure what to do. CRIU
- * loads its CUDA plugin from its libdir and finds cuda-checkpoint on the
- * engines' PATH; the shim's side is checked in cli-doctor-shim.c. --root DIR
- * checks a tree rather than / (tests, images). */
+ * shim and rtid serve, each checked, and for each failure what to do: CRIU
+ * and its CUDA plugin (loaded from its libdir; it finds cuda-checkpoint on
+ * the engines' PATH and runs its -h at its start), the driver, rtid serve,
+ * and the report; the shim's side (the PATH, -h as the plugin runs it, the
+ * settings) is checked in cli-doctor-shim.c. --root DIR checks a tree rather
+ * than / (tests, images). */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "basic/basic.h"
 #include "cli/cli.h"
 #include "proc/proc.h"
+#include "proto/service-client.h"
+#include "config.h"
 
 static const char doctor_help[] =
 	"Usage: rtid doctor [--json] [--root DIR]\n"
 	"Check this node's setup for CRIU with the shim and rtid serve, and say what\n"
 	"is wrong and how to fix it: the shim first on the PATH the engines give CRIU,\n"
-	"the real tool after it, the shim's settings file, rtid serve (reachable, its\n"
-	"socket root's, attached, serving actions), CRIU (4.0 or later) and its CUDA\n"
-	"plugin, the NVIDIA driver and its GPUs, and whether the scan is attested for\n"
-	"that driver (a fault only when the shim's mode scans).\n\n"
+	"cuda-checkpoint -h as CRIU's CUDA plugin runs it (exit 0, --action in its\n"
+	"first 2047 bytes), the real tool after it (the same, as the shim runs it; no\n"
+	"other rtid), the shim's settings file and each value in it, rtid serve\n"
+	"(reachable, its socket root's, attached, serving actions; asked with its\n"
+	"status request), CRIU (4.0 or later) and its CUDA plugin, the NVIDIA driver\n"
+	"and its GPUs, and whether the scan is attested for that driver (a fault only\n"
+	"when the shim's mode scans).\n\n"
 	"  --json      one JSON object: {\"ok\": ..., \"checks\": [{name, ok, detail, fix}]}\n"
 	"  --root DIR  check the tree at DIR instead of / (the socket and settings file\n"
 	"              named by RTID_SOCKET and RTID_SHIM_CONF are taken as they are;\n"
@@ -169,7 +179,7 @@ static void check_attested(struct cli_doctor *d, const char *version)
 	if (env && *env)
 		snprintf(path, sizeof(path), "%s", env);
 	else
-		cli_doctor_under(d, RTID_ATTESTATION_DEFAULT, path, sizeof(path));
+		cli_doctor_under(d, RTID_DEFAULT_ATTESTATION, path, sizeof(path));
 	mode = mode && *mode ? mode : d->mode;
 	scans = *mode && rtid_mode_parse(mode, &m) == 0 && m != RTID_MODE_DRIVER;
 	if (rtid_attest_load_trusted(path, &a, &trusted, err, sizeof(err)) < 0) {
@@ -216,6 +226,133 @@ static void check_driver(struct cli_doctor *d)
 		    proc);
 }
 
+/* --- rtid serve --- */
+/* How the daemon is run here: by systemd when systemd runs the node
+ * (/run/systemd/system) and rtid's units are installed; else by hand. */
+static bool under_systemd(const struct cli_doctor *d)
+{
+	static const char *const dirs[] = { "/etc/systemd/system", "/usr/local/lib/systemd/system",
+					    "/usr/lib/systemd/system", "/lib/systemd/system" };
+	char p[1100];
+	struct stat st;
+
+	cli_doctor_under(d, "/run/systemd/system", p, sizeof(p));
+	if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s%s/rtid.socket", d->root, dirs[i]);
+		if (access(p, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The counters doctor reads from the daemon's status: driver attaches
+ * started, and workers that failed or were ended. More started than ended:
+ * a worker holds (or is taking) the attach. */
+struct serve_seen {
+	int attaches, failures;
+};
+
+static void stat_line(void *ctx, const char *stat)
+{
+	struct serve_seen *s = ctx;
+
+	if (!strncmp(stat, "attaches ", 9))
+		(void)rtid__parse_pid(stat + 9, &s->attaches); /* 0 or not a count: none */
+	else if (!strncmp(stat, "worker_failures ", 16))
+		(void)rtid__parse_pid(stat + 16, &s->failures);
+}
+
+/* rtid serve reachable, root's, attached, serving actions. Asked with its
+ * status request, which reaches no driver: the check adds no driver call to
+ * the daemon's counters, and works with a driver that hangs. */
+static void check_daemon(struct cli_doctor *d)
+{
+	const char *path = getenv("RTID_SOCKET") ? rtid__svc_path(NULL)
+			   : d->socket[0] ? d->socket : RTID__SVC_SOCKET_DEFAULT;
+	bool sd = under_systemd(d);
+	const char *restart = sd ? "systemctl restart rtid.socket rtid.service; journalctl -u rtid"
+				 : "start rtid serve again as root (it replaces a stale socket); "
+				   "its stderr says why it ended";
+	struct serve_seen seen = { 0 };
+	struct rtid__svc_conn c;
+	struct stat st;
+	int r;
+
+	if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		r = errno;
+		cli_doctor_add(d, "rtid-serve", false, r == EACCES ? "run rtid doctor as root (CRIU runs "
+		    "the shim as root)" : sd ? "systemctl enable --now rtid.socket (doc/serve.md)"
+		    : "start 'rtid serve --actions' as root from the node's init (doc/serve.md; the "
+		    "systemd units rtid.socket and rtid.service are installed with rtid)",
+		    "%s: %s: every call pays a driver attach", path, r == EACCES
+		    ? "cannot look: permission denied" : "no socket there");
+		return;
+	}
+	if (st.st_uid != 0) {
+		cli_doctor_add(d, "rtid-serve", false, sd ? "run rtid serve as root (rtid.service)"
+		    : "run rtid serve as root", "%s is owned by uid %u: the shim trusts root's daemon only",
+		    path, (unsigned)st.st_uid);
+		return;
+	}
+	if ((r = rtid__svc_open(path, &c)) < 0) {
+		cli_doctor_add(d, "rtid-serve", false, r == -EACCES ? "run rtid doctor as root, or as a "
+		    "member of the socket's group (rtid serve --group); CRIU runs the shim as root"
+		    : restart, "%s: cannot connect: %s%s", path, strerror(-r), r == -ECONNREFUSED
+		    ? " (nobody listens: the daemon is gone)" : "");
+		return;
+	}
+	r = rtid__svc_status(&c, rtid__now() + 10, stat_line, &seen);
+	rtid__svc_close(&c);
+	if (r < 0)
+		cli_doctor_add(d, "rtid-serve", false, restart, "%s: no answer to status: %s", path,
+		    strerror(-r));
+	else if (seen.attaches <= seen.failures)
+		cli_doctor_add(d, "rtid-serve", false, sd ? "journalctl -u rtid: why the driver attach fails"
+		    : "rtid serve's stderr says why the driver attach fails", "%s: not attached to the "
+		    "driver (%d attach%s started, as many failed or ended)", path, seen.attaches,
+		    seen.attaches == 1 ? "" : "es");
+	else
+		cli_doctor_add(d, "rtid-serve", c.actions, sd ? "add --actions to rtid serve (systemctl "
+		    "edit rtid.service), so that CRIU's lock, checkpoint, restore and unlock skip the "
+		    "attach" : "start rtid serve with --actions, so that CRIU's lock, checkpoint, "
+		    "restore and unlock skip the attach", "%s: attached, serving %s", path,
+		    c.actions ? "queries and actions" : "queries only");
+}
+
+/* --- the report --- */
+/* Every check, in words or as JSON, on stdout. Returns the exit status: 0
+ * when all passed, else 1. */
+static int report(const struct cli_doctor *d, bool json)
+{
+	bool all = true;
+
+	for (int i = 0; i < d->n; i++)
+		all = all && d->c[i].ok;
+	if (json) {
+		json_t *o = json_pack("{s:b,s:[]}", "ok", all, "checks"), *arr;
+
+		arr = json_object_get(o, "checks");
+		for (int i = 0; i < d->n; i++)
+			json_array_append_new(arr, json_pack("{s:s,s:b,s:s,s:s}", "name", d->c[i].name,
+							     "ok", d->c[i].ok, "detail",
+							     d->c[i].detail, "fix", d->c[i].fix));
+		json_dumpf(o, stdout, JSON_INDENT(1));
+		putchar('\n');
+		json_decref(o);
+	} else {
+		for (int i = 0; i < d->n; i++) {
+			printf("%-5s %s: %s\n", d->c[i].ok ? "ok" : "FAIL", d->c[i].name,
+			       d->c[i].detail);
+			if (!d->c[i].ok)
+				printf("      fix: %s\n", d->c[i].fix);
+		}
+		printf("%s\n", all ? "all well" : "something is wrong: see FAIL above");
+	}
+	return all ? 0 : 1;
+}
+
 int cmd_doctor(int argc, char **argv)
 {
 	static const struct option opts[] = { { "json", 0, NULL, 'j' }, { "root", 1, NULL, 'r' },
@@ -249,10 +386,10 @@ int cmd_doctor(int argc, char **argv)
 	}
 	cli_doctor_conf(d);
 	cli_doctor_path(d);
-	cli_doctor_daemon(d);
+	check_daemon(d);
 	check_criu(d);
 	check_driver(d);
-	rc = cli_doctor_report(d, json);
+	rc = report(d, json);
 	free(d);
 	return rc;
 }

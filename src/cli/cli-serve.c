@@ -1,9 +1,8 @@
-/* rtid serve: options, then the daemon (serve.c); rtid serve status. */
+/* rtid serve: options, then the daemon (serve.c); status is cli-serve-status.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,154 +15,6 @@
 #include "driver/driver.h"
 #include "proto/service-client.h"
 #include "serve/serve.h"
-
-/* --- rtid serve status: the daemon's counters, in words, as JSON, or as a
- * Prometheus text file (node_exporter's textfile collector:
- * rtid serve status --prometheus > DIR/rtid.prom) --- */
-enum fmt { F_WORDS, F_JSON, F_PROM };
-
-struct status {
-	enum fmt fmt;
-	json_t *o;
-};
-
-static const char status_help[] =
-	"Usage: rtid serve status [--json | --prometheus] [--socket PATH]\n"
-	"The counters of the running rtid serve: uptime, the driver version, the latest\n"
-	"attach's time, attaches and worker failures, requests with a worker and waiting,\n"
-	"requests by operation and outcome, latency percentiles (p50 p90 p99, ms).\n\n"
-	"  --json         one JSON object\n"
-	"  --prometheus   the Prometheus text format, for node_exporter's textfile collector\n"
-	"  --socket PATH  the daemon's socket (default " RTID__SVC_SOCKET_DEFAULT ")  [RTID_SOCKET]\n"
-	"Exit status: 0, or 1 when the daemon cannot be asked.\n";
-
-/* A number of the daemon's, checked whole. */
-static bool number(const char *s, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	return s[0] && !*end && !errno;
-}
-
-/* The words of one stat message (at most 6). */
-static size_t split(char *s, char **w, size_t max)
-{
-	size_t n = 0;
-
-	for (char *p = s; *p && n < max;) {
-		w[n++] = p;
-		p += strcspn(p, " ");
-		if (*p)
-			*p++ = '\0';
-	}
-	return n;
-}
-
-/* One stat for Prometheus; a count that is no number is left out, not 0. */
-static void prom(const char **w, size_t n, double v, bool num)
-{
-	if (n == 2 && !strcmp(w[0], "driver"))
-		printf("rtid_driver_info{version=\"%s\"} 1\n", w[1]);
-	else if (n == 2 && num)
-		printf("rtid_%s%s %g\n", w[0],
-		       !strcmp(w[0], "attaches") || !strcmp(w[0], "worker_failures") ? "_total" : "",
-		       v);
-	else if (n == 4 && !strcmp(w[0], "requests"))
-		printf("rtid_requests_total{op=\"%s\",outcome=\"%s\"} %s\n", w[1], w[2], w[3]);
-	else if (n == 5 && !strcmp(w[0], "latency_ms"))
-		for (int q = 0; q < 3; q++)
-			printf("rtid_latency_ms{op=\"%s\",quantile=\"%s\"} %s\n", w[1],
-			       (const char *[]){ "0.5", "0.9", "0.99" }[q], w[2 + q]);
-}
-
-static void one(void *ctx, const char *line)
-{
-	struct status *st = ctx;
-	char copy[256], *w[6];
-	size_t n;
-	double v = 0;
-
-	snprintf(copy, sizeof(copy), "%s", line);
-	n = split(copy, w, 6);
-	if (n < 2)
-		return;
-	if (st->fmt == F_WORDS) {
-		printf("%s\n", line);
-	} else if (st->fmt == F_PROM) {
-		bool num = n == 2 && number(w[1], &v);
-
-		prom((const char **)w, n, v, num);
-	} else if (n == 2) {
-		json_object_set_new(st->o, w[0], !number(w[1], &v) ? json_string(w[1])
-					 : v == (double)(json_int_t)v ? json_integer((json_int_t)v)
-					 : json_real(v));
-	} else if (n == 4 && !strcmp(w[0], "requests") && number(w[3], &v)) {
-		json_t *by = json_object_get(st->o, "requests"), *op;
-
-		if (!by)
-			json_object_set_new(st->o, "requests", by = json_object());
-		if (!(op = json_object_get(by, w[1])))
-			json_object_set_new(by, w[1], op = json_object());
-		json_object_set_new(op, w[2], json_integer((json_int_t)v));
-	} else if (n == 5 && !strcmp(w[0], "latency_ms")) {
-		json_t *by = json_object_get(st->o, "latency_ms"), *q = json_object();
-		double p[3];
-
-		if (!by)
-			json_object_set_new(st->o, "latency_ms", by = json_object());
-		for (int k = 0; k < 3; k++)
-			json_object_set_new(q, (const char *[]){ "p50", "p90", "p99" }[k],
-					    number(w[2 + k], &p[k]) ? json_real(p[k]) : json_null());
-		json_object_set_new(by, w[1], q);
-	}
-}
-
-int cmd_serve_status(int argc, char **argv)
-{
-	static const struct option opts[] = { { "json", 0, NULL, 'j' }, { "prometheus", 0, NULL, 'p' },
-					      { "socket", 1, NULL, 's' }, { "help", 0, NULL, 'h' },
-					      { NULL, 0, NULL, 0 } };
-	struct status st = { .fmt = F_WORDS };
-	const char *path = NULL;
-	struct rtid__svc_conn c;
-	int o, r;
-
-	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (o == 'h') {
-			fputs(status_help, stdout);
-			return 0;
-		} else if (o == 'j' || o == 'p') {
-			st.fmt = o == 'j' ? F_JSON : F_PROM;
-		} else if (o == 's') {
-			path = optarg;
-		} else {
-			return 2;
-		}
-	}
-	path = rtid__svc_path(path);
-	if ((r = rtid__svc_open(path, &c)) < 0) {
-		fprintf(stderr, "rtid serve status: %s: %s\n", path, strerror(-r));
-		return 1;
-	}
-	st.o = json_object();
-	if (st.fmt == F_PROM)
-		printf("# rtid serve at %s\n", path);
-	r = rtid__svc_status(&c, rtid__now() + 10, one, &st);
-	rtid__svc_close(&c);
-	if (r < 0) {
-		fprintf(stderr, "rtid serve status: %s: %s\n", path, strerror(-r));
-		json_decref(st.o);
-		return 1;
-	}
-	if (st.fmt == F_JSON) {
-		json_dumpf(st.o, stdout, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
-		putchar('\n');
-	}
-	json_decref(st.o);
-	return 0;
-}
 
 static const char serve_help[] =
 	"Usage: rtid serve [OPTIONS]\n"
@@ -332,5 +183,9 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "rtid serve: --ready-fd %d: %s\n", cfg.ready_fd, strerror(errno));
 		return 2;
 	}
-	return serve_run(&cfg);
+	/* Not back to main: its sweep of strays waits for every child, and a
+	 * worker stuck in the kernel, which the daemon leaves behind at a stop
+	 * and records (doc/serve.md), would hold the exit for ever. The daemon
+	 * has reaped every other child of its own. */
+	exit(serve_run(&cfg));
 }

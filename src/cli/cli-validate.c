@@ -10,6 +10,7 @@
 
 #include "attest/attest.h"
 #include "cli/cli.h"
+#include "config.h"
 
 static const char validate_help[] =
 	"Usage: rtid validate [OPTIONS] --report FILE (--all | PID...)\n"
@@ -233,7 +234,7 @@ static int add_fn(struct rtid_attestation *a, void *arg)
 static int attest(const struct vopts *v, const char *version, const struct rtid_result *res,
 		  const struct ident *d)
 {
-	const char *path = v->o.attestation_path ? v->o.attestation_path : RTID_ATTESTATION_DEFAULT;
+	const char *path = v->o.attestation_path ? v->o.attestation_path : RTID_DEFAULT_ATTESTATION;
 	struct rtid_attest_report rep = { d->id, version, d->host, d->machine, d->boot, d->when };
 	struct rtid_attest_proc *p = calloc(v->n + 1, sizeof(*p));
 	struct add_arg x = { .rep = &rep, .p = p, .n = v->n };

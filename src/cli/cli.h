@@ -44,7 +44,7 @@ void cli_print_json(FILE *f, const struct rtid_result *r);
 void cli_print_table_head(FILE *f);
 void cli_print_row(FILE *f, const struct rtid_result *r);
 
-/* Process hygiene (cli-hygiene.c). init: become a child subreaper and make
+/* Process hygiene (cli-opts.c). init: become a child subreaper and make
  * SIGTERM/SIGINT/SIGHUP kill and reap every child before rtid dies by the
  * signal. kill_strays: kill and reap every child left (async-signal-safe).
  * before_exec: the same, then undo init, for an exec of the real tool. */
@@ -70,14 +70,23 @@ typedef void (*cli_conf_fn)(void *ctx, unsigned line, const char *name, const ch
  * writable by group or others) and give fn each line. 0, or a negative
  * errno and *why (-ENOENT: no file; -EPERM: not trusted). */
 int cli_conf_read(const char *path, cli_conf_fn fn, void *ctx, const char **why);
+/* Whether the shim can use value for the setting name: NULL when it can (an
+ * empty value is the default, as unset; a path or a name is any value), else
+ * the values accepted, in words. The shim and rtid doctor judge by this one
+ * function, so that what doctor passes the shim takes. */
+const char *cli_conf_unusable(const char *name, const char *value);
+/* The first setting of the file's names in the environment that the shim
+ * cannot use: its name, its *value and the values *accepted; NULL when
+ * every one is usable. */
+const char *cli_conf_env_unusable(const char **value, const char **accepted);
 /* rtid doctor: the node's setup for CRIU, the shim and rtid serve. */
 int cmd_doctor(int argc, char **argv);
 
-/* rtid doctor's parts (cli-doctor-shim.c), for cli-doctor.c. */
+/* rtid doctor's shared parts (cli-doctor-shim.c), for cli-doctor.c. */
 /* systemd's default PATH, which Podman, CRI-O (monitor_env), containerd
  * and sudo's secure_path give too. */
 #define CLI_ENGINE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-#define CLI_DOCTOR_MAX 12
+#define CLI_DOCTOR_MAX 16
 
 struct cli_check {
 	const char *name;
@@ -90,26 +99,32 @@ struct cli_doctor {
 	struct cli_check c[CLI_DOCTOR_MAX];
 	int n;
 	char socket[1024], real_tool[1024], mode[32]; /* from the shim's settings file */
-	unsigned bad_lines, lines;
+	unsigned bad_lines, lines, bad_values;
 	char bad[120];
+	char bad_value[300]; /* the first value the shim cannot use: line, setting, accepted */
 };
 
 /* Record a check: its name, whether it passed, the fix (kept for a failure
  * only) and what was found. CLI_DOCTOR_MAX holds every check. */
 struct cli_check *cli_doctor_add(struct cli_doctor *d, const char *name, bool ok, const char *fix,
 				 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Run tool -h as CRIU's CUDA plugin runs cuda-checkpoint (argv[0]
+ * "cuda-checkpoint", the engines' PATH under d's root, no LD_LIBRARY_PATH
+ * nor LD_PRELOAD; behind_shim: with RTID_SHIM_ACTIVE, as the shim runs the
+ * real tool), and judge it as the plugin does: true when it exits 0 with
+ * --action in the first 2047 bytes of its output; else false and why (its
+ * exit status or signal and the first line of its stderr). At most 10 s. */
+bool cli_doctor_help(const struct cli_doctor *d, const char *tool, bool behind_shim, char *why,
+		     size_t len);
 /* path inside the tree d checks, into out. */
 void cli_doctor_under(const struct cli_doctor *d, const char *path, char *out, size_t len);
 /* The next directory of the colon list at *p into out; false at its end. */
 bool cli_doctor_next_dir(const char **p, char *out, size_t len);
-/* The shim's settings file; the shim first and the real tool after it on the
- * engines' PATH; rtid serve reachable, root's, attached, serving actions. */
+/* The shim's settings file and its values; the shim first, its -h, and the
+ * real tool after it on the engines' PATH (cli-doctor-shim.c; rtid serve,
+ * CRIU, the driver and the report are cli-doctor.c's own). */
 void cli_doctor_conf(struct cli_doctor *d);
 void cli_doctor_path(struct cli_doctor *d);
-void cli_doctor_daemon(struct cli_doctor *d);
-/* Every check, in words or as JSON, on stdout. Returns the exit status: 0
- * when all passed, else 1. */
-int cli_doctor_report(const struct cli_doctor *d, bool json);
 
 int cmd_resolve(int argc, char **argv);
 int cmd_validate(int argc, char **argv);

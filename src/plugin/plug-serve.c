@@ -14,6 +14,7 @@
 
 #include "basic/basic.h"
 #include "basic/parse.h"
+#include "config.h"
 #include "plugin/plugin.h"
 #include "proto/service-client.h"
 #include "rules/rules.h"
@@ -35,7 +36,7 @@ static double seconds(const char *name, double def)
 	return errno || *end || !(s > 0) || s > 86400 ? def : s;
 }
 
-#define SYSTEM_CONF "/etc/rtid/shim.conf"
+#define SYSTEM_CONF RTID_DEFAULT_SHIM_CONF /* /etc/rtid/shim.conf (-Ddefaults) */
 
 /* The settings of the daemon's clients that the plugin reads. */
 static const char *const names[] = {

@@ -61,7 +61,7 @@ enum plug_ans {
 	ANS_TO_TOOL, /* nothing reached the driver through the daemon: the tool's turn */
 };
 /* The daemon's settings from the shim's settings file (RTID_SHIM_CONF, else
- * /etc/rtid/shim.conf) where the environment lacks them: RTID_SOCKET,
+ * /etc/rtid/shim.conf, the default compiled in) where the environment lacks them: RTID_SOCKET,
  * RTID_SERVE_UID, RTID_SERVICE_TIMEOUT, RTID_SERVICE_ACTION_TIMEOUT. Engines
  * run CRIU with an environment of their own. */
 void plug_serve_settings(void);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "config.h"
 #include "proto/worker-proto.h"
 #include "rules/rules.h"
 
@@ -17,8 +18,16 @@
 #define RTID__SVC_VERSION 2
 #define RTID__SVC_VERSION_MIN 1
 #define RTID__SVC_MSG_MAX 256
-#define RTID__SVC_SOCKET_DEFAULT "/run/rtid/rtid.sock"
+/* /run/rtid/rtid.sock, or under the build tree in a build with its tests
+ * (-Ddefaults, src/meson.build). */
+#define RTID__SVC_SOCKET_DEFAULT RTID_DEFAULT_SOCKET
 #define RTID__SVC_TEXT_MAX 120
+/* The reason of an error answer to a request held back past its deadline
+ * because a call about its process is still inside the driver (the
+ * daemon's, or a previous daemon's): nothing started, and for an action no
+ * reason to run the real tool, whose call would overlap the one in the
+ * driver: its client fails it, as the tool fails an action. */
+#define RTID__SVC_IN_DRIVER "in-driver"
 
 struct rtid__svc_req {
 	int op;              /* enum rtid__worker_op */

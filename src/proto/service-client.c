@@ -13,6 +13,11 @@
 #include "basic/basic.h"
 #include "proto/service-client.h"
 
+/* A test build's default socket lies under its build tree (-Ddefaults):
+ * a build directory too deep for a socket path fails here, not at run time. */
+_Static_assert(sizeof(RTID__SVC_SOCKET_DEFAULT) <= sizeof(((struct sockaddr_un *)0)->sun_path),
+	       "the default socket path is too long for a unix socket: use a shorter build directory");
+
 #define STARTED_MARGIN 5.0 /* seconds past the daemon's deadline for a started action */
 
 const char *rtid__svc_path(const char *path)

@@ -45,11 +45,20 @@ void sv_fail(struct server *s, int i, const char *reason, const char *text)
 	sv_answer(s, i, &a);
 }
 
+void sv_fail_waiting(struct server *s, int i, const char *reason, const char *text)
+{
+	if (sv_in_driver(s, s->c[i].process))
+		sv_fail(s, i, RTID__SVC_IN_DRIVER, "an earlier call about this process is still "
+			"inside the driver; not started");
+	else
+		sv_fail(s, i, reason, text);
+}
+
 void sv_fail_queued(struct server *s, const char *reason, const char *text)
 {
 	for (unsigned i = 0; i < s->cfg->max_clients; i++)
 		if (s->c[i].fd >= 0 && s->c[i].queued && !s->c[i].inflight)
-			sv_fail(s, (int)i, reason, text);
+			sv_fail_waiting(s, (int)i, reason, text);
 }
 
 double sv_deadline_of(const struct serve_cfg *cfg, const struct rtid__svc_req *q)

@@ -56,7 +56,10 @@ void sv_worker_down(struct server *s, unsigned k, const char *reason)
 	bool started = w->busy && w->job.started;
 
 	s->stats.worker_failures++;
-	/* Gone first: when its client hears of it, the worker is no more. */
+	/* Answered at once, before the worker is gone (a worker stuck in the
+	 * kernel may never be): its process stays in the driver (sv_in_driver)
+	 * until the worker is reaped, and nothing else for it is handed over
+	 * meanwhile. */
 	snprintf(why, sizeof(why), "%s", s->pool.why);
 	/* Only a failed attach counts for the backoff: a call that hung or
 	 * crashed is one process's trouble, and the next request deserves a
@@ -182,22 +185,15 @@ void sv_worker_readable(struct server *s, unsigned k)
 	sv_answer(s, i, &a);
 }
 
-/* Whether nothing for client i's process is with a worker (one killed but
- * not yet reaped included: it may still be inside the driver), or waits
- * before it. */
+/* Whether nothing for client i's process is inside the driver (sv_in_driver:
+ * a worker killed but not yet reaped, or a previous daemon's, included), or
+ * waits before it. */
 static bool its_turn(const struct server *s, int i)
 {
 	const struct client *c = &s->c[i];
 
-	for (unsigned k = 0; k < s->pool.n; k++) {
-		const struct sworker *w = &s->pool.w[k];
-
-		if (w->busy && w->job.process == c->process)
-			return false;
-		for (size_t r = 0; r < sizeof(w->reap) / sizeof(w->reap[0]); r++)
-			if (w->reap[r] > 0 && w->reap_process[r] == c->process)
-				return false;
-	}
+	if (sv_in_driver(s, c->process))
+		return false;
 	for (unsigned k = 0; k < s->cfg->max_clients; k++) {
 		const struct client *o = &s->c[k];
 
@@ -235,11 +231,21 @@ static void hand(struct server *s, int i, unsigned k)
 	struct rtid__query q = { .pid = c->pid, .op = c->req.op, .timeout_ms = c->req.timeout_ms };
 	double deadline = sv_deadline_of(s->cfg, &c->req);
 	bool action = c->req.op >= RTID__OP_LOCK;
+	/* A thread's start time is not its process's: unknown then. */
+	struct sheld next = { .pid = w->pid, .start = w->start, .process = c->process,
+			      .pstart = c->start_known && c->pid == c->process ? c->start : 0 };
 
 	/* An action this driver lacks is refused before it could be said to
 	 * have started, so that the client may still ask the tool. */
 	if (action && !(w->ops & 1u << c->req.op)) {
 		sv_fail(s, i, "unsupported", "this driver lacks the action; not started");
+		return;
+	}
+	/* Recorded before the driver may have it: a daemon started after this
+	 * one learns of the call from the record (serve-inflight.c). */
+	if (si_write(s, &next) < 0) {
+		sv_fail(s, i, "no-record", "the record of work in flight cannot be written; "
+			"not started");
 		return;
 	}
 	if (action) {
@@ -256,7 +262,7 @@ static void hand(struct server *s, int i, unsigned k)
 	}
 	w->busy = true;
 	w->job = (struct sjob){ .client = i, .conn = c->conn, .op = c->req.op, .pid = c->pid,
-				.process = c->process, .started = action,
+				.process = c->process, .pstart = next.pstart, .started = action,
 				.until = rtid__now() + deadline };
 	c->inflight = true;
 	if (send(w->sock, &q, sizeof(q), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(q)) {

@@ -9,10 +9,13 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef RTID_HAVE_SYSTEMD
 #include <dlfcn.h>
@@ -46,15 +49,63 @@ static void load_systemd(void)
 }
 #endif
 
+/* Whether stderr is the journal: JOURNAL_STREAM ("DEV:INO", set by systemd
+ * for a service whose stderr it connected) names the file stderr is. Asked
+ * once: the daemon's stderr does not change. */
+static bool to_journal(void)
+{
+	static int known = -1;
+	const char *v = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	char *end;
+
+	if (known >= 0)
+		return known;
+	known = 0;
+	if (!v || !*v || fstat(2, &st) < 0)
+		return false;
+	errno = 0;
+	dev = strtoull(v, &end, 10);
+	if (errno || end == v || *end != ':')
+		return false;
+	v = end + 1;
+	ino = strtoull(v, &end, 10);
+	if (errno || end == v || *end)
+		return false;
+	known = dev == (unsigned long long)st.st_dev && ino == (unsigned long long)st.st_ino;
+	return known;
+}
+
 void serve_log(const char *fmt, ...)
 {
 	static const char prefix[] = "rtid serve: ";
 	char line[512];
-	size_t len = sizeof(prefix) - 1;
+	size_t len = 0;
+	int prio = 6; /* LOG_INFO, unless the text begins with "<N>" (SLOG_ERR...) */
 	va_list ap;
 	int n;
 
-	memcpy(line, prefix, len);
+	if (fmt[0] == '<' && fmt[1] >= '0' && fmt[1] <= '7' && fmt[2] == '>') {
+		prio = fmt[1] - '0';
+		fmt += 3;
+	}
+	/* Under journald its priority (sd-daemon's "<N>" prefix), which the
+	 * journal stamps itself; by hand or to a file, the local time. */
+	if (to_journal()) {
+		len = (size_t)snprintf(line, sizeof(line), "<%d>", prio);
+	} else {
+		struct timespec ts;
+		struct tm tm;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		localtime_r(&ts.tv_sec, &tm);
+		len = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
+		len += (size_t)snprintf(line + len, sizeof(line) - len, ".%03ld", ts.tv_nsec / 1000000);
+		len += strftime(line + len, sizeof(line) - len, "%z ", &tm);
+	}
+	memcpy(line + len, prefix, sizeof(prefix) - 1);
+	len += sizeof(prefix) - 1;
 	va_start(ap, fmt);
 	n = vsnprintf(line + len, sizeof(line) - len - 1, fmt, ap);
 	va_end(ap);
@@ -69,36 +120,55 @@ void serve_log(const char *fmt, ...)
 	}
 }
 
-/* Whether a daemon answers at path (then it is not ours to remove). */
-static bool alive(const char *path)
+/* What a connect to path says: 0 when a daemon answers there (or its queue
+ * is full), else the connect's -errno: -ECONNREFUSED alone means a socket
+ * file with no one listening, a daemon's that died. */
+static int probe(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	bool up;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), e = 0;
 
+	if (fd < 0)
+		return -errno;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	up = fd >= 0 && (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN);
-	if (fd >= 0)
-		close(fd);
-	return up;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EAGAIN)
+		e = -errno;
+	close(fd);
+	return e;
 }
 
-/* Remove a stale socket left by a daemon that died; refuse anything else. */
+/* Remove a stale socket left by a daemon that died; refuse anything else:
+ * a socket someone answers on, and one we cannot tell (a connect refused
+ * for permission is another user's daemon, not a stale socket). */
 static int clear_path(const char *path)
 {
 	struct stat st;
+	int e;
 
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -1;
+	if (lstat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		serve_log("cannot look at %s: %s", path, strerror(errno));
+		return -1;
+	}
 	if (!S_ISSOCK(st.st_mode)) {
 		serve_log("%s exists and is not a socket; not replacing it", path);
 		return -1;
 	}
-	if (alive(path)) {
+	if ((e = probe(path)) == 0) {
 		serve_log("%s: another daemon is serving it", path);
 		return -1;
 	}
-	return unlink(path);
+	if (e != -ECONNREFUSED) {
+		serve_log("%s: cannot tell whether a daemon serves it (connect: %s); not replacing it",
+			  path, strerror(-e));
+		return -1;
+	}
+	if (unlink(path) < 0) {
+		serve_log("cannot remove the stale socket %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /* The socket's directory (/run/rtid at boot) is made if missing, 0755: the
@@ -129,12 +199,13 @@ static int create(const struct serve_cfg *cfg, struct slisten *l)
 		return -1;
 	}
 	strcpy(sa.sun_path, cfg->socket_path);
-	make_parent(cfg->socket_path);
 	if (clear_path(cfg->socket_path) < 0)
 		return -1;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
+	if (fd < 0) {
+		serve_log("cannot make a socket: %s", strerror(errno));
 		return -1;
+	}
 	old = umask(0117); /* the file is born 0660: never a moment wider */
 	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
@@ -147,15 +218,54 @@ static int create(const struct serve_cfg *cfg, struct slisten *l)
 		close(fd);
 		return -1;
 	}
-	*l = (struct slisten){ .fd = fd, .created = true, .dev = st.st_dev, .ino = st.st_ino };
+	*l = (struct slisten){ .fd = fd, .lock = l->lock, .created = true, .dev = st.st_dev,
+			       .ino = st.st_ino };
 	return 0;
+}
+
+/* <path>.lock, open and flock'ed (exclusive, not waiting), in *fd: one
+ * daemon per socket path, also when two start at once, whose record of work
+ * in flight is its alone. The kernel lets go of it at our death. 0, or -1
+ * after saying why. */
+static int take_lock(const char *path, int *fd)
+{
+	char lock[4096];
+
+	snprintf(lock, sizeof(lock), "%s.lock", path);
+	*fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (*fd < 0) {
+		serve_log("cannot open %s: %s; not serving %s", lock, strerror(errno), path);
+		return -1;
+	}
+	if (flock(*fd, LOCK_EX | LOCK_NB) < 0) {
+		serve_log("%s is held: another rtid serve serves %s or is starting; not starting a "
+			  "second one", lock, path);
+		close(*fd);
+		*fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+void sl_unlock(struct slisten *l)
+{
+	if (l->lock >= 0)
+		close(l->lock);
+	l->lock = -1;
 }
 
 int sl_open(const struct serve_cfg *cfg, struct slisten *l)
 {
+	int lock;
 #ifdef RTID_HAVE_SYSTEMD
 	int n;
+#endif
 
+	make_parent(cfg->socket_path);
+	if (take_lock(cfg->socket_path, &lock) < 0)
+		return -1;
+	l->lock = lock;
+#ifdef RTID_HAVE_SYSTEMD
 	load_systemd();
 	n = sd.listen_fds ? sd.listen_fds(1) : 0;
 
@@ -172,7 +282,7 @@ int sl_open(const struct serve_cfg *cfg, struct slisten *l)
 		}
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 		fcntl(fd, F_SETFD, FD_CLOEXEC); /* the worker gets fd 3 of its own */
-		*l = (struct slisten){ .fd = fd };
+		*l = (struct slisten){ .fd = fd, .lock = lock };
 		return 0;
 	}
 #endif
@@ -256,5 +366,5 @@ void serve_log_limited(enum serve_log_kind kind, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	serve_log("%s", line);
+	serve_log(SLOG_WARNING "%s", line);
 }

@@ -36,13 +36,30 @@ struct client {
 
 /* The counters of rtid serve status (serve-stats.c). */
 #define ST_SAMPLES 1024 /* the latest latencies per operation, for percentiles */
+#define ST_NOT_SERVED RTID__SVC_KINDS /* error "not-served": an outcome of its own */
+#define ST_REASONS 16 /* errors' reasons told apart; the rest are "other" */
 struct sstats {
 	double started;  /* the daemon's start */
 	double attach_s; /* the latest attach's time */
 	unsigned long worker_failures;
-	unsigned long n[RTID__OP_COUNT][RTID__SVC_KINDS];
+	unsigned long n[RTID__OP_COUNT][RTID__SVC_KINDS + 1];
+	char reason[ST_REASONS][40];                     /* in order of first sight */
+	unsigned long err[RTID__OP_COUNT][ST_REASONS + 1]; /* by reason; last: other */
 	float lat[RTID__OP_COUNT][ST_SAMPLES];
 	unsigned nlat[RTID__OP_COUNT];
+	double lat_sum[RTID__OP_COUNT];                  /* seconds, every request */
+	unsigned long lat_n[RTID__OP_COUNT];
+};
+
+/* A call that a previous daemon left inside the driver (serve-inflight.c):
+ * its worker, still there at our start, and the process it is about. */
+#define HELD_MAX 256
+struct sheld {
+	pid_t pid;                 /* the worker */
+	int pidfd;                 /* readable once it has exited; -1: none (checked by time) */
+	unsigned long long start;  /* its start time: the same process, not a reused pid */
+	int process;               /* the process its call is about (our numbers) */
+	unsigned long long pstart; /* that process's start time (0: unknown) */
 };
 
 struct server {
@@ -58,6 +75,12 @@ struct server {
 	double reap_at;      /* a worker let go is killed then if still there (0: none) */
 	struct sstats stats;
 	double accept_delay; /* the next such pause */
+	struct sheld held[HELD_MAX]; /* calls of a previous daemon still in the driver */
+	unsigned nheld;
+	double held_check_at; /* held workers without a pidfd are looked at then (0: none) */
+	int record_dir;       /* the record's directory, trusted (-1: no record kept) */
+	char record[300];     /* its name there (<socket name>.inflight) */
+	char *written;        /* the record's text as last written (NULL: none yet) */
 };
 
 /* --- serve-clients.c --- */
@@ -67,7 +90,11 @@ void sv_drop(struct server *s, int i);
 void sv_answer(struct server *s, int i, struct rtid__svc_ans *a);
 /* Answer client i's request with an error (reason, text): never started. */
 void sv_fail(struct server *s, int i, const char *reason, const char *text);
-/* Fail every request not yet with a worker. */
+/* Fail client i's request, not yet with a worker: with reason and text, or
+ * RTID__SVC_IN_DRIVER when a call about its process is inside the driver (its
+ * client must not run the real tool's action beside that call). */
+void sv_fail_waiting(struct server *s, int i, const char *reason, const char *text);
+/* Fail every request not yet with a worker (sv_fail_waiting). */
 void sv_fail_queued(struct server *s, const char *reason, const char *text);
 /* The deadline of q in seconds from its dispatch. */
 double sv_deadline_of(const struct serve_cfg *cfg, const struct rtid__svc_req *q);
@@ -78,6 +105,27 @@ void sv_client_readable(struct server *s, int i);
 bool sv_same_process(const struct server *s, int i);
 /* Accept every pending connection (or refuse it), within the limits. */
 void sv_accept_all(struct server *s);
+
+/* --- serve-inflight.c: the record of work in flight --- */
+/* Read the record a previous daemon left at this socket path (trusted only
+ * in a directory and a file no one else may write) and hold the processes
+ * of its workers that are still there. Logs what it holds, and once why no
+ * record is kept when the directory is not ours alone. */
+void si_load(struct server *s);
+/* Write the record: every call in the driver now (busy workers, killed ones
+ * not yet reaped, held ones), and extra when not NULL (a hand-over about to
+ * happen). 0 (also when no record is kept, or nothing changed), or -errno:
+ * then nothing may be handed over. */
+int si_write(struct server *s, const struct sheld *extra);
+/* Whether a call about process is inside the driver: a busy worker's, a
+ * killed worker's not yet reaped, or a previous daemon's (held). Nothing
+ * else for that process goes to the driver meanwhile. */
+bool sv_in_driver(const struct server *s, int process);
+/* Let go of held entries whose worker has exited. */
+void si_check(struct server *s);
+/* At exit: the record of the calls still in the driver (stuck workers left
+ * behind), or no record when there are none. */
+void si_close(struct server *s);
 
 /* --- serve-stats.c --- */
 /* Count client c's answer a (and log it, unless --quiet). */

@@ -1,7 +1,8 @@
 /* What an operator sees of the daemon: one log line per answered request
  * (unless --quiet), and the counters "rtid serve status" asks for over the
- * socket: uptime, the driver, attaches, requests by operation and outcome,
- * latency percentiles, requests with a worker and waiting. */
+ * socket: uptime, the driver, attaches, requests by operation and outcome
+ * (errors by reason too), latency percentiles with the sum and count of all
+ * latencies, requests with a worker and waiting. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,9 +12,33 @@
 #include "proc/proc.h"
 #include "serve/serve-loop.h"
 
-static const char *const kind_words[RTID__SVC_KINDS] = {
-	"tid", "state", "done", "cuerr", "error", "denied", "started", "unknown",
+static const char *const kind_words[RTID__SVC_KINDS + 1] = {
+	"tid", "state", "done", "cuerr", "error", "denied", "started", "unknown", "not-served",
 };
+
+/* An answer in the counters. "not-served" (a queries-only daemon asked for
+ * an action) is an outcome of its own, not an error: alerts on errors must
+ * not fire on a node that is set up as meant. An error is counted by its
+ * reason too, the first ST_REASONS reasons apart and the rest as "other". */
+static void count(struct sstats *st, int op, const struct rtid__svc_ans *a)
+{
+	unsigned k = 0;
+
+	if (a->kind != RTID__SVC_ERROR) {
+		st->n[op][a->kind]++;
+		return;
+	}
+	if (!strcmp(a->name, "not-served")) {
+		st->n[op][ST_NOT_SERVED]++;
+		return;
+	}
+	st->n[op][RTID__SVC_ERROR]++;
+	while (k < ST_REASONS && st->reason[k][0] && strcmp(st->reason[k], a->name))
+		k++;
+	if (k < ST_REASONS && !st->reason[k][0])
+		snprintf(st->reason[k], sizeof(st->reason[k]), "%s", a->name[0] ? a->name : "-");
+	st->err[op][k]++;
+}
 
 void st_answered(struct server *s, const struct client *c, const struct rtid__svc_ans *a)
 {
@@ -21,8 +46,10 @@ void st_answered(struct server *s, const struct client *c, const struct rtid__sv
 	double ms = (rtid__now() - c->asked) * 1e3;
 	int op = c->req.op; /* a parsed request's, and an answer the daemon built */
 
-	st->n[op][a->kind]++;
+	count(st, op, a);
 	st->lat[op][st->nlat[op]++ % ST_SAMPLES] = (float)ms;
+	st->lat_sum[op] += ms / 1e3;
+	st->lat_n[op]++;
 	/* A denial has had its line, rate-limited (a flood of them is a
 	 * client's doing); a second line here would be unlimited. */
 	if (s->cfg->quiet || a->kind == RTID__SVC_DENIED)
@@ -95,12 +122,18 @@ bool st_send(const struct server *s, int fd)
 		unsigned n = st->nlat[op] < ST_SAMPLES ? st->nlat[op] : ST_SAMPLES;
 		float v[ST_SAMPLES];
 
-		for (int k = 0; k < RTID__SVC_KINDS; k++)
+		for (int k = 0; k <= ST_NOT_SERVED; k++)
 			if (st->n[op][k])
 				say(&o, "stat requests %s %s %lu", rtid__svc_op_name(op), kind_words[k],
 				    st->n[op][k]);
+		for (int k = 0; k <= ST_REASONS; k++)
+			if (st->err[op][k])
+				say(&o, "stat errors %s %s %lu", rtid__svc_op_name(op),
+				    k < ST_REASONS ? st->reason[k] : "other", st->err[op][k]);
 		if (!n)
 			continue;
+		say(&o, "stat duration_seconds %s %.6f %lu", rtid__svc_op_name(op), st->lat_sum[op],
+		    st->lat_n[op]);
 		memcpy(v, st->lat[op], n * sizeof(*v));
 		qsort(v, n, sizeof(*v), cmp_float);
 		say(&o, "stat latency_ms %s %.3f %.3f %.3f", rtid__svc_op_name(op), (double)v[n / 2],

@@ -4,19 +4,17 @@
  * that is gone). */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "basic/parse.h"
+#include "rtid.h"
 #include "serve/serve.h"
 
 extern char **environ;
@@ -26,7 +24,6 @@ extern char **environ;
 #define BACKOFF_FIRST 0.1
 #define BACKOFF_MAX 5.0
 #define QUIT_WAIT_MS 1000
-#define KILL_WAIT_MS 500 /* a SIGKILLed worker dies in microseconds, unless stuck */
 
 int sp_init(struct spool *p, unsigned n)
 {
@@ -37,7 +34,6 @@ int sp_init(struct spool *p, unsigned n)
 	p->n = n;
 	for (unsigned i = 0; i < n; i++) {
 		p->w[i].sock = -1;
-		p->w[i].pidfd = -1;
 		p->w[i].pid = -1;
 	}
 	return 0;
@@ -105,15 +101,17 @@ static int spawn_worker(const struct serve_cfg *cfg, int sock, pid_t *pid)
  * was about (none: 0), kill_at, when a worker let go is killed if it has
  * not exited by then (0: killed already). sw_start keeps a free entry for
  * this (reap_room), so there is always one. */
-static void park(struct sworker *w, pid_t pid, int process, double kill_at)
+static void park(struct sworker *w, int process, double kill_at)
 {
 	size_t i = 0;
 
 	/* Bounded all the same: the last entry, were the room ever gone. */
 	while (i < sizeof(w->reap) / sizeof(w->reap[0]) - 1 && w->reap[i] > 0)
 		i++;
-	w->reap[i] = pid;
+	w->reap[i] = w->pid;
 	w->reap_process[i] = process;
+	w->reap_start[i] = w->start;
+	w->reap_pstart[i] = process ? w->job.pstart : 0;
 	w->reap_kill_at[i] = kill_at;
 }
 
@@ -187,27 +185,16 @@ int sw_start(struct spool *p, struct sworker *w, const struct serve_cfg *cfg)
 	}
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	w->sock = sv[0];
-	/* For the short wait on its death in sw_stop; its exit is seen by
-	 * SIGCHLD (serve.c), also where there are no pidfds. */
-	w->pidfd = (int)syscall(SYS_pidfd_open, w->pid, 0);
+	/* Its identity in the record of work in flight (serve-inflight.c): the
+	 * real /proc, whatever --proc serves. Its exit is seen by SIGCHLD. */
+	if (rtid_proc_start_time("/proc", w->pid, &w->start) < 0)
+		w->start = 0;
 	w->state = SW_STARTING;
 	w->since = rtid__now();
 	w->until = w->since + cfg->attach_timeout_s;
 	w->busy = false;
 	p->attaches++;
 	return 0;
-}
-
-/* RTID_SERVE_KILL_WAIT_MS, else KILL_WAIT_MS: how long a killed worker is
- * waited for before it is left to sw_reap (0: it always is). */
-static int kill_wait_ms(void)
-{
-	const char *v = getenv("RTID_SERVE_KILL_WAIT_MS");
-	int ms;
-
-	if (v && !strcmp(v, "0"))
-		return 0;
-	return v && rtid__parse_pid(v, &ms) == 0 ? ms : KILL_WAIT_MS;
 }
 
 void sw_stop(struct spool *p, struct sworker *w, enum sw_end how)
@@ -222,23 +209,16 @@ void sw_stop(struct spool *p, struct sworker *w, enum sw_end how)
 		/* Not at fault: it exits when its socket closes, and detaches from
 		 * the driver as a process does; killed only if it has not within
 		 * QUIT_WAIT_MS. Nobody waits for it here. */
-		park(w, w->pid, process, rtid__now() + QUIT_WAIT_MS / 1000.0);
+		park(w, process, rtid__now() + QUIT_WAIT_MS / 1000.0);
 	} else if (w->pid > 0) {
-		int ms = kill_wait_ms();
-
-		/* The group while its unreaped leader still pins the id; then a
-		 * short, bounded wait for the death, and a worker stuck in the
-		 * kernel is reaped later by sw_reap, not waited for here. */
+		/* The group while its unreaped leader still pins the id. Never a
+		 * wait here, not even a short one: a worker stuck in the kernel
+		 * (a hung driver call) outlives SIGKILL, and each wait would stall
+		 * every client. It is reaped by sw_reap when SIGCHLD says it is
+		 * gone; until then its process counts as in the driver. */
 		killpg(w->pid, SIGKILL);
-		if (ms > 0 && w->pidfd >= 0)
-			poll(&(struct pollfd){ .fd = w->pidfd, .events = POLLIN }, 1, ms);
-		/* 0: never waited for here, always reaped by the loop. */
-		if (ms == 0 || waitpid(w->pid, NULL, WNOHANG) == 0)
-			park(w, w->pid, process, 0);
+		park(w, process, 0);
 	}
-	if (w->pidfd >= 0)
-		close(w->pidfd);
-	w->pidfd = -1;
 	w->pid = -1;
 	w->state = SW_DOWN;
 	w->busy = false;

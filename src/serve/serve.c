@@ -1,7 +1,10 @@
 /* The daemon's event loop: one poll over the listening socket, the clients,
- * the workers and a signalfd. Nothing blocks: a client that sends nothing or
- * sends slowly only runs out its own deadline, and each worker answers one
- * request at a time, each under its own deadline (serve-dispatch.c). */
+ * the workers, a signalfd and the pidfds of a previous daemon's workers.
+ * Nothing blocks: a client that sends nothing or sends slowly only runs out
+ * its own deadline, each worker answers one request at a time, each under
+ * its own deadline (serve-dispatch.c), and no child is ever waited for: a
+ * killed worker is reaped when SIGCHLD says it has exited, and until then its
+ * process counts as in the driver (sv_in_driver). */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,7 +21,9 @@
 #include "proc/proc.h"
 #include "serve/serve-loop.h"
 
-#define STOP_GRACE 5.0 /* seconds a query in flight may still take at SIGTERM */
+#define STOP_GRACE 5.0 /* seconds a query in flight may still take at a stop */
+#define STOP_REAP 1.0  /* seconds a stop waits for killed workers to be gone, past
+			* the grace of those let go; then they are left, recorded */
 #define FD_RESERVE 16  /* fds besides clients and workers: stdio, socket, signalfd, reads */
 
 static void expire(struct server *s, double t)
@@ -50,7 +55,7 @@ static void expire(struct server *s, double t)
 		if (c->fd < 0 || c->inflight)
 			continue;
 		if (c->queued && t >= c->req_until) {
-			sv_fail(s, (int)i, "timeout", "no driver answer in time; not started");
+			sv_fail_waiting(s, (int)i, "timeout", "no driver answer in time; not started");
 		} else if (!c->queued && t >= c->idle_until) {
 			serve_log_limited(SLOG_CLIENT, "client pid %d sent nothing in time; closing it",
 					  (int)c->peer);
@@ -92,6 +97,8 @@ static double next_event(const struct server *s)
 		t = min_d(t, s->accept_at);
 	if (s->reap_at > 0)
 		t = min_d(t, s->reap_at);
+	if (s->held_check_at > 0)
+		t = min_d(t, s->held_check_at);
 	for (unsigned i = 0; i < s->cfg->max_clients; i++)
 		if (s->c[i].fd >= 0 && !s->c[i].inflight)
 			t = min_d(t, s->c[i].queued ? s->c[i].req_until : s->c[i].idle_until);
@@ -151,6 +158,12 @@ static void poll_once(struct server *s, struct pollfd *p, int *slot)
 			p[np++] = (struct pollfd){ .fd = s->pool.w[k].sock, .events = POLLIN };
 		}
 	nw = np;
+	/* A previous daemon's workers: their exit only wakes the loop (si_check). */
+	for (unsigned j = 0; j < s->nheld; j++)
+		if (s->held[j].pidfd >= 0) {
+			slot[np] = -1;
+			p[np++] = (struct pollfd){ .fd = s->held[j].pidfd, .events = POLLIN };
+		}
 	for (unsigned i = 0; i < s->cfg->max_clients; i++)
 		if (s->c[i].fd >= 0) {
 			slot[np] = (int)i;
@@ -174,7 +187,7 @@ static void poll_once(struct server *s, struct pollfd *p, int *slot)
 	if (p[P_SIG].revents)
 		signals(s);
 	for (nfds_t j = nw; j < np; j++)
-		if (p[j].revents && s->c[slot[j]].fd == p[j].fd)
+		if (p[j].revents && slot[j] >= 0 && s->c[slot[j]].fd == p[j].fd)
 			sv_client_readable(s, slot[j]);
 	if (p[P_LISTEN].revents && !s->stopping)
 		sv_accept_all(s);
@@ -217,13 +230,17 @@ static int setup(struct server *s, const struct serve_cfg *cfg)
 
 	memset(s, 0, sizeof(*s));
 	s->cfg = cfg;
-	s->l.fd = -1;
+	s->l.fd = s->l.lock = s->record_dir = -1;
 	s->accept_delay = ACCEPT_PAUSE_FIRST;
 	s->stats.started = rtid__now();
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&set);
+	/* Every stop signal stops alike (begin_stop): a hangup of the terminal
+	 * or ssh session of a daemon in the foreground, ^C, ^\, systemd's stop. */
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
 	sigaddset(&set, SIGCHLD); /* the workers' exits, read from the signalfd too */
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	s->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -234,16 +251,22 @@ static int setup(struct server *s, const struct serve_cfg *cfg)
 	}
 	for (unsigned i = 0; i < cfg->max_clients; i++)
 		s->c[i].fd = -1;
-	return sl_open(cfg, &s->l);
+	if (sl_open(cfg, &s->l) < 0)
+		return -1;
+	si_load(s); /* under the lock: no other daemon writes the record now */
+	return 0;
 }
 
 /* Every worker gone: the busy ones killed (their clients told), the others
  * let go all at once; then each reaped as SIGCHLD says, those outstaying
- * their grace killed, and at the end a blocking wait: at exit none may be
- * left. */
+ * their grace killed. Bounded: a killed worker stuck in the kernel is left
+ * after STOP_REAP (the init process reaps it when it ends) and stays in the
+ * record of work in flight (si_close) for the next daemon. A stop never
+ * waits for ever, against systemd's stop timeout. */
 static void end_workers(struct server *s)
 {
-	double next = 1;
+	double until = rtid__now() + 1.0 + STOP_REAP; /* the grace of those let go, and more */
+	bool left = true;
 
 	for (unsigned k = 0; k < s->pool.n; k++) {
 		if (s->pool.w[k].busy) {
@@ -253,32 +276,29 @@ static void end_workers(struct server *s)
 		}
 		sw_stop(&s->pool, &s->pool.w[k], SW_RETIRE);
 	}
-	while (next > 0 && s->sigfd >= 0) {
+	while (left && s->sigfd >= 0) {
 		struct signalfd_siginfo si;
-		double left;
+		double next = until, now;
 
-		next = 0;
+		left = false;
 		for (unsigned k = 0; k < s->pool.n; k++) {
-			double t = sw_reap(&s->pool.w[k]);
+			struct sworker *w = &s->pool.w[k];
+			double t = sw_reap(w);
 
-			next = t > 0 && (next == 0 || t < next) ? t : next;
+			next = t > 0 && t < next ? t : next;
+			for (size_t i = 0; i < sizeof(w->reap) / sizeof(w->reap[0]); i++)
+				left = left || w->reap[i] > 0;
 		}
-		left = (next - rtid__now()) * 1000.0;
-		if (next > 0)
-			poll(&(struct pollfd){ .fd = s->sigfd, .events = POLLIN }, 1,
-			     left <= 0 ? 0 : (int)left + 1);
+		now = rtid__now();
+		if (!left || now >= until)
+			break;
+		poll(&(struct pollfd){ .fd = s->sigfd, .events = POLLIN }, 1,
+		     (int)((next - now) * 1000.0) + 1);
 		while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 			;
 	}
-	for (unsigned k = 0; k < s->pool.n; k++) {
-		struct sworker *w = &s->pool.w[k];
-
-		for (size_t i = 0; i < sizeof(w->reap) / sizeof(w->reap[0]); i++)
-			if (w->reap[i] > 0) {
-				killpg(w->reap[i], SIGKILL);
-				waitpid(w->reap[i], NULL, 0);
-			}
-	}
+	if (left)
+		serve_log("workers stuck in the driver are left behind at exit");
 }
 
 static void teardown(struct server *s)
@@ -289,6 +309,9 @@ static void teardown(struct server *s)
 		if (s->c[i].fd >= 0)
 			sv_drop(s, (int)i);
 	sl_close(&s->l, s->cfg);
+	if (s->l.lock >= 0)
+		si_close(s); /* the record is the lock holder's alone */
+	sl_unlock(&s->l);
 	if (s->sigfd >= 0)
 		close(s->sigfd);
 	sp_free(&s->pool);
@@ -312,11 +335,11 @@ int serve_run(const struct serve_cfg *given)
 	int *slot = NULL, rc = 0;
 
 	memset(&s, 0, sizeof(s));
-	s.l.fd = s.sigfd = -1;
+	s.l.fd = s.l.lock = s.sigfd = s.record_dir = -1;
 	if (fit_fd_limit(&cfg) < 0)
 		return 1;
-	p = calloc(cfg.max_clients + cfg.workers + P_FIXED, sizeof(*p));
-	slot = calloc(cfg.max_clients + cfg.workers + P_FIXED, sizeof(*slot));
+	p = calloc(cfg.max_clients + cfg.workers + HELD_MAX + P_FIXED, sizeof(*p));
+	slot = calloc(cfg.max_clients + cfg.workers + HELD_MAX + P_FIXED, sizeof(*slot));
 	if (!p || !slot || setup(&s, &cfg) < 0) {
 		rc = 1;
 		goto out;
@@ -335,6 +358,7 @@ int serve_run(const struct serve_cfg *given)
 
 			s.reap_at = t > 0 && (s.reap_at == 0 || t < s.reap_at) ? t : s.reap_at;
 		}
+		si_check(&s);
 		expire(&s, rtid__now());
 		serve_log_flush();
 		if (s.stopping)

@@ -30,7 +30,8 @@ struct serve_cfg {
 	int ready_fd;             /* -1: none */
 };
 
-/* Run the daemon until SIGTERM or SIGINT. Returns the exit status. */
+/* Run the daemon until SIGTERM, SIGINT, SIGHUP or SIGQUIT, each a graceful
+ * stop. Returns the exit status. */
 int serve_run(const struct serve_cfg *cfg);
 
 /* --- serve-worker.c: the driver attaches --- */
@@ -44,6 +45,7 @@ struct sjob {
 	unsigned long conn;  /* that slot's connection number, to tell a new one */
 	int op, pid;         /* pid: as the daemon sees it */
 	int process;         /* the process pid is or is a thread of */
+	unsigned long long pstart; /* its start time at intake (0: unknown), for the record */
 	bool started;        /* the client was told "started" */
 	double until;        /* its deadline */
 };
@@ -52,9 +54,10 @@ struct sworker {
 	enum sw_state state;
 	pid_t pid;
 	int sock;                  /* -1 when down */
-	int pidfd;                 /* the worker's, for a bounded wait on its death; -1: none */
+	unsigned long long start;  /* the worker's start time (/proc/PID/stat; 0: unknown) */
 	pid_t reap[8];             /* stopped, not yet reaped (exiting, or stuck in the kernel) */
 	int reap_process[8];       /* the process its last job was about (0: none) */
+	unsigned long long reap_start[8], reap_pstart[8]; /* the two start times, for the record */
 	double reap_kill_at[8];    /* let go: killed at this time if still there (0: killed) */
 	double until;              /* STARTING: the hello's deadline */
 	double since;              /* STARTING: when it was started */
@@ -89,9 +92,10 @@ int sw_start(struct spool *p, struct sworker *w, const struct serve_cfg *cfg);
  * later only if it has not), killed (it hung or crashed in a call), or
  * killed and counted for the pool's backoff (it failed to attach). */
 enum sw_end { SW_RETIRE, SW_KILL, SW_FAILED };
-/* End worker w as how says; what has not exited is left to sw_reap. Blocks
- * at most a killed worker's short wait (RTID_SERVE_KILL_WAIT_MS), never for
- * one let go. The job is the caller's to answer. */
+/* End worker w as how says; what has not exited is left to sw_reap. Never
+ * waits for a child: a killed worker stays in w->reap (its job's process
+ * still "in the driver") until sw_reap finds it gone, on the SIGCHLD the
+ * loop reads. The job is the caller's to answer. */
 void sw_stop(struct spool *p, struct sworker *w, enum sw_end how);
 /* Reap what sw_stop left, kill what was let go and outstayed its grace
  * (never blocks). Returns the next such kill time, or 0 for none. */
@@ -116,20 +120,30 @@ const char *sa_check(const struct serve_cfg *cfg, uid_t uid, bool may_act,
 /* --- serve-listen.c: the socket, systemd, readiness --- */
 struct slisten {
 	int fd;
+	int lock; /* <socket>.lock, flock'ed for the daemon's life; -1: none */
 	bool created; /* we made the socket file (not systemd): remove it at exit */
 	dev_t dev;
 	ino_t ino;
 };
-/* The listening socket: systemd's (sd_listen_fds) or one created at the
- * configured path. Returns 0 or -1 after logging why. */
+/* The lock beside the configured socket path (one daemon per path, also when
+ * two start at once), then the listening socket: systemd's (sd_listen_fds)
+ * or one created at the path, replacing only a stale socket (its connect
+ * refused). Returns 0 or -1 after logging why. */
 int sl_open(const struct serve_cfg *cfg, struct slisten *l);
-/* Close it and remove the socket file if we made it and it is still ours. */
+/* Close it and remove the socket file if we made it and it is still ours.
+ * The lock stays: the daemon still owns the path's record (sl_unlock). */
 void sl_close(struct slisten *l, const struct serve_cfg *cfg);
+/* Let go of the lock, the last thing before exit. */
+void sl_unlock(struct slisten *l);
 /* Tell systemd (sd_notify) and the ready fd that requests are served. */
 void sl_ready(const struct serve_cfg *cfg);
 void sl_stopping(void);
 
-/* Log one line to stderr (the journal under systemd). */
+/* Log one line to stderr: with sd-daemon's priority prefix when stderr is
+ * the journal (JOURNAL_STREAM), else after the local time. fmt may begin
+ * with a priority (SLOG_ERR "cannot ..."); the default is info. */
+#define SLOG_ERR "<3>"
+#define SLOG_WARNING "<4>"
 void serve_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* What a client can make the daemon log: each kind at most LOG_BURST lines

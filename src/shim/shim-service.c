@@ -1,7 +1,16 @@
 /* The shim's first try: ask rtid serve, when its socket exists, and print
  * exactly what the real cuda-checkpoint would have printed. Anything short
  * of a driver answer (no daemon, refused, denied, an error, late) leaves the
- * call to the shim's usual path, which ends in the real tool. */
+ * call to the shim's usual path, which ends in the real tool. Two exceptions,
+ * both for actions, where the tool's run would overlap a call of the
+ * daemon's inside the driver: an action the daemon started and whose outcome
+ * it lost, and an action it held back because an earlier call about the same
+ * process is still inside the driver (error in-driver: a hung call, or one a
+ * previous daemon left there). Each fails as the tool fails an action: a
+ * message on stderr, exit 1. A query held back so still goes to the real
+ * tool: queries change nothing, and CRIU reads any failure of
+ * --get-restore-tid as "no CUDA here", which would leave the process out of
+ * the dump. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -164,9 +173,15 @@ void shim_note(const char *fmt, ...)
 	if (n > (int)sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;
 	line[n++] = '\n';
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* O_NONBLOCK: a FIFO at the path must not hang the call CRIU waits on
+	 * (an open for writing blocks until a reader comes); only a regular
+	 * file is written. */
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (fd >= 0) {
-		(void)!write(fd, line, (size_t)n);
+		struct stat st;
+
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+			(void)!write(fd, line, (size_t)n);
 		close(fd);
 	}
 }
@@ -226,6 +241,16 @@ bool shim_try_service(int argc, char **argv, int *rc, bool *to_tool)
 	if (r < 0) {
 		shim_note("rtid serve at %s: no answer: %s", path, strerror(-r));
 		return false;
+	}
+	if (q.op >= RTID__OP_LOCK && a.kind == RTID__SVC_ERROR &&
+	    !strcmp(a.name, RTID__SVC_IN_DRIVER)) {
+		fprintf(stderr, "Could not %s process ID %d: \"rtid serve held it back: an earlier "
+			"call about this process is still inside the driver; not run\"\n", what[q.op],
+			q.pid);
+		shim_note("rtid serve at %s: %s --pid %d held back, a call about it still in the "
+			  "driver: failed, not run by the tool", path, rtid__svc_op_name(q.op), q.pid);
+		*rc = 1;
+		return true;
 	}
 	if (a.kind == RTID__SVC_ERROR || a.kind == RTID__SVC_DENIED) {
 		shim_note("rtid serve at %s: %s: %s", path,

@@ -7,7 +7,9 @@
  * tool that failed or printed garbage, a timeout) is a failure of rtid's own:
  * the real tool is exec'd with the original argv and its answer stands, as
  * CRIU reads any non-zero exit as "no CUDA here". Every other invocation is
- * exec'd unchanged to the real tool. */
+ * exec'd unchanged to the real tool, but one that names a thread where a
+ * process is expected, which is refused first, as the tool refuses a pid it
+ * cannot take (refuse_thread). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -20,20 +22,44 @@
 #include "basic/basic.h"
 #include "basic/cov.h"
 #include "cli/cli.h"
+#include "proc/proc.h"
+#include "rules/rules.h"
 #include "shim/shim.h"
+#include "config.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+/* rtid's ELF note (RTID__NOTE_NAME, RTID__NOTE_TYPE, its text the version),
+ * here because every rtid program links the shim: another version and the
+ * static build carry it too, so that a shim knows any rtid on PATH by what it
+ * is and never runs one as the real tool (rtid__rtid_note reads it). In a
+ * note section of its own: the linker gives it a note segment, which strip
+ * keeps. */
+__asm__(".pushsection .note.rtid, \"a\", @note\n"
+	"\t.balign 4\n"
+	"\t.long 2f - 1f\n"
+	"\t.long 4f - 3f\n"
+	"\t.long " STR(RTID__NOTE_TYPE) "\n"
+	"1:\t.asciz \"" RTID__NOTE_NAME "\"\n"
+	"2:\t.balign 4\n"
+	"3:\t.asciz \"" RTID_VERSION "\"\n"
+	"4:\t.balign 4\n"
+	"\t.popsection\n");
 
 #define SHIM "cuda-checkpoint (rtid shim)"
 #define EXIT_UNKNOWN 231 /* CUDA_ERROR_UNKNOWN (999) truncated to 8 bits */
+#define EXIT_INVALID_PID 1 /* CUDA_ERROR_INVALID_VALUE: the tool on a pid it cannot take */
 #define GUARD "RTID_SHIM_ACTIVE"
 /* No timeout of rtid's own unless RTID_TIMEOUT: the real tool has none. */
 #define NO_TIMEOUT 1e7
 
 /* The real tool: RTID_REAL_TOOL, else the next cuda-checkpoint on PATH that
- * is not rtid (nor a copy of it). */
+ * is no rtid: neither this one (nor a copy of it) nor another build (another
+ * version, the static build), known by rtid's note. */
 static char *real_tool(bool quiet)
 {
 	const char *env = getenv("RTID_REAL_TOOL");
-	char *path = NULL;
+	char *path = NULL, ver[64];
 
 	if (rtid__tool_find(env && *env ? env : "cuda-checkpoint", &path) < 0) {
 		if (quiet)
@@ -48,6 +74,13 @@ static char *real_tool(bool quiet)
 	if (rtid__is_self(path)) {
 		if (!quiet)
 			fprintf(stderr, SHIM ": RTID_REAL_TOOL (%s) is the shim itself\n", path);
+		free(path);
+		return NULL;
+	}
+	if (rtid__rtid_note(path, ver, sizeof(ver)) == 1) {
+		if (!quiet)
+			fprintf(stderr, SHIM ": RTID_REAL_TOOL (%s) is another rtid (%s), not the "
+				"real tool\n", path, ver);
 		free(path);
 		return NULL;
 	}
@@ -82,6 +115,68 @@ static bool is_query(int argc, char **argv, int *pid)
 	return false;
 }
 
+/* What the call asks of its --pid, in the request rule's words, and the
+ * tool's verb for it; false when it asks nothing of a process (-h, a lone
+ * --pid), which the tool answers without acting. The strictest kind wins:
+ * --get-state beside an action is an action. */
+static bool call_kind(int argc, char **argv, enum rtid__req_kind *kind, const char **verb)
+{
+	bool any = false;
+
+	*kind = RTID__REQ_STATE;
+	*verb = "get state of";
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--get-state")) {
+			any = true;
+		} else if (!strcmp(a, "--get-restore-tid") && *kind != RTID__REQ_ACTION) {
+			*kind = RTID__REQ_QUERY, *verb = "get restore thread ID for", any = true;
+		} else if (!strcmp(a, "--toggle")) {
+			*kind = RTID__REQ_ACTION, *verb = "toggle", any = true;
+		} else if (!strcmp(a, "--action") && i + 1 < argc) {
+			*kind = RTID__REQ_ACTION, *verb = argv[++i], any = true;
+		} else if ((!strcmp(a, "--timeout") || !strcmp(a, "--device-map") ||
+			    !strcmp(a, "--pid")) && i + 1 < argc) {
+			i++; /* a value, never an option */
+		}
+	}
+	return any;
+}
+
+/* A thread where a process is expected is refused before anyone is asked,
+ * the real tool included: cuda-checkpoint takes a tid as a pid, and acting on
+ * a thread can harm the process. The request rule decides (rules/), as in the
+ * library and in rtid serve, over the facts of proc/ as the caller sees them
+ * (the tool's own ptrace check stands for the owner); --get-state takes a
+ * thread, as CRIU asks it with the restore tid. Every --pid the call holds
+ * is judged. Returns true after printing the refusal as the tool answers an
+ * invalid pid (*rc its exit status). */
+static bool refuse_thread(int argc, char **argv, int *rc)
+{
+	const char *proc = getenv("RTID_PROC"), *verb;
+	enum rtid__req_kind kind;
+
+	if (!call_kind(argc, argv, &kind, &verb) || kind == RTID__REQ_STATE)
+		return false;
+	for (int i = 1; i + 1 < argc; i++) {
+		struct rtid__req_facts f = { .kind = kind };
+		int pid;
+
+		if (strcmp(argv[i], "--pid") || rtid__parse_pid(argv[i + 1], &pid) < 0)
+			continue;
+		rtid__request_facts(proc && *proc ? proc : "/proc", pid, &f);
+		if (rtid__request_rule(&f) != RTID__REQ_A_THREAD)
+			continue;
+		fprintf(stderr, "Could not %s process ID %d: \"invalid argument\"\n", verb, pid);
+		shim_note("%s --pid %d: %s (of process %d): refused, the real tool not run", verb,
+			  pid, rtid__request_why(RTID__REQ_A_THREAD), f.tgid);
+		*rc = EXIT_INVALID_PID;
+		return true;
+	}
+	return false;
+}
+
 /* A definite answer of the driver, printed as the real tool prints it. */
 static int reply(const struct rtid_result *r)
 {
@@ -94,28 +189,23 @@ static int reply(const struct rtid_result *r)
 	return r->code == 3 ? 3 : 1; /* CUDA_ERROR_NOT_INITIALIZED, else INVALID_VALUE */
 }
 
-/* The settings rtid resolve takes, from the environment only (CRIU passes its
- * environment on). Returns 0, or -1 after noting which one is wrong. */
+/* The settings rtid resolve takes, from the environment (which the settings
+ * file filled), already found usable. Returns 0, or -1 after noting that
+ * RTID_DRIVER_VERSION (an environment-only setting) is malformed. */
 static int configure(struct cli_opts *o, const char *tool)
 {
 	const char *backend = getenv("RTID_BACKEND"), *timeout = getenv("RTID_TIMEOUT");
 	const char *pattern = getenv("RTID_PATTERN"), *unatt = getenv("RTID_UNATTESTED");
-	const char *mode = getenv("RTID_MODE");
-	enum rtid_mode m;
 
-	/* Checked first: cli_opts_init would say so on stderr. */
-	if (mode && *mode && rtid_mode_parse(mode, &m) < 0)
-		return shim_note("bad RTID_MODE '%s'", mode), -1;
-	if (cli_opts_init(o, SHIM) < 0)
-		return shim_note("bad settings"), -1;
+	/* The mode, backend and timeout were found usable (cli_conf_env_unusable):
+	 * cli_opts_init has nothing to say on stderr. */
+	(void)cli_opts_init(o, SHIM);
 	o->cfg.tool = tool;
 	o->cfg.timeout_s = NO_TIMEOUT;
 	o->cfg.jobs = 1;
-	if (backend && *backend && strcmp(backend, "tool") && strcmp(backend, "api"))
-		return shim_note("bad RTID_BACKEND '%s'", backend), -1;
 	o->cfg.backend = backend && !strcmp(backend, "api") ? RTID_BACKEND_API : RTID_BACKEND_TOOL;
-	if (timeout && *timeout && cli_parse_seconds(timeout, &o->cfg.timeout_s) < 0)
-		return shim_note("bad RTID_TIMEOUT '%s'", timeout), -1;
+	if (timeout && *timeout)
+		(void)cli_parse_seconds(timeout, &o->cfg.timeout_s);
 	if (o->bad_env_version)
 		return shim_note("bad RTID_DRIVER_VERSION '%s'", o->bad_env_version), -1;
 	if (pattern && *pattern)
@@ -126,7 +216,7 @@ static int configure(struct cli_opts *o, const char *tool)
 	if (o->cfg.mode == RTID_MODE_SCAN || o->cfg.mode == RTID_MODE_CANARY ||
 	    o->cfg.mode == RTID_MODE_CROSSCHECK)
 		if (rtid_attest_load_trusted(o->attestation_path ? o->attestation_path
-								 : RTID_ATTESTATION_DEFAULT,
+								 : RTID_DEFAULT_ATTESTATION,
 					     &o->attestation, NULL, NULL, 0) == 0)
 			o->cfg.attestation = o->attestation;
 	return 0;
@@ -182,6 +272,7 @@ int cmd_shim(int argc, char **argv)
 {
 	struct rtid_result r;
 	struct cli_opts o = { 0 };
+	const char *bad, *value, *accepted;
 	bool to_tool = false;
 	char *tool;
 	int pid, rc;
@@ -192,6 +283,15 @@ int cmd_shim(int argc, char **argv)
 	}
 	/* Before anything reads a setting: the file fills what the environment lacks. */
 	conf_load();
+	if (refuse_thread(argc, argv, &rc))
+		return rc;
+	/* A setting it cannot use is a failure of rtid's own: neither rtid serve
+	 * nor the resolver is asked, and the real tool answers (doc/shim.md);
+	 * rtid doctor judges the file by the same function. */
+	if ((bad = cli_conf_env_unusable(&value, &accepted))) {
+		shim_note("bad %s '%s' (%s): neither rtid serve nor rtid asked", bad, value, accepted);
+		return pass_through(argv);
+	}
 	if (shim_try_service(argc, argv, &rc, &to_tool))
 		return rc; /* rtid serve gave the driver's answer */
 	if (to_tool || !is_query(argc, argv, &pid))

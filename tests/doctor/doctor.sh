@@ -1,9 +1,11 @@
 #!/bin/sh
 # rtid doctor on a node tree built here (--root): all well passes (exit 0),
 # and each thing a user gets wrong is named with its fix (exit 1): no shim
-# first on the engines' PATH, the real tool before it, a daemon that serves
-# queries only or is not there, CRIU's libdir without the CUDA plugin, a bad
-# line in the shim's settings file.
+# first on the engines' PATH, the real tool before it, one whose -h fails
+# (CRIU's plugin then turns itself off), another rtid between the shim and
+# the real tool, a daemon that serves queries only or is not there (fixes for
+# systemd and by hand), CRIU's libdir without the CUDA plugin, a bad line or
+# a bad value in the shim's settings file.
 set -eu
 rtid=$RTID_BIN
 tmp=$(mktemp -d)
@@ -12,10 +14,12 @@ trap '[ -n "$daemon" ] && kill $daemon 2>/dev/null; wait 2>/dev/null; rm -rf "$t
 fail() { echo "doctor test: $*" >&2; exit 1; }
 
 r=$tmp/root
-mkdir -p "$r/usr/local/sbin" "$r/usr/bin" "$r/usr/sbin" "$r/usr/lib/criu" "$r/etc/criu" \
+mkdir -p "$r/usr/local/sbin" "$r/usr/local/bin" "$r/usr/bin" "$r/usr/sbin" "$r/usr/lib/criu" "$r/etc/criu" \
 	"$r/proc/driver/nvidia/gpus/0000:01:00.0"
 ln -s "$rtid" "$r/usr/local/sbin/cuda-checkpoint"
-printf '#!/bin/sh\nexit 0\n' > "$r/usr/bin/cuda-checkpoint"
+# The real tool's -h: exit 0 and --action in it, as CRIU's plugin wants.
+tool='#!/bin/sh\necho "Usage: cuda-checkpoint --action lock|checkpoint|restore|unlock --pid PID"\n'
+printf "$tool" > "$r/usr/bin/cuda-checkpoint"
 printf '#!/bin/sh\necho Version: 4.2\n' > "$r/usr/sbin/criu"
 chmod 755 "$r/usr/bin/cuda-checkpoint" "$r/usr/sbin/criu"
 : > "$r/usr/lib/criu/cuda_plugin.so"
@@ -54,16 +58,26 @@ assert $2, json.dumps(o, indent=1)
 }
 
 serve --actions
-doctor 0 "ok and all(x['ok'] for x in o['checks']) and len(c) == 10 and c['criu-version']['detail'] == 'CRIU 4.2'"
+doctor 0 "ok and all(x['ok'] for x in o['checks']) and len(c) == 11 and c['criu-version']['detail'] == 'CRIU 4.2'"
 "$rtid" doctor --root "$r" | grep -q "^all well$" || fail "the words do not say all is well"
+# The daemon is asked with its status request: no driver call of doctor's in
+# its counters (it used to ask get-state of pid 1, counted as a request).
+"$rtid" serve status --socket "$tmp/s" > "$tmp/status"
+grep -q '^requests ' "$tmp/status" && fail "doctor's check reached the driver: $(cat "$tmp/status")"
 
 # The daemon serves queries only: named, with the fix.
 stop
 serve
 doctor 1 "not c['rtid-serve']['ok'] and 'queries only' in c['rtid-serve']['detail'] and '--actions' in c['rtid-serve']['fix']"
 stop
-# No daemon at all.
-doctor 1 "not c['rtid-serve']['ok'] and 'no socket' in c['rtid-serve']['detail']"
+# No daemon at all: started by hand where systemd does not run the node, by
+# systemctl where it does and rtid's units are installed.
+doctor 1 "not c['rtid-serve']['ok'] and 'no socket' in c['rtid-serve']['detail'] and 'rtid serve --actions' in c['rtid-serve']['fix'] and 'systemctl' not in c['rtid-serve']['fix']"
+mkdir -p "$r/run/systemd/system" "$r/usr/lib/systemd/system"
+doctor 1 "'systemctl' not in c['rtid-serve']['fix']"
+: > "$r/usr/lib/systemd/system/rtid.socket"
+doctor 1 "c['rtid-serve']['fix'] == 'systemctl enable --now rtid.socket (doc/serve.md)'"
+rm -r "$r/run/systemd"
 serve --actions
 
 # The real tool before the shim: CRIU would run it.
@@ -75,9 +89,49 @@ rm "$r/usr/local/sbin/cuda-checkpoint" "$r/usr/sbin/cuda-checkpoint" "$r/usr/bin
 doctor 1 "not c['shim-on-path']['ok'] and c['shim-on-path']['fix'].startswith('ln -s') and not c['real-tool']['ok']"
 ln -s "$rtid" "$r/usr/local/sbin/cuda-checkpoint"
 doctor 1 "c['shim-on-path']['ok'] and not c['real-tool']['ok']"
-printf '#!/bin/sh\nexit 0\n' > "$r/usr/bin/cuda-checkpoint"
+printf "$tool" > "$r/usr/bin/cuda-checkpoint"
 chmod 755 "$r/usr/bin/cuda-checkpoint"
-doctor 0 "c['real-tool']['ok']"
+doctor 0 "c['real-tool']['ok'] and c['tool-help']['ok']"
+
+# The real tool's -h as CRIU's plugin reads it: /bin/false; NVIDIA's stub
+# without the driver's library; a help without --action. Each fails, with
+# the exit status and the first line of stderr, run behind the shim and as
+# the first on the PATH alike.
+mv "$r/usr/bin/cuda-checkpoint" "$tmp/tool"
+ln -s /bin/false "$r/usr/bin/cuda-checkpoint"
+doctor 1 "not c['real-tool']['ok'] and 'exit 1: nothing on stderr' in c['real-tool']['detail'] and not c['tool-help']['ok'] and 'plugin turns itself off' in c['real-tool']['fix']"
+rm "$r/usr/bin/cuda-checkpoint"
+printf '#!/bin/sh\necho "cuda-checkpoint: error while loading shared libraries: libcuda.so.1: cannot open shared object file: No such file or directory" >&2\necho more >&2\nexit 127\n' > "$r/usr/bin/cuda-checkpoint"
+chmod 755 "$r/usr/bin/cuda-checkpoint"
+doctor 1 "not c['real-tool']['ok'] and c['real-tool']['detail'].endswith('-h, run as the shim runs it: exit 127: cuda-checkpoint: error while loading shared libraries: libcuda.so.1: cannot open shared object file: No such file or directory') and 'libcuda.so.1' in c['real-tool']['fix'] and 'exit 127' in c['tool-help']['detail']"
+printf '#!/bin/sh\necho "Usage: cuda-checkpoint --toggle --pid PID"\n' > "$r/usr/bin/cuda-checkpoint"
+doctor 1 "not c['real-tool']['ok'] and 'no --action in the first 2047 bytes' in c['real-tool']['detail']"
+# --action past the plugin's 2047 bytes is not seen; a tool that sees the
+# caller's LD_LIBRARY_PATH only is not run with it; one killed by a signal.
+printf '#!/bin/sh\n/usr/bin/head -c 2100 /dev/zero | /usr/bin/tr "\\\\0" x\necho --action\n' > "$r/usr/bin/cuda-checkpoint"
+doctor 1 "'no --action in the first 2047 bytes' in c['real-tool']['detail']"
+printf '#!/bin/sh\nprintf "help\\\\0 --action\\\\n"\n' > "$r/usr/bin/cuda-checkpoint" # the plugin's strstr stops at a NUL
+doctor 1 "'no --action in the first 2047 bytes' in c['real-tool']['detail']"
+printf '#!/bin/sh\n[ -n "$LD_LIBRARY_PATH" ] && echo --action && exit 0\necho "no libcuda" >&2; exit 127\n' > "$r/usr/bin/cuda-checkpoint"
+LD_LIBRARY_PATH=/opt/nvidia doctor 1 "'exit 127: no libcuda' in c['real-tool']['detail']"
+printf '#!/bin/sh\nkill -9 $$\n' > "$r/usr/bin/cuda-checkpoint"
+doctor 1 "'killed by signal 9' in c['real-tool']['detail']"
+mv "$tmp/tool" "$r/usr/bin/cuda-checkpoint"
+
+# Another rtid between the shim and the real tool (another build: other
+# bytes, the same note) is passed over, and named; named as the real tool,
+# it fails. Before, doctor took it for the real tool.
+cp "$rtid" "$r/usr/sbin/cuda-checkpoint"
+printf 'another build' >> "$r/usr/sbin/cuda-checkpoint"
+doctor 0 "c['real-tool']['ok'] and c['real-tool']['detail'].startswith('$r/usr/bin/cuda-checkpoint:') and 'passed over: $r/usr/sbin/cuda-checkpoint (rtid ' in c['real-tool']['detail']"
+RTID_REAL_TOOL=$r/usr/sbin/cuda-checkpoint doctor 1 "not c['real-tool']['ok'] and 'another rtid' in c['real-tool']['detail']"
+# First on the PATH, another build is a shim still.
+mv "$r/usr/local/sbin/cuda-checkpoint" "$tmp/link"
+doctor 0 "'is rtid (another build, version ' in c['shim-on-path']['detail']"
+mv "$tmp/link" "$r/usr/local/sbin/cuda-checkpoint"
+cp "$rtid" "$r/usr/local/bin/cuda-checkpoint"
+doctor 0 "'and 1 more' in c['real-tool']['detail']"
+rm "$r/usr/sbin/cuda-checkpoint" "$r/usr/local/bin/cuda-checkpoint"
 
 # No plugin anywhere; then runc.conf names a libdir without the plugin.
 mv "$r/usr/lib/criu/cuda_plugin.so" "$tmp/plugin.so"
@@ -99,6 +153,14 @@ doctor 0 "\"(CRIU's own CUDA plugin)\" in c['criu-cuda-plugin']['detail']"
 # A bad line in the shim's settings, and a file others may write.
 printf 'RTID_SOCKET=%s/s\nRTID_BOGUS=1\n' "$tmp" > "$tmp/shim.conf"
 doctor 1 "not c['shim-settings']['ok'] and 'line 2' in c['shim-settings']['detail']"
+# A value the shim cannot use: named with its line and the values accepted
+# (the shim hands every call to the real tool then). Before, doctor passed it.
+printf 'RTID_SOCKET=%s/s\nRTID_MODE=scna\n' "$tmp" > "$tmp/shim.conf"
+doctor 1 "not c['shim-settings']['ok'] and 'line 2: RTID_MODE=scna' in c['shim-settings']['detail'] and 'driver, scan, crosscheck or canary' in c['shim-settings']['detail']"
+printf 'RTID_SOCKET=%s/s\n# the daemon\nRTID_SERVICE_TIMEOUT=2s\nRTID_BACKEND=gpu\n' "$tmp" > "$tmp/shim.conf"
+doctor 1 "'line 3: RTID_SERVICE_TIMEOUT=2s' in c['shim-settings']['detail'] and 'without a unit' in c['shim-settings']['detail'] and 'and more' in c['shim-settings']['detail']"
+printf 'RTID_SOCKET=%s/s\nRTID_SERVICE_TIMEOUT=2\nRTID_MODE=\nRTID_PATTERN=^cuda\nRTID_SERVE_UID=0\n' "$tmp" > "$tmp/shim.conf"
+doctor 0 "c['shim-settings']['ok']"
 printf 'RTID_SOCKET=%s/s\n' "$tmp" > "$tmp/shim.conf"
 chmod 0666 "$tmp/shim.conf"
 doctor 1 "not c['shim-settings']['ok'] and 'writable by group or others' in c['shim-settings']['detail']"
@@ -143,11 +205,29 @@ serve --actions
 chown 65534 "$tmp/s"
 doctor 1 "not c['rtid-serve']['ok'] and 'owned by uid 65534' in c['rtid-serve']['detail']"
 chown 0 "$tmp/s"
+# Another user than root may not connect (the socket is root's, 0600): said
+# as that, with the fix, not as a daemon that is gone.
+if command -v setpriv > /dev/null; then
+	chmod 0755 "$tmp"
+	set +e
+	setpriv --reuid 65534 --regid 65534 --clear-groups "$rtid" doctor --root "$r" --json > "$tmp/out.json"
+	set -e
+	chmod 0700 "$tmp"
+	python3 -c "
+import json
+c = {x['name']: x for x in json.load(open('$tmp/out.json'))['checks']}
+assert 'Permission denied' in c['rtid-serve']['detail'] and 'run rtid doctor as root' in c['rtid-serve']['fix'], c['rtid-serve']
+" || fail "a socket we may not connect to is not said as such"
+fi
 kill -9 "$daemon"; wait "$daemon" 2>/dev/null || true; daemon=""
-doctor 1 "not c['rtid-serve']['ok'] and 'cannot connect' in c['rtid-serve']['detail']"
+doctor 1 "not c['rtid-serve']['ok'] and 'cannot connect' in c['rtid-serve']['detail'] and 'the daemon is gone' in c['rtid-serve']['detail'] and 'start rtid serve again' in c['rtid-serve']['fix']"
+mkdir -p "$r/run/systemd/system"
+doctor 1 "c['rtid-serve']['fix'].startswith('systemctl restart rtid.socket rtid.service')"
 rm -f "$tmp/s"
 RTID_CASE=$tmp/nothing serve --actions
-doctor 1 "not c['rtid-serve']['ok'] and 'not attached' in c['rtid-serve']['detail']"
+doctor 1 "not c['rtid-serve']['ok'] and 'not attached to the driver (1 attach started, as many failed or ended)' in c['rtid-serve']['detail'] and 'journalctl -u rtid' in c['rtid-serve']['fix']"
+rm -r "$r/run/systemd"
+doctor 1 "'stderr says why the driver attach fails' in c['rtid-serve']['fix']"
 stop
 serve --actions
 # CRIU older than its CUDA plugin (Debian 12's 3.17), and one that says no version.

@@ -17,6 +17,8 @@ done
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 export LD_LIBRARY_PATH="$root/usr/lib/$multiarch"
 unset RTID_WORKER
+# The packages carry the node's defaults: nothing of the node's is used here.
+export RTID_SOCKET="$root/rtid.sock" RTID_ATTESTATION="$root/attestation.json" RTID_SHIM_CONF=
 v=$("$root/usr/bin/rtid" --version) || fail "rtid does not start from the scratch root"
 [ "$(readlink -f "$root/usr/lib/rtid/shim/cuda-checkpoint")" = "$root/usr/bin/rtid" ] ||
 	fail "the shim link does not point at rtid"

@@ -10,6 +10,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM HUP
 unset LD_LIBRARY_PATH RTID_WORKER
 fail() { echo "install: $*" >&2; exit 1; }
+opt() { meson introspect "$build" --buildoptions | python3 -c '
+import json, sys
+v = [o["value"] for o in json.load(sys.stdin) if o["name"] == sys.argv[1]][0]
+print(",".join(v) if isinstance(v, list) else v)' "$1"; }
 
 # A real process and the mock driver's answer for it.
 sleep 600 </dev/null >/dev/null 2>&1 &
@@ -24,12 +28,20 @@ expect driver $pid tid=$pid
 CASE
 
 # The install into a scratch root, then moved: nothing may point into the build.
-meson install -C "$build" --no-rebuild --quiet --destdir "$work/root" >/dev/null
+# A build with its tests keeps its defaults under its tree (-Ddefaults), and
+# its install is refused unless asked for, as here; none is asked outright.
+if [ "$(opt defaults)" != node ]; then
+	meson install -C "$build" --no-rebuild --quiet --destdir "$work/refused" >/dev/null 2>&1 &&
+		fail "meson install of a build with its defaults under its tree was not refused"
+fi
+RTID_INSTALL_TEST_DEFAULTS=1 meson install -C "$build" --no-rebuild --quiet --destdir "$work/root" >/dev/null
 prefix=$(meson introspect "$build" --buildoptions |
 	python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="prefix"][0])')
 mv "$work/root" "$work/moved"
 bin="$work/moved$prefix/bin/rtid"
 [ -x "$bin" ] || fail "no rtid installed at $bin"
+[ -f "$work/moved$prefix/share/bash-completion/completions/rtid" ] ||
+	fail "no bash completion installed under $prefix/share/bash-completion/completions"
 v=$("$bin" --version) || fail "installed rtid does not start: $v"
 case $v in "rtid "[0-9]*) ;; *) fail "rtid --version printed '$v'" ;; esac
 out=$(RTID_CASE="$work/w.case" "$bin" resolve --backend api --libcuda "$mock" --json "$pid") ||
@@ -39,10 +51,6 @@ echo "install: moved prefix ok ($v, api backend found its worker)"
 
 # A program built against the installed header and library, as a user's is:
 # RTID_CONFIG_INIT, the versioned exports, rtid_version() = rtid --version.
-opt() { meson introspect "$build" --buildoptions | python3 -c '
-import json, sys
-v = [o["value"] for o in json.load(sys.stdin) if o["name"] == sys.argv[1]][0]
-print(",".join(v) if isinstance(v, list) else v)' "$1"; }
 # A sanitized library needs its runtime first in the program, as a user's
 # sanitized build would have it.
 san=$(opt b_sanitize) sanflags=
@@ -76,8 +84,10 @@ echo "install: a program built on the installed header resolved $pid ($out)"
 
 # The container recipe: a self-contained rtid and the worker into an empty tree.
 [ "${RTID_SKIP_SELF_CONTAINED:-}" = 1 ] && exit 0
+# Its defaults under its own build tree (-Ddefaults=build): a test reaches
+# nothing of the node's.
 meson setup "$work/sc" "$src" -Dself_contained=true -Dtests=disabled -Dfuse=disabled \
-	--prefix=/usr/local >/dev/null
+	-Ddefaults=build --prefix=/usr/local >/dev/null
 ninja -C "$work/sc" src/rtid src/rtid-cuda-worker >/dev/null
 tree="$work/image"
 mkdir -p "$tree/usr/local/bin" "$tree/usr/local/libexec" "$tree/opt/rtid/shim"

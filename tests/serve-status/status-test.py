@@ -18,6 +18,9 @@ import threading
 RTID = sys.argv[1]
 STATS = ["stat uptime_s 12.5", "stat driver 580.95.05", "stat attaches 1",
          "stat worker_failures 0", "stat requests lock done 3", "stat requests lock x y z",
+         "stat requests unlock not-served 2", "stat requests get-state error 4",
+         "stat errors get-state worker-failed 3", "stat errors get-state timeout 1",
+         "stat requests checkpoint error 1", "stat duration_seconds lock 0.004 2",
          "stat latency_ms get-restore-tid 0.4 0.9 1.5", "stat latency_ms lock 1 n/a 3",
          "stat lonely", "stat odd thing here", "stat busy 2.5e"]
 
@@ -52,25 +55,39 @@ def status(path, *args, rc=0):
 
 with tempfile.TemporaryDirectory() as d:
     path = os.path.join(d, "s")
-    t = daemon(path, [STATS + ["end"]] * 3 + [["stat attaches 1", "nonsense"]])
+    t = daemon(path, [STATS + ["end"]] * 3 + [["stat attaches 1", "nonsense"]] * 2)
     words, _ = status(path)
     assert words.splitlines() == [s[5:] for s in STATS if " " in s[5:]], words  # a bare word: no stat
     o = json.loads(status(path, "--json")[0])
     assert o["uptime_s"] == 12.5 and o["attaches"] == 1 and o["driver"] == "580.95.05", o
     assert o["busy"] == "2.5e", o  # not a number: kept as the daemon said it
-    assert o["requests"] == {"lock": {"done": 3}}, o  # 'x y z' is no count: left out
+    assert o["requests"] == {"lock": {"done": 3}, "unlock": {"not-served": 2},  # 'x y z': no count
+                             "get-state": {"error": 4}, "checkpoint": {"error": 1}}, o
+    assert o["errors"] == {"get-state": {"worker-failed": 3, "timeout": 1}}, o
     assert o["latency_ms"]["get-restore-tid"] == {"p50": 0.4, "p90": 0.9, "p99": 1.5}, o
     assert o["latency_ms"]["lock"] == {"p50": 1, "p90": None, "p99": 3}, o
     assert "lonely" not in o and "odd" not in o, o
     prom, _ = status(path, "--prometheus")
     lines = prom.splitlines()
     for want in ('rtid_driver_info{version="580.95.05"} 1', "rtid_attaches_total 1",
-                 "rtid_worker_failures_total 0", "rtid_uptime_s 12.5",
+                 "rtid_worker_failures_total 0", "rtid_up 1",
+                 "# TYPE rtid_uptime_s untyped", "rtid_uptime_s 12.5",  # a newer daemon's
                  'rtid_requests_total{op="lock",outcome="done"} 3',
-                 'rtid_latency_ms{op="get-restore-tid",quantile="0.99"} 1.5'):
+                 'rtid_requests_total{op="unlock",outcome="not-served"} 2',
+                 'rtid_requests_total{op="get-state",outcome="error",reason="worker-failed"} 3',
+                 'rtid_requests_total{op="get-state",outcome="error",reason="timeout"} 1',
+                 'rtid_requests_total{op="checkpoint",outcome="error"} 1',  # no reasons said
+                 'rtid_request_duration_seconds{op="get-restore-tid",quantile="0.99"} 0.0015',
+                 'rtid_request_duration_seconds_sum{op="lock"} 0.004',
+                 'rtid_request_duration_seconds_count{op="lock"} 2'):
         assert want in lines, (want, lines)
+    # get-state's errors are told by reason: no total beside them to count twice.
+    assert 'rtid_requests_total{op="get-state",outcome="error"} 4' not in lines, lines
+    assert not any("latency_ms" in l for l in lines), lines
     assert not any("odd" in l or "lonely" in l or "busy" in l for l in lines), lines
-    _, err = status(path, rc=1)  # a message that is no stat
-    assert "rtid serve status" in err, err
+    out, err = status(path, rc=1)  # a message that is no stat
+    assert "rtid serve status" in err and out == "", (out, err)
+    prom, _ = status(path, "--prometheus", rc=1)  # the same: rtid_up 0, nothing else
+    assert "rtid_up 0" in prom.splitlines() and "rtid_attaches_total" not in prom, prom
     t.join(10)
 print("serve status: words, JSON and Prometheus from every kind of stat; odd ones survived")

@@ -1,0 +1,783 @@
+/* rtid serve's life: workers stuck in the kernel never stall the loop, a call
+ * left inside the driver holds its process back (within one daemon and
+ * across a restart) and an action held back so fails rather than go to the
+ * real tool, every stop signal stops gracefully, and a second daemon leaves
+ * the first alone. A driver call stuck in the kernel, which SIGKILL cannot
+ * end, is the mock libcuda reading a file of stuck-fs (RTID_MOCK_STUCK_FILE):
+ * those tests need FUSE and skip without it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "plugin-call.h"
+#include "basic/parse.h"
+#include "serve-harness.h"
+#include "serve/serve-loop.h"
+
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define TOOL_CALLS "\"mock\":\"cuda-checkpoint\",\"event\":\"start\""
+#define NOBODY 65534
+#define NSTUCK 16 /* the default --workers, every one of them stuck */
+
+static const int node_pids[] = { 100, 200, 300, 400, 0 };
+static struct daemon d;
+static pid_t stuck = -1;
+static int stuck_events = -1; /* stuck-fs says "read" for each reader it holds */
+static char stuck_mnt[400];
+
+static int setup(void **state)
+{
+	(void)state;
+	hd_prepare(&d, "@serve-node", node_pids);
+	return 0;
+}
+
+/* NSTUCK processes whose restore-tid query hangs, and 100 answered. */
+static int setup_stuck(void **state)
+{
+	char text[2048];
+	int pids[NSTUCK + 2], n;
+
+	(void)state;
+	n = snprintf(text, sizeof(text), "title stuck workers\nproves nothing waits in the loop\n"
+		     "driver 580.159.03\nbackend api\ntask 100 100 python3\n"
+		     "task 100 101 cuda00001400006\nanswer 100 tid 101\n");
+	for (int i = 0; i < NSTUCK; i++) {
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "answer %d hang\n", 1001 + i);
+		pids[i] = 1001 + i;
+	}
+	snprintf(text + n, sizeof(text) - (size_t)n, "expect driver 100 tid=101\n");
+	pids[NSTUCK] = 100;
+	pids[NSTUCK + 1] = 0;
+	hd_prepare(&d, text, pids);
+	return 0;
+}
+
+/* stuck-fs goes first: its end frees the stuck workers, and only then can
+ * the daemon reap them and the directory be removed. */
+static void stuck_release(void)
+{
+	if (stuck > 0) {
+		kill(stuck, SIGTERM);
+		waitpid(stuck, NULL, 0);
+		stuck = -1;
+	}
+	if (stuck_events >= 0)
+		close(stuck_events);
+	stuck_events = -1;
+	if (stuck_mnt[0] && mounted(stuck_mnt))
+		umount2(stuck_mnt, MNT_DETACH);
+	stuck_mnt[0] = '\0';
+	unsetenv("RTID_MOCK_STUCK_FILE");
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	stuck_release();
+	unsetenv("RTID_MOCK_STUCK_OPS");
+	unsetenv("RTID_MOCK_SLOW_OPS");
+	unsetenv("RTID_MOCK_SLOW_S");
+	hd_cleanup(&d);
+	return 0;
+}
+
+/* stuck-fs mounted under the daemon's directory, its file in
+ * RTID_MOCK_STUCK_FILE for the workers; where FUSE cannot be used the test
+ * is skipped (it fails under RTID_REQUIRE_FUSE=1). */
+static void stuck_start(void)
+{
+	const char *why = fuse_unusable();
+	char file[480], fdarg[16], buf[8] = { 0 };
+	struct pollfd pf;
+	int p[2];
+
+	if (why) {
+		assert_int_equal(skip_or_fail("stuck-fs", why), 77);
+		skip();
+	}
+	snprintf(stuck_mnt, sizeof(stuck_mnt), "%s/stuck-mnt", d.dir);
+	assert_int_equal(mkdir(stuck_mnt, 0700), 0);
+	assert_int_equal(pipe(p), 0);
+	fcntl(p[0], F_SETFD, FD_CLOEXEC);
+	snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
+	stuck = fork();
+	assert_true(stuck >= 0);
+	if (stuck == 0) {
+		execl(env_path("STUCK_FS"), "stuck-fs", stuck_mnt, fdarg, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	pf = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	assert_int_equal(poll(&pf, 1, (int)(20000 * time_factor())), 1);
+	assert_int_equal(read(p[0], buf, 6), 6);
+	assert_string_equal(buf, "ready\n");
+	stuck_events = p[0];
+	snprintf(file, sizeof(file), "%s/stuck", stuck_mnt);
+	setenv("RTID_MOCK_STUCK_FILE", file, 1);
+}
+
+static double seconds(double s)
+{
+	return s * time_factor();
+}
+
+/* Wait until n more readers are stuck: stuck-fs has taken their reads, and
+ * from then on SIGKILL cannot end them. */
+static void stuck_wait(int n)
+{
+	char buf[5];
+
+	for (int i = 0; i < n; i++) {
+		struct pollfd pf = { .fd = stuck_events, .events = POLLIN };
+
+		assert_int_equal(poll(&pf, 1, (int)(seconds(20) * 1000)), 1);
+		assert_int_equal(read(stuck_events, buf, 5), 5);
+		assert_memory_equal(buf, "read\n", 5);
+	}
+}
+
+/* How long a new client waits for its greeting. */
+static double greet_time(void)
+{
+	double t = rtid__now();
+	char buf[64] = { 0 };
+	int fd = hd_connect_raw(d.sock);
+
+	assert_true(fd >= 0);
+	assert_int_equal(send(fd, "hello 2", 7, MSG_NOSIGNAL), 7);
+	assert_true(hd_recv(fd, buf, sizeof(buf), seconds(20)) > 0);
+	t = rtid__now() - t;
+	assert_non_null(strstr(buf, "hello 2 "));
+	close(fd);
+	return t;
+}
+
+/* A restore-tid query of pid sent on a connection of its own, not waited for. */
+static int ask_raw(int pid)
+{
+	char buf[64];
+	int fd = hd_connect_raw(d.sock), n;
+
+	assert_true(fd >= 0);
+	assert_int_equal(send(fd, "hello 2", 7, MSG_NOSIGNAL), 7);
+	assert_true(hd_recv(fd, buf, sizeof(buf), seconds(20)) > 0);
+	n = snprintf(buf, sizeof(buf), "get-restore-tid %d", pid);
+	assert_int_equal(send(fd, buf, (size_t)n, MSG_NOSIGNAL), n);
+	return fd;
+}
+
+/* Send sig to the daemon and wait at most s seconds for its exit: its status,
+ * or -1 (then it is killed) when it does not end in time. */
+static int stop_within(int sig, double s)
+{
+	int fd = (int)syscall(SYS_pidfd_open, d.pid, 0), st, r = 1;
+
+	assert_int_equal(kill(d.pid, sig), 0);
+	if (fd >= 0) { /* valgrind has no pidfds: there the wait is waitpid's */
+		r = poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, (int)(s * 1000));
+		close(fd);
+	}
+	if (r != 1)
+		kill(d.pid, SIGKILL);
+	while (waitpid(d.pid, &st, 0) < 0 && errno == EINTR)
+		;
+	d.pid = -1;
+	return r != 1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Calls of the driver (the mock libcuda's own events) of a kind for pid. */
+static int driver_calls(const char *event, int pid)
+{
+	char needle[120];
+
+	snprintf(needle, sizeof(needle), "\"mock\":\"libcuda\",\"event\":\"%s\",\"pid\":%d,", event,
+		 pid);
+	return hd_log_count(&d, needle);
+}
+
+/* Wait until the daemon's log holds needle (a line it writes once a pidfd
+ * it polls says so; the test has no signal of its own for it). */
+static void wait_said(const char *needle)
+{
+	for (int i = 0; i < 2000 * time_factor() && !hd_said(&d, needle); i++)
+		poll(NULL, 0, 10);
+	assert_true(hd_said(&d, needle));
+}
+
+/* Lines of the record of work in flight (0: none there). */
+static int record_lines(void)
+{
+	char path[400], buf[8192];
+	ssize_t n;
+	int fd, lines = 0;
+
+	snprintf(path, sizeof(path), "%s.inflight", d.sock);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	for (ssize_t i = 0; i < n; i++)
+		lines += buf[i] == '\n';
+	return lines;
+}
+
+/* Every worker stuck in the kernel past its deadline (SIGKILL cannot end a
+ * call stuck there): answered at once, and a new client greeted at once, as
+ * fast as before (it waited 0.5 s per stuck worker, 8 s for 16). Their
+ * processes stay in the driver: held, never sent to it again, while other
+ * processes are served. A stop then ends within bounds (it waited for ever)
+ * and leaves them in the record, and the next daemon holds them until they
+ * have exited. */
+static void test_stuck_workers_never_stall(void **state)
+{
+	char deadline[32], buf[256];
+	struct rtid__svc_ans a;
+	int fds[NSTUCK];
+	double base = 0, t, worst = 0;
+
+	(void)state;
+	stuck_start();
+	snprintf(deadline, sizeof(deadline), "%g", seconds(0.5));
+	hd_start(&d, ARGS("--timeout", deadline));
+	/* The baseline, on this machine under its load now: the slowest of as
+	 * many greetings, paced alike, with no worker stuck. */
+	for (int i = 0; i < 60; i++) {
+		t = greet_time();
+		base = t > base ? t : base;
+		poll(NULL, 0, 5);
+	}
+	for (int i = 0; i < NSTUCK; i++)
+		fds[i] = ask_raw(1001 + i);
+	stuck_wait(NSTUCK);
+	/* Clients greeted one after another, every 5 ms, while the workers
+	 * run out their deadlines and are killed, until all are answered: the
+	 * slowest greeting is what a client meets at the worst moment. */
+	{
+		struct pollfd pf[NSTUCK];
+		double until = rtid__now() + seconds(20);
+		int answered = 0;
+
+		for (int i = 0; i < NSTUCK; i++)
+			pf[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+		while (answered < NSTUCK && rtid__now() < until) {
+			t = greet_time();
+			worst = t > worst ? t : worst;
+			if (poll(pf, NSTUCK, 5) <= 0)
+				continue;
+			for (int i = 0; i < NSTUCK; i++) {
+				if (pf[i].fd < 0 || !pf[i].revents)
+					continue;
+				assert_true(hd_recv(fds[i], buf, sizeof(buf), seconds(5)) > 0);
+				assert_non_null(strstr(buf, " timeout "));
+				close(fds[i]);
+				pf[i].fd = -1;
+				answered++;
+			}
+		}
+		assert_int_equal(answered, NSTUCK);
+	}
+	print_message("slowest greeting: %.1f ms while %d workers got stuck, %.1f ms before "
+		      "(of 60)\n",
+		      worst * 1000, NSTUCK, base * 1000);
+	assert_true(worst < seconds(0.1) + 2 * base);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 1001, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "in-driver");
+	assert_int_equal(driver_calls("start", 1001), 1);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+	assert_int_equal(a.value, 101);
+
+	assert_int_equal(stop_within(SIGTERM, seconds(20)), 0);
+	assert_true(hd_said(&d, "workers stuck in the driver are left behind at exit"));
+	assert_int_equal(record_lines(), 1 + NSTUCK);
+	assert_int_equal(access(d.sock, F_OK), -1);
+
+	hd_start(&d, ARGS("--timeout", deadline));
+	assert_true(hd_said(&d, "process 1002 has a call inside the driver from a previous daemon"));
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 1002, 0, &a), 0);
+	assert_string_equal(a.name, "in-driver");
+	assert_int_equal(driver_calls("start", 1002), 1);
+	stuck_release();
+	wait_said("process 1002 is served again");
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 1002, 0, &a), 0);
+	assert_string_equal(a.name, "timeout"); /* the driver has it again (and hangs) */
+	assert_int_equal(driver_calls("start", 1002), 2);
+}
+
+static void expect_held(const struct shim_run *r, const char *what)
+{
+	char want[160];
+
+	snprintf(want, sizeof(want), "Could not %s process ID 100: \"rtid serve held it back: an "
+		 "earlier call about this process is still inside the driver; not run\"\n", what);
+	assert_string_equal(r->out, want);
+	assert_int_equal(r->status, 1);
+}
+
+/* A checkpoint stuck in the kernel, and its daemon killed: the worker
+ * outlives it. The next daemon learns of the call from the record: the
+ * shim's unlock of that process fails (exit 1, the real tool never run, the
+ * driver never asked) while the call is inside the driver; a query of it
+ * goes to the real tool as ever; once the worker is gone, the unlock runs. */
+static void test_restart_holds_a_stuck_action(void **state)
+{
+	char deadline[32], qdeadline[32];
+	struct shim_bg ck;
+	struct shim_run r;
+
+	(void)state;
+	stuck_start();
+	setenv("RTID_MOCK_STUCK_OPS", "checkpoint", 1);
+	hd_start(&d, ARGS("--actions"));
+	r = hd_shim(&d, NULL, ARGS("--action", "lock", "--pid", "100"));
+	assert_int_equal(r.status, 0);
+	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
+	stuck_wait(1);
+	assert_int_equal(kill(d.pid, SIGKILL), 0);
+	waitpid(d.pid, NULL, 0);
+	d.pid = -1;
+	r = hd_shim_wait(&ck);
+	assert_int_equal(r.status, 1); /* started, outcome lost: not run again */
+
+	snprintf(deadline, sizeof(deadline), "%g", seconds(1));
+	snprintf(qdeadline, sizeof(qdeadline), "%g", seconds(0.5));
+	hd_start(&d, ARGS("--actions", "--action-timeout", deadline, "--timeout", qdeadline));
+	r = hd_shim(&d, NULL, ARGS("--action", "unlock", "--pid", "100"));
+	expect_held(&r, "unlock");
+	assert_int_equal(driver_calls("unlock", 100), 0);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+	r = hd_shim(&d, NULL, ARGS("--get-state", "--pid", "100"));
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+	assert_int_equal(driver_calls("start", 100), 0);
+
+	stuck_release();
+	wait_said("process 100 is served again");
+	r = hd_shim(&d, NULL, ARGS("--action", "unlock", "--pid", "100"));
+	assert_string_equal(r.out, "");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(driver_calls("unlock", 100), 1);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+}
+
+/* Within one daemon: a checkpoint queued behind its process's long lock,
+ * past its own deadline while the lock is still inside the driver, fails
+ * as held back (exit 1); it was "timeout, not started", and the shim ran
+ * the real tool's checkpoint beside the lock. A query held back so still
+ * goes to the real tool. */
+static void test_action_behind_a_call_in_the_driver(void **state)
+{
+	char slow[32], deadline[32], lock_ms[32];
+	struct shim_bg lk;
+	struct shim_run r;
+
+	(void)state;
+	setenv("RTID_MOCK_SLOW_OPS", "lock", 1);
+	snprintf(slow, sizeof(slow), "%g", seconds(3));
+	setenv("RTID_MOCK_SLOW_S", slow, 1);
+	snprintf(deadline, sizeof(deadline), "%g", seconds(1));
+	snprintf(lock_ms, sizeof(lock_ms), "%d", (int)(seconds(5) * 1000));
+	hd_start(&d, ARGS("--actions", "--action-timeout", deadline, "--timeout", deadline));
+	hd_shim_start(&d, ARGS("--action", "lock", "--pid", "100", "--timeout", lock_ms), &lk);
+	hd_log_wait(&d, "lock", 100, 0);
+	r = hd_shim(&d, NULL, ARGS("--action", "checkpoint", "--pid", "100"));
+	expect_held(&r, "checkpoint");
+	assert_int_equal(driver_calls("checkpoint", 100), 0);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+	r = hd_shim(&d, NULL, ARGS("--get-state", "--pid", "100"));
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+	r = hd_shim_wait(&lk);
+	assert_string_equal(r.out, "");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(driver_calls("lock", 100), 1);
+}
+
+/* The daemon's count of requests waiting for a worker (status). */
+static int queued(void)
+{
+	char buf[256];
+	int fd = hd_connect_raw(d.sock), n = -1, v;
+
+	assert_true(fd >= 0);
+	assert_int_equal(send(fd, "hello 2", 7, MSG_NOSIGNAL), 7);
+	assert_true(hd_recv(fd, buf, sizeof(buf), seconds(20)) > 0);
+	assert_int_equal(send(fd, "status", 6, MSG_NOSIGNAL), 6);
+	while (hd_recv(fd, buf, sizeof(buf), seconds(20)) > 0 && strcmp(buf, "end"))
+		if (!strncmp(buf, "stat queued ", 12) && rtid__parse_pid(buf + 12, &v) == 0)
+			n = v;
+		else if (!strcmp(buf, "stat queued 0"))
+			n = 0;
+	close(fd);
+	return n;
+}
+
+/* A stop while an action waits behind its process's call inside the driver:
+ * the waiting action fails as held back (it was "shutting-down", and the
+ * shim ran the real tool's checkpoint beside the lock), the lock runs to its
+ * end, the daemon exits 0. */
+static void test_stop_with_an_action_held(void **state)
+{
+	char slow[32], deadline[32], lock_ms[32];
+	struct shim_bg lk, ck;
+	struct shim_run r;
+
+	(void)state;
+	setenv("RTID_MOCK_SLOW_OPS", "lock", 1);
+	snprintf(slow, sizeof(slow), "%g", seconds(3));
+	setenv("RTID_MOCK_SLOW_S", slow, 1);
+	snprintf(deadline, sizeof(deadline), "%g", seconds(20));
+	snprintf(lock_ms, sizeof(lock_ms), "%d", (int)(seconds(5) * 1000));
+	hd_start(&d, ARGS("--actions", "--action-timeout", deadline));
+	hd_shim_start(&d, ARGS("--action", "lock", "--pid", "100", "--timeout", lock_ms), &lk);
+	hd_log_wait(&d, "lock", 100, 0);
+	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &ck);
+	/* The daemon has no event for a request that waits: its status says. */
+	for (int i = 0; i < 2000 * time_factor() && queued() < 1; i++)
+		poll(NULL, 0, 10);
+	assert_int_equal(queued(), 1);
+	assert_int_equal(stop_within(SIGTERM, seconds(30)), 0);
+	r = hd_shim_wait(&ck);
+	expect_held(&r, "checkpoint");
+	r = hd_shim_wait(&lk);
+	assert_int_equal(r.status, 0);
+	assert_true(hd_log_time(&d, "lock-end", 100, 0) > 0);
+	assert_int_equal(driver_calls("checkpoint", 100), 0);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+}
+
+/* SIGHUP (a closed terminal or ssh session) and SIGQUIT stop the daemon as
+ * SIGTERM does: the checkpoint in flight runs to its end, the socket is
+ * removed, exit 0. SIGHUP killed it mid-checkpoint (exit 129). */
+static void test_hangup_and_quit_stop_gracefully(void **state)
+{
+	const struct {
+		int sig;
+		const char *pid;
+	} v[] = { { SIGHUP, "100" }, { SIGQUIT, "200" } };
+	char slow[32];
+
+	(void)state;
+	setenv("RTID_MOCK_SLOW_OPS", "checkpoint", 1);
+	snprintf(slow, sizeof(slow), "%g", seconds(2));
+	setenv("RTID_MOCK_SLOW_S", slow, 1);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		int pid = (int)strtol(v[i].pid, NULL, 10);
+		struct shim_bg ck;
+		struct shim_run r;
+
+		hd_start(&d, ARGS("--actions"));
+		r = hd_shim(&d, NULL, ARGS("--action", "lock", "--pid", v[i].pid));
+		assert_int_equal(r.status, 0);
+		hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", v[i].pid), &ck);
+		hd_log_wait(&d, "checkpoint", pid, 0);
+		assert_int_equal(stop_within(v[i].sig, seconds(30)), 0);
+		r = hd_shim_wait(&ck);
+		assert_string_equal(r.out, "");
+		assert_int_equal(r.status, 0);
+		assert_true(hd_log_time(&d, "checkpoint-end", pid, 0) > 0);
+		assert_int_equal(access(d.sock, F_OK), -1);
+		assert_int_equal(errno, ENOENT);
+	}
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+}
+
+/* rtid serve on the daemon's path, not waiting for readiness: its exit
+ * status, or -1 (then it is killed) when it is still running after s
+ * seconds. Its stderr goes to the daemon's, for hd_said. */
+static int run_serve(double s)
+{
+	int err = open(d.stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600), fd, st, r;
+	pid_t pid;
+
+	assert_true(err >= 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(err, 2);
+		execl(env_path("RTID_BIN"), "rtid", "serve", "--socket", d.sock, "--proc", d.proc,
+		      "--libcuda", env_path("MOCK_LIBCUDA"), (char *)NULL);
+		_exit(127);
+	}
+	close(err);
+	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	r = fd < 0 ? 1 : poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, (int)(s * 1000));
+	if (fd >= 0)
+		close(fd);
+	if (r != 1)
+		kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return r != 1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A socket file at path with no one listening (a daemon that died), or a
+ * listener (returned; -1 for none). */
+static int socket_at(const char *path, bool listening)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	assert_true(strlen(path) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	if (listening) {
+		assert_int_equal(listen(fd, 4), 0);
+		return fd;
+	}
+	close(fd);
+	return -1;
+}
+
+/* Two daemons starting at once cannot both take the path: the lock beside
+ * the socket, held, stops the second with the reason, and it leaves even a
+ * stale socket alone; a live listener is never replaced; a stale socket is,
+ * once the lock is free. */
+static void test_one_daemon_per_path(void **state)
+{
+	char lock[400];
+	struct rtid__svc_ans a;
+	struct stat before, after;
+	int fd, live;
+
+	(void)state;
+	snprintf(lock, sizeof(lock), "%s.lock", d.sock);
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX), 0);
+	socket_at(d.sock, false);
+	assert_int_equal(lstat(d.sock, &before), 0);
+	assert_int_equal(run_serve(seconds(10)), 1);
+	assert_true(hd_said(&d, ".lock is held: another rtid serve serves"));
+	assert_int_equal(lstat(d.sock, &after), 0);
+	assert_true(before.st_ino == after.st_ino);
+	close(fd);
+
+	unlink(d.sock);
+	live = socket_at(d.sock, true);
+	assert_int_equal(run_serve(seconds(10)), 1);
+	assert_true(hd_said(&d, "another daemon is serving it"));
+	assert_int_equal(lstat(d.sock, &after), 0);
+	close(live); /* now stale */
+
+	hd_start(&d, NULL);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.value, 101);
+	/* A record that cannot be written: nothing is handed over. */
+	snprintf(lock, sizeof(lock), "%s.inflight.new", d.sock);
+	assert_int_equal(mkdir(lock, 0700), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 200, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "no-record");
+	assert_int_equal(driver_calls("start", 200), 0);
+	assert_int_equal(rmdir(lock), 0);
+}
+
+/* A record file of work in flight, with mode mode (a symbolic link to
+ * nowhere when mode is 0). */
+static void put_record(const char *text, mode_t mode)
+{
+	char path[400];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s.inflight", d.sock);
+	unlink(path);
+	if (!mode) {
+		assert_int_equal(symlink("nowhere", path), 0);
+		return;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	assert_int_equal(fchmod(fd, mode), 0);
+	close(fd);
+}
+
+static void load(struct server *s, const struct serve_cfg *cfg)
+{
+	memset(s, 0, sizeof(*s));
+	s->cfg = cfg;
+	s->record_dir = -1;
+	assert_int_equal(sp_init(&s->pool, 1), 0);
+	si_load(s);
+}
+
+static void unload(struct server *s)
+{
+	si_close(s);
+	sp_free(&s->pool);
+}
+
+/* What a new daemon takes from a record: only entries whose worker is still
+ * the same process (pid and start time), read only from a file and a
+ * directory no one else may write, up to a malformed line; held until the
+ * worker exits; rewritten with what is held, removed when nothing is. */
+static void test_record_rules(void **state)
+{
+	struct serve_cfg cfg = { .socket_path = d.sock, .proc_root = "/proc" };
+	unsigned long long start;
+	char text[512], path[400], buf[512];
+	struct server s;
+	pid_t kid;
+	ssize_t n;
+	int fd;
+
+	(void)state;
+	kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0)
+		for (;;)
+			pause();
+	assert_int_equal(rtid_proc_start_time("/proc", kid, &start), 0);
+	snprintf(text, sizeof(text), "rtid-inflight 1\n%d %llu 4242 0\n%d %llu 4343 0\n"
+		 "2147483647 %llu 4444 0\n0 1 4646 0\nx\n%d %llu 4545 0\n", (int)kid, start,
+		 (int)kid, start + 1, start, (int)kid, start);
+	put_record(text, 0600);
+	load(&s, &cfg);
+	assert_int_equal(s.nheld, 1);
+	assert_true(sv_in_driver(&s, 4242));
+	assert_false(sv_in_driver(&s, 4343));
+	assert_false(sv_in_driver(&s, 4444));
+	assert_false(sv_in_driver(&s, 4545));
+	/* Rewritten with what is held, and a hand-over about to happen. */
+	{
+		struct sheld next = { .pid = 77, .start = 78, .process = 79, .pstart = 80 };
+
+		assert_int_equal(si_write(&s, &next), 0);
+		assert_int_equal(si_write(&s, &next), 0); /* unchanged: not written again */
+	}
+	snprintf(path, sizeof(path), "%s.inflight", d.sock);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	snprintf(text, sizeof(text), "rtid-inflight 1\n%d %llu 4242 0\n77 78 79 80\n", (int)kid,
+		 start);
+	assert_string_equal(buf, text);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	si_check(&s);
+	assert_int_equal(s.nheld, 0);
+	assert_false(sv_in_driver(&s, 4242));
+	unload(&s);
+	assert_int_equal(access(path, F_OK), -1); /* nothing left in the driver */
+
+	/* Not trusted: a file others may write, a link, another format. */
+	kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0)
+		for (;;)
+			pause();
+	assert_int_equal(rtid_proc_start_time("/proc", kid, &start), 0);
+	snprintf(text, sizeof(text), "rtid-inflight 1\n%d %llu 4242 0\n", (int)kid, start);
+	put_record(text, 0622);
+	load(&s, &cfg);
+	assert_int_equal(s.nheld, 0);
+	unload(&s);
+	put_record(text, 0);
+	load(&s, &cfg);
+	assert_int_equal(s.nheld, 0);
+	unload(&s);
+	put_record(text + 1, 0600);
+	load(&s, &cfg);
+	assert_int_equal(s.nheld, 0);
+	unload(&s);
+	/* A directory others may write: no record read or written at all. */
+	put_record(text, 0600);
+	assert_int_equal(chmod(d.dir, 0777), 0);
+	load(&s, &cfg);
+	assert_int_equal(s.record_dir, -1);
+	assert_int_equal(s.nheld, 0);
+	assert_int_equal(si_write(&s, &(struct sheld){ .pid = 1, .start = 1, .process = 1 }), 0);
+	unload(&s);
+	assert_int_equal(chmod(d.dir, 0700), 0);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+}
+
+/* A second daemon started by another user on the first's path (which it may
+ * not connect to) exits non-zero saying why, and the first serves on; it
+ * exited 1 silently after trying to remove the first's socket. */
+static void test_second_daemon_as_another_user(void **state)
+{
+	struct rtid__svc_ans a;
+	char out[1024] = { 0 };
+	size_t got = 0;
+	ssize_t n;
+	int p[2], st;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(chmod(d.dir, 0755), 0); /* the socket (0660) refuses nobody */
+	hd_start(&d, NULL);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+		    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+			_exit(126);
+		execl(env_path("RTID_BIN"), "rtid", "serve", "--socket", d.sock, "--proc", d.proc,
+		      "--libcuda", env_path("MOCK_LIBCUDA"), (char *)NULL);
+		_exit(125);
+	}
+	close(p[1]);
+	while (got < sizeof(out) - 1 && poll(&(struct pollfd){ .fd = p[0], .events = POLLIN }, 1,
+					     (int)(seconds(20) * 1000)) == 1 &&
+	       (n = read(p[0], out + got, sizeof(out) - 1 - got)) > 0)
+		got += (size_t)n;
+	close(p[0]);
+	kill(pid, SIGKILL); /* should it still run */
+	waitpid(pid, &st, 0);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 125)
+		skip(); /* nobody cannot run the build's rtid here */
+	print_message("as nobody: %s", out);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
+	assert_non_null(strstr(out, "rtid serve: "));
+	assert_non_null(strstr(out, ".lock"));
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+	assert_int_equal(a.value, 101);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		/* First: nobody must still be able to run the build's rtid. */
+		cmocka_unit_test_setup_teardown(test_second_daemon_as_another_user, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stuck_workers_never_stall, setup_stuck,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_restart_holds_a_stuck_action, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_action_behind_a_call_in_the_driver, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_stop_with_an_action_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hangup_and_quit_stop_gracefully, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_daemon_per_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_rules, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
