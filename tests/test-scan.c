@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -300,6 +301,86 @@ static void listing_counts_distinct_tids(void **state)
 	assert_int_equal(rtid__tasks_count(&(struct rtid__tasks){ buf, 0 }), 0);
 }
 
+/* What a number names (ident.c): a thread of the process, a thread of
+ * another process (-EXDEV), nothing (-ESRCH); and the facts the request rule
+ * reads, a vanished process said absent. */
+static void thread_of_and_request_facts(void **state)
+{
+	struct rtid__req_facts f = { .check_caller = true, .caller = 42, .may_act = true };
+
+	(void)state;
+	write_file(root, "700/task/700/comm", "python3\n");
+	write_file(root, "700/task/701/comm", "cuda00001400006\n");
+	write_file(root, "800/task/800/comm", "python3\n");
+	/* 801: a thread of 800, reachable as <proc>/801 but not listed, as the
+	 * kernel has it; 802 says it is 700's but 700/task has no 802 (gone). */
+	write_file(root, "801/status", "Name:\tx\nTgid:\t800\nThreads:\t2\n");
+	write_file(root, "802/status", "Name:\tx\nTgid:\t700\nThreads:\t2\n");
+	assert_int_equal(rtid__thread_of(root, 700, 701), 0);
+	assert_int_equal(rtid__thread_of(root, 700, 700), 0);
+	assert_int_equal(rtid__thread_of(root, 700, 801), -EXDEV);
+	assert_int_equal(rtid__thread_of(root, 700, 800), -EXDEV);
+	assert_int_equal(rtid__thread_of(root, 700, 802), -ESRCH);
+	assert_int_equal(rtid__thread_of(root, 700, 999), -ESRCH);
+	assert_int_equal(rtid__thread_of("/nonexistent-proc", 700, 701), -ENOENT);
+
+	rtid__request_facts(root, 700, &f);
+	assert_true(f.present);
+	assert_int_equal(f.pid, 700);
+	assert_int_equal(f.tgid, 700);
+	assert_true(f.owner_known);
+	assert_int_equal(f.owner, geteuid());
+	/* The caller's part is left as it was. */
+	assert_true(f.check_caller && f.may_act);
+	assert_int_equal(f.caller, 42);
+	rtid__request_facts(root, 801, &f); /* a thread given as a process */
+	assert_true(f.present);
+	assert_int_equal(f.tgid, 800);
+	rtid__request_facts(root, 999, &f); /* gone: ENOENT */
+	assert_false(f.present);
+	assert_int_equal(f.tgid, 0);
+	assert_false(f.owner_known);
+	/* Nothing readable: not known to be absent. */
+	rtid__request_facts("/nonexistent-proc", 700, &f);
+	assert_true(f.present);
+	assert_int_equal(f.tgid, 0);
+	assert_false(f.owner_known);
+}
+
+/* The walk's retries: a listing that never proves complete is tried four
+ * times (four reads of status, counted by inotify's open events: an open
+ * and a close between each two, so none is merged), then refused. */
+static void walk_tries_four_times(void **state)
+{
+	struct rtid__tasks l = { NULL, 0 };
+	char path[4096], ev[4096] __attribute__((aligned(8)));
+	int rootfd, taskfd, in, opens = 0;
+	ssize_t n;
+
+	(void)state;
+	write_file(root, "650/task/650/comm", "python3\n");
+	write_file(root, "650/task/651/comm", "python3\n");
+	write_file(root, "650/status", "Name:\tx\nTgid:\t650\nThreads:\t3\n"); /* two listed */
+	snprintf(path, sizeof(path), "%s/650/status", root);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(in >= 0);
+	assert_true(inotify_add_watch(in, path, IN_OPEN | IN_CLOSE_NOWRITE) >= 0);
+	rootfd = open(root, O_RDONLY | O_DIRECTORY);
+	snprintf(path, sizeof(path), "%s/650/task", root);
+	taskfd = open(path, O_RDONLY | O_DIRECTORY);
+	assert_true(rootfd >= 0 && taskfd >= 0);
+	assert_int_equal(rtid__tasks_list(rootfd, taskfd, 650, &l), -EAGAIN);
+	assert_null(l.buf);
+	while ((n = read(in, ev, sizeof(ev))) > 0)
+		for (char *p = ev; p < ev + n; p += sizeof(struct inotify_event) +
+						 ((struct inotify_event *)p)->len)
+			opens += (((struct inotify_event *)p)->mask & IN_OPEN) != 0;
+	assert_int_equal(opens, 4);
+	close(in);
+	close(taskfd);
+	close(rootfd);
+}
+
 /* A fake proc tree for pidns.c: pid, the ns link its ns/pid reads, its status. */
 static void ns_proc(const char *tree, int pid, const char *ns, const char *status)
 {
@@ -408,6 +489,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(one_candidate),     cmocka_unit_test(two_candidates),
 		cmocka_unit_test(listing_counts_distinct_tids),
+		cmocka_unit_test(thread_of_and_request_facts),
+		cmocka_unit_test(walk_tries_four_times),
 		cmocka_unit_test(pid_namespace_translation),
 		cmocka_unit_test(status_with_many_groups),
 		cmocka_unit_test(zero_candidates),   cmocka_unit_test(no_process),
