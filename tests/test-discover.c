@@ -53,6 +53,9 @@ static void errors(void **state)
 	assert_int_equal(rtid_find_candidates("/nonexistent", NULL, &pids, &n), -ENOENT);
 	assert_int_equal(rtid_find_candidates("/tmp", "cuda[", &pids, &n), -EINVAL);
 	assert_int_equal(rtid_find_candidates(NULL, NULL, &pids, &n), -EINVAL);
+	/* Either out-parameter missing: refused before any is written. */
+	assert_int_equal(rtid_find_candidates("/nonexistent", NULL, NULL, &n), -EINVAL);
+	assert_int_equal(rtid_find_candidates("/nonexistent", NULL, &pids, NULL), -EINVAL);
 	assert_ptr_equal(pids, (int *)0x1);
 	assert_int_equal(n, 99);
 }

@@ -120,9 +120,11 @@ size_t rtid__tasks_count(const struct rtid__tasks *l)
 
 	while (rtid__tasks_next(l, &off, &tid))
 		n++;
+	if (n == 0)
+		return 0;
 	/* Only distinct tids prove anything: a listing that named one thread
 	 * twice has not named two. Out of memory, nothing is proven. */
-	v = malloc((n ? n : 1) * sizeof(*v));
+	v = malloc(n * sizeof(*v));
 	if (!v)
 		return 0;
 	for (off = 0, n = 0; rtid__tasks_next(l, &off, &tid);)
