@@ -31,6 +31,8 @@ static void default_pattern(void **state)
 		{ "cuda0000A40002A", false }, { "xcuda0000140000", false },
 		{ "python3", false }, { "", false }, { "cuda00001400006 ", false },
 		{ "cuda0000140000\xe9", false },
+		/* one byte wrong at each end of the 11 digits */
+		{ "cudag0001400006", false }, { "cuda0000140000g", false },
 	};
 
 	(void)state;

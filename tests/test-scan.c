@@ -473,6 +473,9 @@ static void status_with_many_groups(void **state)
 	snprintf(status, 40000, "Name:\tx\nTgid:\t%s\nThreads:\t1\n", big);
 	write_file(tree, "5003/status", status);
 	assert_int_equal(rtid__status_read(rootfd, 5003, &tgid, &threads), -EINVAL);
+	/* Tgid: 0 is no process's (the kernel's idle task is not listed). */
+	write_file(tree, "5005/status", "Name:\tx\nTgid:\t0\nThreads:\t1\n");
+	assert_int_equal(rtid__status_read(rootfd, 5005, &tgid, &threads), -EINVAL);
 	/* No Threads: line at all. */
 	write_file(tree, "5004/status", "Name:\tx\nTgid:\t5004\n");
 	assert_int_equal(rtid__status_read(rootfd, 5004, &tgid, &threads), -EINVAL);
