@@ -89,11 +89,23 @@ def load_equivalents(path):
     return out
 
 
+def header_zeros(root):
+    """The enumerators worth 0 declared in the headers of src/ and include/."""
+    out = set()
+    for top in ("src", "include"):
+        for d, _, files in os.walk(os.path.join(root, top)):
+            for f in files:
+                if f.endswith(".h"):
+                    with open(os.path.join(d, f)) as fh:
+                        out |= operators.zero_enumerators(fh.read())
+    return out
+
+
 def all_mutants(root, files):
-    out = []
+    out, zero = [], header_zeros(root)
     for f in files:
         with open(os.path.join(root, f)) as fh:
-            out += operators.mutants(f, fh.read())
+            out += operators.mutants(f, fh.read(), zero=zero)
     return out
 
 
@@ -302,6 +314,7 @@ def summarize(records):
 
 
 def main(argv=None):
+    started = time.monotonic()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("paths", nargs="*", default=DEFAULT_PATHS)
     ap.add_argument("--seed", type=int, default=1)
@@ -341,13 +354,13 @@ def main(argv=None):
     tmpdir = tempfile.mkdtemp(prefix="rtid-mut-", dir="/tmp")
     os.chmod(tmpdir, 0o1777)  # as /tmp: tests run daemons as other users in it
     try:
-        return run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen)
+        return run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen, started)
     finally:
         runner.clean_up(-1, "-", tmpdir)
         shutil.rmtree(tmpdir, ignore_errors=True)
 
 
-def run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen):
+def run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen, started):
     log("mutation: %d mutants in %d files, %d chosen (seed %d)" % (len(mutants), len(files),
                                                                    len(chosen), a.seed))
     changed, digest = sync_tree(root, tree)
@@ -427,6 +440,7 @@ def run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen):
         "paths": a.paths, "files": files, "seed": a.seed, "sample": a.sample,
         "mutants_total": len(mutants), "chosen": len(chosen), "counts": counts,
         "score": score, "seconds": round(time.monotonic() - t0, 1),
+        "total_seconds": round(time.monotonic() - started, 1),
         "suites": suites, "excluded_tests": EXCLUDED, "excluded_suites": EXCLUDED_SUITES, "broken_tests": broken,
         "mutants": records,
     }
@@ -439,9 +453,10 @@ def run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen):
             log("SURVIVED  %s  (line %d%s)" % (r["id"], r["line"],
                                               ", " + r["detail"] if "detail" in r else ""))
     log("mutation score %.1f %%: %d killed, %d survived, %d equivalent, %d stillborn "
-        "(%d of %d mutants, seed %d, %.0f s); report %s" % (
+        "(%d of %d mutants, seed %d; %.0f s, %.0f s in all); report %s" % (
             score, counts["killed"], counts["survived"], counts["equivalent"],
-            counts["stillborn"], len(chosen), len(mutants), a.seed, report["seconds"], json_path))
+            counts["stillborn"], len(chosen), len(mutants), a.seed, report["seconds"],
+            report["total_seconds"], json_path))
     if a.fail_on_survivor and counts["survived"]:
         return 1
     return 0

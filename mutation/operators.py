@@ -174,7 +174,20 @@ def _span_text(text, tokens, a, b):
     return " ".join(text[tokens[a].start:tokens[b].end].split())
 
 
-def _candidates(text, tokens, first, last):
+def zero_enumerators(text):
+    """The enumerators of text's enums whose value is 0 (the first one
+    without an initialiser, or one "= 0"): returning one is returning 0."""
+    out = set()
+    for body in re.findall(r"\benum\b[^{;]*\{([^}]*)\}", re.sub(r"/\*.*?\*/|//[^\n]*", "",
+                                                                   text, flags=re.S)):
+        for i, item in enumerate(x.strip() for x in body.split(",")):
+            m = re.match(r"([A-Za-z_]\w*)\s*(?:=\s*(\S+))?$", item)
+            if m and (m.group(2) in ("0", "0u") or (i == 0 and m.group(2) is None)):
+                out.add(m.group(1))
+    return out
+
+
+def _candidates(text, tokens, first, last, zero=frozenset()):
     """(op, start, end, orig, repl) for every change in tokens[first..last]."""
     for i in range(first + 1, last):
         t = tokens[i]
@@ -200,7 +213,7 @@ def _candidates(text, tokens, first, last):
             while j < last and tokens[j].text != ";":
                 j += 1
             orig = _span_text(text, tokens, i + 1, j - 1)
-            if orig not in ("0", "false", "NULL"):
+            if orig not in ("0", "false", "NULL") and orig not in zero:
                 yield "return", tokens[i + 1].start, tokens[j - 1].end, orig, "0"
         elif t.kind == "ident" and t.text in ("if", "while") and tokens[i + 1].text == "(":
             close = _matching(tokens, i + 1, "(", ")")
@@ -248,14 +261,16 @@ def _is_cast(tokens, close):
     return True
 
 
-def mutants(path, text, operators=OPERATORS):
+def mutants(path, text, operators=OPERATORS, zero=frozenset()):
     """Every mutant of text (the file at path, relative to the source root),
-    in file order, of the given operators."""
+    in file order, of the given operators. zero: names whose value is 0
+    (see zero_enumerators), which a returned value is not changed from."""
     tokens = lex(text)
+    zero = set(zero) | zero_enumerators(text)
     out, seen = [], {}
     line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
     for name, first, last in functions(tokens):
-        for op, start, end, orig, repl in _candidates(text, tokens, first, last):
+        for op, start, end, orig, repl in _candidates(text, tokens, first, last, zero):
             if op not in operators:
                 continue
             key = (name, orig, repl)

@@ -4,7 +4,7 @@ its operators, names that survive line moves, the same selection for the
 same seed, the equivalents list against the mutants that exist, the JSON
 report's fields, and a run's clean-up of what a killed test leaves.
 
-    python3 mutation/test_mutation.py SOURCE_ROOT
+    python3 tests/mutation/mutation-test.py SOURCE_ROOT
 """
 
 import io
@@ -16,13 +16,12 @@ import time
 import unittest
 from contextlib import redirect_stdout
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+ROOT = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else
+                       os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "mutation"))
 import mutate  # noqa: E402
 import operators  # noqa: E402
 import runner  # noqa: E402
-
-ROOT = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(HERE, ".."))
 
 SAMPLE = """#include <stdio.h>
 /* a comment with a < b && c */
@@ -92,6 +91,15 @@ class Operators(unittest.TestCase):
         self.assertFalse([i for i in got if i.startswith("src/x.c:f: (e == -2)")])
         self.assertFalse([i for i in got if ":table" in i or "1 -> 0" in i and ":f:" not in i
                           and ":cmp:" not in i])
+
+    def test_returning_a_zero_enumerator_is_returning_zero(self):
+        text = ("enum e { A, B, C = 0 };\nenum e f(int x)\n{\n\tif (x)\n\t\treturn B;\n"
+                "\tif (x > 1)\n\t\treturn C;\n\treturn A;\n}\n")
+        got = ids(text)
+        self.assertIn("src/x.c:f: B -> 0 #1", got)
+        self.assertNotIn("src/x.c:f: A -> 0 #1", got)
+        self.assertNotIn("src/x.c:f: C -> 0 #1", got)
+        self.assertEqual(operators.zero_enumerators("enum { X = 1, Y };"), set())
 
     def test_apply_changes_only_that_text(self):
         m = [m for m in operators.mutants("src/x.c", SAMPLE) if m.id == "src/x.c:f: || -> && #1"][0]
