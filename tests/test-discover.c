@@ -44,6 +44,29 @@ static void finds_gpu_holders_and_named_threads(void **state)
 	free(root);
 }
 
+/* Candidates come sorted by pid whatever order the directory lists them in
+ * (a comparator that answered "greater" both ways reversed the listing). */
+static void sorted_by_pid(void **state)
+{
+	static const int pids_in[] = { 57, 12, 940, 3, 208, 71, 15 };
+	char *root = tmp_dir(), p[64];
+	int *pids = NULL;
+	size_t n = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(pids_in) / sizeof(pids_in[0]); i++) {
+		snprintf(p, sizeof(p), "%d/task/%d/comm", pids_in[i], pids_in[i] + 1);
+		write_file(root, p, "cuda00001400006\n");
+	}
+	assert_int_equal(rtid_find_candidates(root, NULL, &pids, &n), 0);
+	assert_int_equal(n, 7);
+	for (size_t i = 1; i < n; i++)
+		assert_true(pids[i - 1] < pids[i]);
+	free(pids);
+	rm_tree(root);
+	free(root);
+}
+
 static void errors(void **state)
 {
 	int *pids = (int *)0x1;
@@ -76,6 +99,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(finds_gpu_holders_and_named_threads),
+		cmocka_unit_test(sorted_by_pid),
 		cmocka_unit_test(errors),
 		cmocka_unit_test(real_proc_never_lists_itself),
 	};
