@@ -185,9 +185,31 @@ def introspect(build):
     targets = json.loads(subprocess.run(["meson", "introspect", build, "--targets"], check=True,
                                         capture_output=True, text=True).stdout)
     files = {t["id"]: [os.path.relpath(f, build) for f in t["filename"]] for t in targets}
+    sources = {t["id"]: [f for ts in t.get("target_sources", []) for f in ts.get("sources", [])]
+               for t in targets}
     for t in tests:
         t["outputs"] = sorted({f for d in t.get("depends", []) for f in files.get(d, [])})
+        t["sources"] = sorted({f for d in t.get("depends", []) for f in sources.get(d, [])} |
+                              {f for f in t["cmd"][1:] if os.path.isfile(f)})
     return tests
+
+
+def fingerprint(test, tree):
+    """What a test's coverage record depends on besides src/: its own
+    programs' sources and files (a case file), and the shared test side
+    (harness/, mocks/, fuse-proc/). A change there maps the test again."""
+    h = hashlib.sha256()
+    paths = [f for f in test["sources"] if not os.path.relpath(f, tree).startswith("src/")]
+    for top in ("harness", "mocks", "fuse-proc"):
+        for d, _, fs in os.walk(os.path.join(tree, top)):
+            paths += [os.path.join(d, f) for f in fs]
+    for f in sorted(set(paths)):
+        try:
+            with open(f, "rb") as fh:
+                h.update(os.path.relpath(f, tree).encode() + b"\0" + fh.read())
+        except OSError:
+            pass
+    return h.hexdigest()
 
 
 def eligible(tests, suites, excluded):
@@ -245,6 +267,7 @@ def build_map(work, tree, tests, covmap, names, tmpdir):
         outcome, secs, _ = runner.run_test(t, tmpdir, (t.get("timeout") or 30) * 2,
                                            os.path.join(work, "map.log"), cwd=cov)
         covmap["tests"][name] = {"outcome": outcome, "seconds": round(secs, 2),
+                                 "fingerprint": fingerprint(t, tree),
                                  "covers": gcov_functions(cov, tree)}
         log("map [%d/%d] %s: %s, %.1f s, %d files" % (n, len(names), name, outcome, secs,
                                                       len(covmap["tests"][name]["covers"])))
@@ -375,9 +398,11 @@ def run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen, starte
     setup_build(tree, build, ["-Dwerror=false"])
     suites = DEFAULT_SUITES + a.suite
     tests = {t["name"]: t for t in eligible(introspect(build), suites, EXCLUDED)}
-    # A test that failed when mapped may not have run all it covers: again.
-    missing = sorted(n for n in tests if n not in covmap["tests"]
-                     or covmap["tests"][n]["outcome"] not in ("pass", "skip"))
+    # Mapped again: a test that changed (its fingerprint), and one that
+    # failed when mapped (it may not have run all it covers).
+    missing = sorted(n for n, t in tests.items() if n not in covmap["tests"]
+                     or covmap["tests"][n]["outcome"] not in ("pass", "skip")
+                     or covmap["tests"][n].get("fingerprint") != fingerprint(t, tree))
     if missing:
         log("mutation: mapping the coverage of %d tests (each alone)" % len(missing))
         build_map(work, tree, tests.values(), covmap, missing, tmpdir)

@@ -176,6 +176,26 @@ def alive(pid):
         return False
 
 
+class Fingerprint(unittest.TestCase):
+    def test_changes_with_the_test_not_with_src(self):
+        with tempfile.TemporaryDirectory() as tree:
+            for rel in ("src/a.c", "tests/t.c", "harness/h.c", "cases/c.case"):
+                os.makedirs(os.path.dirname(os.path.join(tree, rel)), exist_ok=True)
+                with open(os.path.join(tree, rel), "w") as f:
+                    f.write("1")
+            t = {"sources": [os.path.join(tree, "src/a.c"), os.path.join(tree, "tests/t.c"),
+                             os.path.join(tree, "cases/c.case")]}
+            fp = mutate.fingerprint(t, tree)
+            with open(os.path.join(tree, "src/a.c"), "w") as f:
+                f.write("2")
+            self.assertEqual(mutate.fingerprint(t, tree), fp)
+            for rel in ("tests/t.c", "harness/h.c", "cases/c.case"):
+                with open(os.path.join(tree, rel), "w") as f:
+                    f.write("3")
+                self.assertNotEqual(mutate.fingerprint(t, tree), fp, rel)
+                fp = mutate.fingerprint(t, tree)
+
+
 class Runner(unittest.TestCase):
     def test_timeout_kills_the_group_and_escapees(self):
         with tempfile.TemporaryDirectory() as tmp:
