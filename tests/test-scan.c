@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -299,6 +300,14 @@ static void listing_counts_distinct_tids(void **state)
 	}
 	assert_int_equal(rtid__tasks_count(&(struct rtid__tasks){ buf, len }), 3);
 	assert_int_equal(rtid__tasks_count(&(struct rtid__tasks){ buf, 0 }), 0);
+	/* Counting keeps nothing: the heap in use is the same after a thousand. */
+	{
+		size_t before = mallinfo2().uordblks;
+
+		for (int i = 0; i < 1000; i++)
+			rtid__tasks_count(&(struct rtid__tasks){ buf, len });
+		assert_int_equal(mallinfo2().uordblks, before);
+	}
 }
 
 /* What a number names (ident.c): a thread of the process, a thread of
@@ -323,6 +332,19 @@ static void thread_of_and_request_facts(void **state)
 	assert_int_equal(rtid__thread_of(root, 700, 802), -ESRCH);
 	assert_int_equal(rtid__thread_of(root, 700, 999), -ESRCH);
 	assert_int_equal(rtid__thread_of("/nonexistent-proc", 700, 701), -ENOENT);
+	/* A caller that closed its stdin: the proc root opened as fd 0 is one. */
+	{
+		int saved = dup(0);
+
+		assert_true(saved >= 0);
+		close(0);
+		assert_int_equal(rtid__thread_of(root, 700, 701), 0);
+		rtid__request_facts(root, 700, &f);
+		assert_int_equal(f.tgid, 700);
+		assert_true(f.owner_known);
+		assert_int_equal(dup2(saved, 0), 0);
+		close(saved);
+	}
 
 	rtid__request_facts(root, 700, &f);
 	assert_true(f.present);
@@ -355,6 +377,7 @@ static void walk_tries_four_times(void **state)
 	struct rtid__tasks l = { NULL, 0 };
 	char path[4096], ev[4096] __attribute__((aligned(8)));
 	int rootfd, taskfd, in, opens = 0;
+	size_t heap;
 	ssize_t n;
 
 	(void)state;
@@ -369,8 +392,10 @@ static void walk_tries_four_times(void **state)
 	snprintf(path, sizeof(path), "%s/650/task", root);
 	taskfd = open(path, O_RDONLY | O_DIRECTORY);
 	assert_true(rootfd >= 0 && taskfd >= 0);
+	heap = mallinfo2().uordblks;
 	assert_int_equal(rtid__tasks_list(rootfd, taskfd, 650, &l), -EAGAIN);
 	assert_null(l.buf);
+	assert_int_equal(mallinfo2().uordblks, heap); /* its buffer freed */
 	while ((n = read(in, ev, sizeof(ev))) > 0)
 		for (char *p = ev; p < ev + n; p += sizeof(struct inotify_event) +
 						 ((struct inotify_event *)p)->len)
