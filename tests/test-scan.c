@@ -310,6 +310,25 @@ static void listing_counts_distinct_tids(void **state)
 	}
 }
 
+/* A thread that exited mid-walk (listed, gone on lookup: a dangling link
+ * here) is skipped, and its ENOENT says nothing of the process, which is
+ * still there: the one candidate left is found. */
+static void thread_gone_mid_walk(void **state)
+{
+	char p[4096];
+	struct rtid__scan s;
+
+	(void)state;
+	write_file(root, "960/task/960/comm", "python3\n");
+	write_file(root, "960/task/962/comm", "cuda00001400006\n");
+	snprintf(p, sizeof(p), "%s/960/task/961", root);
+	assert_int_equal(symlink("/nonexistent-task", p), 0);
+	write_file(root, "960/status", "Name:\tx\nTgid:\t960\nThreads:\t3\n");
+	s = scan(960);
+	assert_int_equal(s.status, RTID__SCAN_FOUND);
+	assert_int_equal(s.tid, 962);
+}
+
 /* What a number names (ident.c): a thread of the process, a thread of
  * another process (-EXDEV), nothing (-ESRCH); and the facts the request rule
  * reads, a vanished process said absent. */
@@ -518,6 +537,7 @@ int main(void)
 		cmocka_unit_test(one_candidate),     cmocka_unit_test(two_candidates),
 		cmocka_unit_test(listing_counts_distinct_tids),
 		cmocka_unit_test(thread_of_and_request_facts),
+		cmocka_unit_test(thread_gone_mid_walk),
 		cmocka_unit_test(walk_tries_four_times),
 		cmocka_unit_test(pid_namespace_translation),
 		cmocka_unit_test(status_with_many_groups),
