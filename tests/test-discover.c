@@ -14,7 +14,7 @@
 static void finds_gpu_holders_and_named_threads(void **state)
 {
 	char *root = tmp_dir(), p[512];
-	int *pids = NULL;
+	int *pids = NULL, fds;
 	size_t n = 0;
 
 	(void)state;
@@ -30,7 +30,9 @@ static void finds_gpu_holders_and_named_threads(void **state)
 	snprintf(p, sizeof(p), "%s/20/fd/1", root);
 	assert_int_equal(symlink("/dev/pts/0", p), 0);
 	write_file(root, "self/task/1/comm", "x\n");              /* not a pid */
+	fds = count_fds();
 	assert_int_equal(rtid_find_candidates(root, NULL, &pids, &n), 0);
+	assert_int_equal(count_fds(), fds); /* every fd directory looked at closed */
 	assert_int_equal(n, 2);
 	assert_int_equal(pids[0], 10);
 	assert_int_equal(pids[1], 30);
