@@ -329,6 +329,32 @@ static void thread_gone_mid_walk(void **state)
 	assert_int_equal(s.tid, 962);
 }
 
+/* A comm that cannot be read ends the walk with its error: a thread that
+ * exits later in the listing must not clear it (the walk went on past the
+ * error, and that thread's ENOENT erased it). tmpfs lists in creation
+ * order (or its reverse): a vanished thread comes after the error either way. */
+static void read_error_ends_the_walk(void **state)
+{
+	char *shm = strdup("/dev/shm/rtid-test-XXXXXX"), p[4096];
+	struct rtid__scan s;
+
+	(void)state;
+	if (!shm || !mkdtemp(shm))
+		skip();
+	write_file(shm, "970/task/970/comm", "python3\n");
+	snprintf(p, sizeof(p), "%s/970/task/971", shm);
+	assert_int_equal(symlink("/nonexistent-task", p), 0);
+	write_file(shm, "970/task/972/comm/x", ""); /* comm a directory: EISDIR */
+	snprintf(p, sizeof(p), "%s/970/task/973", shm);
+	assert_int_equal(symlink("/nonexistent-task", p), 0);
+	write_file(shm, "970/status", "Name:\tx\nTgid:\t970\nThreads:\t4\n");
+	rtid__scan(shm, 970, &matcher, &s);
+	assert_int_equal(s.status, RTID__SCAN_ERROR);
+	assert_int_equal(s.err, -EISDIR);
+	rm_tree(shm);
+	free(shm);
+}
+
 /* What a number names (ident.c): a thread of the process, a thread of
  * another process (-EXDEV), nothing (-ESRCH); and the facts the request rule
  * reads, a vanished process said absent. */
@@ -443,7 +469,7 @@ static void ns_proc(const char *tree, int pid, const char *ns, const char *statu
 static void pid_namespace_translation(void **state)
 {
 	char *tree = tmp_dir(), ns[64];
-	int v = 0;
+	int v = 0, fds;
 
 	(void)state;
 	ns_proc(tree, 100, "pid:[111]", "Name:\tx\nNSpid:\t100\t1\n");
@@ -462,7 +488,9 @@ static void pid_namespace_translation(void **state)
 	assert_int_equal(rtid__pid_from_ns(tree, "pid:[111]", 2, &v), 0);
 	assert_int_equal(v, 200);
 	assert_int_equal(rtid__pid_from_ns(tree, "pid:[111]", 9, &v), -ESRCH);
+	fds = count_fds();
 	assert_int_equal(rtid__pid_from_ns(tree, "pid:[333]", 7, &v), -ENOTUNIQ);
+	assert_int_equal(count_fds(), fds); /* the proc root's listing closed */
 	assert_int_equal(rtid__pid_from_ns("/nonexistent", "pid:[111]", 1, &v), -ENOENT);
 	assert_int_equal(rtid__pid_to_ns(tree, "pid:[111]", 300, &v), -EXDEV);
 	assert_int_equal(rtid__pid_to_ns(tree, "pid:[111]", 400, &v), -EINVAL);
@@ -538,6 +566,7 @@ int main(void)
 		cmocka_unit_test(listing_counts_distinct_tids),
 		cmocka_unit_test(thread_of_and_request_facts),
 		cmocka_unit_test(thread_gone_mid_walk),
+		cmocka_unit_test(read_error_ends_the_walk),
 		cmocka_unit_test(walk_tries_four_times),
 		cmocka_unit_test(pid_namespace_translation),
 		cmocka_unit_test(status_with_many_groups),
