@@ -3,7 +3,7 @@ BUILD ?= build
 MESON_ARGS ?=
 SUITES_TEST = --no-suite bench
 
-.PHONY: all deps check check-stress sim demo bench coverage check-valgrind check-sanitize check-fuzz deb gpu-kit clean
+.PHONY: all deps check check-stress check-mutation sim demo bench coverage check-valgrind check-sanitize check-fuzz deb gpu-kit clean
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -29,6 +29,16 @@ check: deps all
 STRESS_TRIALS ?= 2000
 check-stress: all
 	$(BUILD)/tests/stress-walk $(STRESS_TRIALS)
+
+# Mutation testing of the rule code (mutation/README.md): every mutant of
+# MUTATION_PATHS, or a seeded sample of MUTATION_SAMPLE; slow, so not in
+# check. Its scratch copy, builds and coverage map are in build-mutation/.
+MUTATION_PATHS ?= src/rules src/proc
+MUTATION_SAMPLE ?= 0
+MUTATION_SEED ?= 1
+check-mutation: deps
+	python3 mutation/mutate.py --sample $(MUTATION_SAMPLE) --seed $(MUTATION_SEED) \
+		$(MUTATION_ARGS) $(MUTATION_PATHS)
 
 # The simulator's table of every workload x strategy, and its plot (under
 # $(BUILD), its path printed last).

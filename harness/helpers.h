@@ -5,7 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* A fresh temporary directory (mkdtemp); the caller removes it with rm_tree. */
+/* A fresh temporary directory (mkdtemp) under $TMPDIR if set and at most 40
+ * bytes, else /tmp; the caller removes it with rm_tree. */
 char *tmp_dir(void);
 /* path and everything below it removed, links unlinked and never followed,
  * no mount point entered (harness/helpers.c). */

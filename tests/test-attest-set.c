@@ -437,6 +437,10 @@ static void identities(void **state)
 
 		assert_int_equal(rtid_proc_start_time(test_dir, 77, &v), -EINVAL);
 		assert_true(v == 5);
+		/* An empty stat is no start time either (not 0 with nothing written). */
+		write_file(test_dir, "78/stat", "");
+		assert_int_equal(rtid_proc_start_time(test_dir, 78, &v), -EINVAL);
+		assert_true(v == 5);
 	}
 }
 

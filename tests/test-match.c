@@ -31,6 +31,8 @@ static void default_pattern(void **state)
 		{ "cuda0000A40002A", false }, { "xcuda0000140000", false },
 		{ "python3", false }, { "", false }, { "cuda00001400006 ", false },
 		{ "cuda0000140000\xe9", false },
+		/* one byte wrong at each end of the 11 digits */
+		{ "cudag0001400006", false }, { "cuda0000140000g", false },
 	};
 
 	(void)state;
@@ -43,6 +45,22 @@ static void nul_never_matches(void **state)
 	(void)state;
 	assert_false(match(NULL, "cuda00001400006\0junk", 20));
 	assert_false(match("^cuda", "cu\0da", 5));
+	/* What comes before the NUL would match: the NUL still refuses it. */
+	assert_true(match("^cuda", "cuda", 4));
+	assert_false(match("^cuda", "cuda\0junk", 9));
+}
+
+/* A name of 64 bytes or more is no comm (the kernel's hold 15): refused
+ * under any pattern, one byte less is still matched. */
+static void overlong_never_matches(void **state)
+{
+	char comm[80];
+
+	(void)state;
+	memset(comm, 'a', sizeof(comm));
+	assert_true(match("^a+$", comm, 63));
+	assert_false(match("^a+$", comm, 64));
+	assert_false(match("^a+$", comm, 80));
 }
 
 static void custom_pattern(void **state)
@@ -68,6 +86,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(default_pattern), cmocka_unit_test(nul_never_matches),
+		cmocka_unit_test(overlong_never_matches),
 		cmocka_unit_test(custom_pattern), cmocka_unit_test(bad_pattern),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -298,6 +300,155 @@ static void listing_counts_distinct_tids(void **state)
 	}
 	assert_int_equal(rtid__tasks_count(&(struct rtid__tasks){ buf, len }), 3);
 	assert_int_equal(rtid__tasks_count(&(struct rtid__tasks){ buf, 0 }), 0);
+	/* Counting keeps nothing: the heap in use is the same after a thousand. */
+	{
+		size_t before = mallinfo2().uordblks;
+
+		for (int i = 0; i < 1000; i++)
+			rtid__tasks_count(&(struct rtid__tasks){ buf, len });
+		assert_int_equal(mallinfo2().uordblks, before);
+	}
+}
+
+/* A thread that exited mid-walk (listed, gone on lookup: a dangling link
+ * here) is skipped, and its ENOENT says nothing of the process, which is
+ * still there: the one candidate left is found. */
+static void thread_gone_mid_walk(void **state)
+{
+	char p[4096];
+	struct rtid__scan s;
+
+	(void)state;
+	write_file(root, "960/task/960/comm", "python3\n");
+	write_file(root, "960/task/962/comm", "cuda00001400006\n");
+	snprintf(p, sizeof(p), "%s/960/task/961", root);
+	assert_int_equal(symlink("/nonexistent-task", p), 0);
+	write_file(root, "960/status", "Name:\tx\nTgid:\t960\nThreads:\t3\n");
+	s = scan(960);
+	assert_int_equal(s.status, RTID__SCAN_FOUND);
+	assert_int_equal(s.tid, 962);
+}
+
+/* A comm that cannot be read ends the walk with its error: a thread that
+ * exits later in the listing must not clear it (the walk went on past the
+ * error, and that thread's ENOENT erased it). tmpfs lists in creation
+ * order (or its reverse): a vanished thread comes after the error either way. */
+static void read_error_ends_the_walk(void **state)
+{
+	char *shm = strdup("/dev/shm/rtid-test-XXXXXX"), p[4096];
+	struct rtid__scan s;
+
+	(void)state;
+	if (!shm || !mkdtemp(shm))
+		skip();
+	write_file(shm, "970/task/970/comm", "python3\n");
+	snprintf(p, sizeof(p), "%s/970/task/971", shm);
+	assert_int_equal(symlink("/nonexistent-task", p), 0);
+	write_file(shm, "970/task/972/comm/x", ""); /* comm a directory: EISDIR */
+	snprintf(p, sizeof(p), "%s/970/task/973", shm);
+	assert_int_equal(symlink("/nonexistent-task", p), 0);
+	write_file(shm, "970/status", "Name:\tx\nTgid:\t970\nThreads:\t4\n");
+	rtid__scan(shm, 970, &matcher, &s);
+	assert_int_equal(s.status, RTID__SCAN_ERROR);
+	assert_int_equal(s.err, -EISDIR);
+	rm_tree(shm);
+	free(shm);
+}
+
+/* What a number names (ident.c): a thread of the process, a thread of
+ * another process (-EXDEV), nothing (-ESRCH); and the facts the request rule
+ * reads, a vanished process said absent. */
+static void thread_of_and_request_facts(void **state)
+{
+	struct rtid__req_facts f = { .check_caller = true, .caller = 42, .may_act = true };
+
+	(void)state;
+	write_file(root, "700/task/700/comm", "python3\n");
+	write_file(root, "700/task/701/comm", "cuda00001400006\n");
+	write_file(root, "800/task/800/comm", "python3\n");
+	/* 801: a thread of 800, reachable as <proc>/801 but not listed, as the
+	 * kernel has it; 802 says it is 700's but 700/task has no 802 (gone). */
+	write_file(root, "801/status", "Name:\tx\nTgid:\t800\nThreads:\t2\n");
+	write_file(root, "802/status", "Name:\tx\nTgid:\t700\nThreads:\t2\n");
+	assert_int_equal(rtid__thread_of(root, 700, 701), 0);
+	assert_int_equal(rtid__thread_of(root, 700, 700), 0);
+	assert_int_equal(rtid__thread_of(root, 700, 801), -EXDEV);
+	assert_int_equal(rtid__thread_of(root, 700, 800), -EXDEV);
+	assert_int_equal(rtid__thread_of(root, 700, 802), -ESRCH);
+	assert_int_equal(rtid__thread_of(root, 700, 999), -ESRCH);
+	assert_int_equal(rtid__thread_of("/nonexistent-proc", 700, 701), -ENOENT);
+	/* A caller that closed its stdin: the proc root opened as fd 0 is one. */
+	{
+		int saved = dup(0);
+
+		assert_true(saved >= 0);
+		close(0);
+		assert_int_equal(rtid__thread_of(root, 700, 701), 0);
+		rtid__request_facts(root, 700, &f);
+		assert_int_equal(f.tgid, 700);
+		assert_true(f.owner_known);
+		assert_int_equal(dup2(saved, 0), 0);
+		close(saved);
+	}
+
+	rtid__request_facts(root, 700, &f);
+	assert_true(f.present);
+	assert_int_equal(f.pid, 700);
+	assert_int_equal(f.tgid, 700);
+	assert_true(f.owner_known);
+	assert_int_equal(f.owner, geteuid());
+	/* The caller's part is left as it was. */
+	assert_true(f.check_caller && f.may_act);
+	assert_int_equal(f.caller, 42);
+	rtid__request_facts(root, 801, &f); /* a thread given as a process */
+	assert_true(f.present);
+	assert_int_equal(f.tgid, 800);
+	rtid__request_facts(root, 999, &f); /* gone: ENOENT */
+	assert_false(f.present);
+	assert_int_equal(f.tgid, 0);
+	assert_false(f.owner_known);
+	/* Nothing readable: not known to be absent. */
+	rtid__request_facts("/nonexistent-proc", 700, &f);
+	assert_true(f.present);
+	assert_int_equal(f.tgid, 0);
+	assert_false(f.owner_known);
+}
+
+/* The walk's retries: a listing that never proves complete is tried four
+ * times (four reads of status, counted by inotify's open events: an open
+ * and a close between each two, so none is merged), then refused. */
+static void walk_tries_four_times(void **state)
+{
+	struct rtid__tasks l = { NULL, 0 };
+	char path[4096], ev[4096] __attribute__((aligned(8)));
+	int rootfd, taskfd, in, opens = 0;
+	size_t heap;
+	ssize_t n;
+
+	(void)state;
+	write_file(root, "650/task/650/comm", "python3\n");
+	write_file(root, "650/task/651/comm", "python3\n");
+	write_file(root, "650/status", "Name:\tx\nTgid:\t650\nThreads:\t3\n"); /* two listed */
+	snprintf(path, sizeof(path), "%s/650/status", root);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(in >= 0);
+	assert_true(inotify_add_watch(in, path, IN_OPEN | IN_CLOSE_NOWRITE) >= 0);
+	rootfd = open(root, O_RDONLY | O_DIRECTORY);
+	snprintf(path, sizeof(path), "%s/650/task", root);
+	taskfd = open(path, O_RDONLY | O_DIRECTORY);
+	assert_true(rootfd >= 0 && taskfd >= 0);
+	heap = mallinfo2().uordblks;
+	assert_int_equal(rtid__tasks_list(rootfd, taskfd, 650, &l), -EAGAIN);
+	assert_null(l.buf);
+	assert_int_equal(mallinfo2().uordblks, heap); /* its buffer freed */
+	while ((n = read(in, ev, sizeof(ev))) > 0)
+		for (char *p = ev; p < ev + n; p += sizeof(struct inotify_event) +
+						 ((struct inotify_event *)p)->len)
+			opens += (((struct inotify_event *)p)->mask & IN_OPEN) != 0;
+	assert_int_equal(opens, 4);
+	close(in);
+	close(taskfd);
+	close(rootfd);
 }
 
 /* A fake proc tree for pidns.c: pid, the ns link its ns/pid reads, its status. */
@@ -318,7 +469,7 @@ static void ns_proc(const char *tree, int pid, const char *ns, const char *statu
 static void pid_namespace_translation(void **state)
 {
 	char *tree = tmp_dir(), ns[64];
-	int v = 0;
+	int v = 0, fds;
 
 	(void)state;
 	ns_proc(tree, 100, "pid:[111]", "Name:\tx\nNSpid:\t100\t1\n");
@@ -337,7 +488,9 @@ static void pid_namespace_translation(void **state)
 	assert_int_equal(rtid__pid_from_ns(tree, "pid:[111]", 2, &v), 0);
 	assert_int_equal(v, 200);
 	assert_int_equal(rtid__pid_from_ns(tree, "pid:[111]", 9, &v), -ESRCH);
+	fds = count_fds();
 	assert_int_equal(rtid__pid_from_ns(tree, "pid:[333]", 7, &v), -ENOTUNIQ);
+	assert_int_equal(count_fds(), fds); /* the proc root's listing closed */
 	assert_int_equal(rtid__pid_from_ns("/nonexistent", "pid:[111]", 1, &v), -ENOENT);
 	assert_int_equal(rtid__pid_to_ns(tree, "pid:[111]", 300, &v), -EXDEV);
 	assert_int_equal(rtid__pid_to_ns(tree, "pid:[111]", 400, &v), -EINVAL);
@@ -392,6 +545,9 @@ static void status_with_many_groups(void **state)
 	snprintf(status, 40000, "Name:\tx\nTgid:\t%s\nThreads:\t1\n", big);
 	write_file(tree, "5003/status", status);
 	assert_int_equal(rtid__status_read(rootfd, 5003, &tgid, &threads), -EINVAL);
+	/* Tgid: 0 is no process's (the kernel's idle task is not listed). */
+	write_file(tree, "5005/status", "Name:\tx\nTgid:\t0\nThreads:\t1\n");
+	assert_int_equal(rtid__status_read(rootfd, 5005, &tgid, &threads), -EINVAL);
 	/* No Threads: line at all. */
 	write_file(tree, "5004/status", "Name:\tx\nTgid:\t5004\n");
 	assert_int_equal(rtid__status_read(rootfd, 5004, &tgid, &threads), -EINVAL);
@@ -408,6 +564,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(one_candidate),     cmocka_unit_test(two_candidates),
 		cmocka_unit_test(listing_counts_distinct_tids),
+		cmocka_unit_test(thread_of_and_request_facts),
+		cmocka_unit_test(thread_gone_mid_walk),
+		cmocka_unit_test(read_error_ends_the_walk),
+		cmocka_unit_test(walk_tries_four_times),
 		cmocka_unit_test(pid_namespace_translation),
 		cmocka_unit_test(status_with_many_groups),
 		cmocka_unit_test(zero_candidates),   cmocka_unit_test(no_process),

@@ -2,35 +2,29 @@
  * or have a thread named like the driver's restore thread. */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "basic/parse.h"
-#include "basic/sys.h"
 #include "proc/proc.h"
 
-static bool holds_nvidia(int rootfd, int pid)
+static bool holds_nvidia(const char *proc_root, int pid)
 {
-	char path[64], link[256];
+	char path[4096], link[256];
 	struct dirent *de;
 	bool found = false;
 	DIR *d;
-	int fd;
 
-	snprintf(path, sizeof(path), "%d/fd", pid);
-	fd = rtid__openat(rootfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	/* opendir: one call that either gives the listing or leaves nothing
+	 * open (an fd then fdopendir had a failure path of its own to close). */
+	snprintf(path, sizeof(path), "%s/%d/fd", proc_root, pid);
+	d = opendir(path);
+	if (!d)
 		return false; /* gone, or not ours to look at */
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return false;
-	}
 	while (!found && (de = readdir(d))) {
-		ssize_t n = readlinkat(fd, de->d_name, link, sizeof(link) - 1);
+		ssize_t n = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
 
 		if (n > 0) {
 			link[n] = '\0';
@@ -74,7 +68,7 @@ static int walk(DIR *d, const char *proc_root, const struct rtid__matcher *m, in
 
 		if (rtid__parse_pid(de->d_name, &pid) < 0 || pid == getpid())
 			continue;
-		if (holds_nvidia(dirfd(d), pid)) {
+		if (holds_nvidia(proc_root, pid)) {
 			r = add(v, n, &cap, pid);
 			continue;
 		}

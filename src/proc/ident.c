@@ -34,12 +34,12 @@ void rtid__request_facts(const char *proc_root, int pid, struct rtid__req_facts 
 	if (rootfd < 0)
 		return;
 	snprintf(path, sizeof(path), "%d", pid);
-	/* The directory's owner is the process's: what the kernel checks too. */
+	/* The directory's owner is the process's: what the kernel checks too.
+	 * Whether it is there at all is the status read's to say: a directory
+	 * that is gone has no status either. */
 	if (rtid__fstatat(rootfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		f->owner_known = true;
 		f->owner = st.st_uid;
-	} else if (gone(-errno)) {
-		f->present = false;
 	}
 	e = rtid__status_read(rootfd, pid, &tgid, &threads);
 	close(rootfd);
@@ -61,7 +61,7 @@ int rtid__thread_of(const char *proc_root, int pid, int tid)
 	 * also for a thread its readdir skipped. */
 	snprintf(path, sizeof(path), "%d/task/%d", pid, tid);
 	e = rtid__fstatat(rootfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
-	if (e == -ENOENT || e == -ESRCH) {
+	if (gone(e)) {
 		/* Not ours: a thread of another process, or nothing at all. */
 		e = rtid__status_read(rootfd, tid, &tgid, &threads);
 		e = e == 0 && tgid != pid ? -EXDEV : -ESRCH;

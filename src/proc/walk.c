@@ -39,7 +39,6 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "basic/basic.h"
@@ -61,8 +60,10 @@ static int status_line(const char *line, size_t len, bool whole, void *arg)
 	struct status_want *w = arg;
 	int v;
 
-	if (!whole) /* only Groups: grows that long; a key of ours cut is no answer */
-		return strncmp(line, "Tgid:", 5) && strncmp(line, "Threads:", 8) ? 0 : -EINVAL;
+	/* Only Groups: grows that long. A key of ours cut stays unseen, and
+	 * rtid__status_read refuses a status without it. */
+	if (!whole)
+		return 0;
 	if (rtid__status_field(line, len, "Tgid", &v) == 0)
 		w->tgid = v;
 	else if (rtid__status_field(line, len, "Threads", &v) == 0)
@@ -119,16 +120,19 @@ size_t rtid__tasks_count(const struct rtid__tasks *l)
 
 	while (rtid__tasks_next(l, &off, &tid))
 		n++;
+	if (n == 0)
+		return 0;
 	/* Only distinct tids prove anything: a listing that named one thread
 	 * twice has not named two. Out of memory, nothing is proven. */
-	v = malloc((n ? n : 1) * sizeof(*v));
+	v = malloc(n * sizeof(*v));
 	if (!v)
 		return 0;
 	for (off = 0, n = 0; rtid__tasks_next(l, &off, &tid);)
 		v[n++] = tid;
+	/* Equal is what the sort calls equal: one comparison for both. */
 	qsort(v, n, sizeof(*v), cmp_int);
 	for (size_t i = 0; i < n; i++)
-		distinct += i == 0 || v[i] != v[i - 1];
+		distinct += i == 0 || cmp_int(&v[i], &v[i - 1]) != 0;
 	free(v);
 	return distinct;
 }
