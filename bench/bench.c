@@ -159,7 +159,7 @@ static void bench_spawn(void)
 	       (median(t_rtid, REPS) - median(t_bare, REPS)) * 1e3);
 }
 
-/* RTID_BENCH_ONLY=node, =plugin: part 6 or 7 alone (a quick look while working
+/* RTID_BENCH_ONLY=serve, =node, =plugin: part 4, 6 or 7 alone (a quick look while working
  * on it). */
 int main(void)
 {
@@ -167,6 +167,10 @@ int main(void)
 
 	if (!getenv("RTID_TIME_SCALE"))
 		setenv("RTID_TIME_SCALE", "0.02", 1);
+	if (only && !strcmp(only, "serve")) {
+		bench_serve();
+		return 0;
+	}
 	if (only && !strcmp(only, "node")) {
 		bench_node();
 		return 0;
