@@ -239,33 +239,12 @@ static int resolve(const struct cli_opts *o, int pid, struct rtid_result *r)
 	return 0;
 }
 
-struct conf_ctx {
-	const char *path;
-};
-
-/* A setting of the file applies where the environment lacks it. */
-static void conf_line(void *ctx, unsigned line, const char *name, const char *value)
+/* What is wrong with the settings file goes to RTID_SHIM_LOG, never to
+ * stderr: CRIU reads stdout and stderr from one pipe. */
+static void conf_note(void *ctx, const char *what)
 {
-	const struct conf_ctx *c = ctx;
-
-	if (name)
-		setenv(name, value, 0);
-	else
-		shim_note("%s:%u: not a setting of the shim (NAME=VALUE, NAME one of RTID_SOCKET, "
-			  "RTID_REAL_TOOL, ...): ignored", c->path, line);
-}
-
-/* The settings file fills what the environment lacks (the environment
- * wins); what is wrong with it goes to RTID_SHIM_LOG, never to stderr. */
-static void conf_load(void)
-{
-	char buf[4096];
-	struct conf_ctx c = { .path = cli_conf_path(buf, sizeof(buf)) };
-	const char *why = NULL;
-
-	if (c.path && cli_conf_read(c.path, conf_line, &c, &why) < 0 && why &&
-	    strcmp(why, strerror(ENOENT)))
-		shim_note("%s: %s: ignored", c.path, why);
+	(void)ctx;
+	shim_note("%s", what);
 }
 
 int cmd_shim(int argc, char **argv)
@@ -282,7 +261,7 @@ int cmd_shim(int argc, char **argv)
 		return EXIT_UNKNOWN;
 	}
 	/* Before anything reads a setting: the file fills what the environment lacks. */
-	conf_load();
+	cli_conf_load(conf_note, NULL);
 	if (refuse_thread(argc, argv, &rc))
 		return rc;
 	/* A setting it cannot use is a failure of rtid's own: neither rtid serve
