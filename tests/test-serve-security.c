@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <linux/sched.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -23,6 +26,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "basic/parse.h"
 #include "helpers.h"
 #include "rtid.h"
 #include "serve-harness.h"
@@ -55,6 +59,8 @@ static int setup_hang(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	if (d.pid > 0)
+		kill(d.pid, SIGCONT); /* a test that stopped it and failed */
 	hd_cleanup(&d);
 	return 0;
 }
@@ -130,6 +136,190 @@ static void test_socket_mode_and_group(void **state)
 	assert_int_equal(st.st_gid, NOBODY);
 }
 
+/* In the background, as in as_user (gid (gid_t)-1: as the test itself): one
+ * request on its own connection, its answer kind written to *out's pipe
+ * (0xff: no answer). Returns the child. */
+static pid_t bg_as_user(gid_t gid, gid_t extra, const struct rtid__svc_req *q, int *out)
+{
+	int p[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rtid__svc_ans a;
+		unsigned char k;
+
+		close(p[0]);
+		if (gid != (gid_t)-1 &&
+		    (setgroups(extra ? 1 : 0, &extra) < 0 || setgid(gid) < 0 || setuid(NOBODY) < 0))
+			_exit(3);
+		k = hd_ask(&d, q->op, q->pid, q->timeout_ms, &a) == 0 ? (unsigned char)a.kind : 0xff;
+		_exit(write(p[1], &k, 1) == 1 ? 0 : 4);
+	}
+	close(p[1]);
+	*out = p[0];
+	return pid;
+}
+
+static unsigned char bg_wait(pid_t pid, int fd)
+{
+	unsigned char k = 0xfe;
+	int st;
+
+	assert_int_equal(read(fd, &k, 1), 1);
+	close(fd);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return k;
+}
+
+struct want {
+	const char *line;
+	bool seen;
+};
+
+static void stat_seen(void *ctx, const char *stat)
+{
+	struct want *w = ctx;
+
+	w->seen |= strcmp(stat, w->line) == 0;
+}
+
+/* Wait (bounded) until the daemon holds n requests taken at intake and
+ * waiting their turn ("stat queued"): the daemon's word, polled. */
+static void wait_queued(int n)
+{
+	struct timespec tick = { 0, 5000000 };
+	char line[32];
+	struct want w = { line, false };
+
+	snprintf(line, sizeof(line), "queued %d", n);
+	for (int i = 0; i < 2000 * time_factor() && !w.seen; i++) {
+		struct rtid__svc_conn c;
+
+		if (i)
+			nanosleep(&tick, NULL);
+		assert_int_equal(rtid__svc_open(d.sock, &c), 0);
+		assert_int_equal(rtid__svc_status(&c, rtid__now() + 20 * time_factor(), stat_seen, &w),
+				 0);
+		rtid__svc_close(&c);
+	}
+	assert_true(w.seen);
+}
+
+static void slow_lock(const char *seconds)
+{
+	if (seconds) {
+		setenv("RTID_MOCK_SLOW_OPS", "lock", 1);
+		setenv("RTID_MOCK_SLOW_S", seconds, 1);
+	} else {
+		unsetenv("RTID_MOCK_SLOW_OPS");
+		unsetenv("RTID_MOCK_SLOW_S");
+	}
+}
+
+/* The same rule again before the driver, on a proc tree: 500 becomes a
+ * thread of 400 while a checkpoint of it waits behind a lock (denied, as a
+ * new request is), and 100 gains a start time it had none of at intake (the
+ * process is not the one asked about: process-changed). Neither checkpoint
+ * reaches the driver. No root needed. */
+static void test_facts_changed_while_queued(void **state)
+{
+	const int who[2] = { 500, 100 };
+	pid_t lk[2], ck[2];
+	int lfd[2], cfd[2];
+
+	(void)state;
+	slow_lock("3");
+	hd_start(&d, ARGS("--actions"));
+	for (int j = 0; j < 2; j++) {
+		lk[j] = bg_as_user((gid_t)-1, 0, &(struct rtid__svc_req){ RTID__OP_LOCK, who[j], 1000 },
+				   &lfd[j]);
+		hd_log_wait(&d, "lock", who[j], 0);
+	}
+	for (int j = 0; j < 2; j++)
+		ck[j] = bg_as_user((gid_t)-1, 0,
+				   &(struct rtid__svc_req){ RTID__OP_CHECKPOINT, who[j], 0 }, &cfd[j]);
+	wait_queued(2);
+	write_file(d.proc, "500/status", "Name:\tpython3\nTgid:\t400\nThreads:\t2\n");
+	write_file(d.proc, "100/stat", "100 (python3) S 1 100 100 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 "
+		   "1 0 12345 0 0\n");
+	assert_int_equal(hd_log_count(&d, "\"event\":\"lock-end\""), 0); /* still inside */
+	for (int j = 0; j < 2; j++)
+		assert_int_equal(bg_wait(lk[j], lfd[j]), RTID__SVC_DONE);
+	assert_int_equal(bg_wait(ck[0], cfd[0]), RTID__SVC_DENIED);
+	assert_int_equal(bg_wait(ck[1], cfd[1]), RTID__SVC_ERROR);
+	assert_int_equal(hd_log_count(&d, "\"event\":\"checkpoint\""), 0);
+	assert_true(hd_said(&d, "a thread, not a process"));
+	slow_lock(NULL);
+}
+
+/* The request rule is applied again right before the driver is called: a
+ * member of the action group queues checkpoint X behind its own slow lock
+ * X; X meanwhile becomes root's (same pid, same start time, as a setuid-root
+ * exec makes it). The queued checkpoint is denied, as the same request sent
+ * now is, and never reaches the driver. Needs root (setresuid); the daemon
+ * reads the real /proc. */
+static void test_owner_changed_while_queued(void **state)
+{
+	int ready[2], go[2], lfd, cfd;
+	char text[256], c;
+	pid_t x, lk, ck;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* setresuid needs root */
+	/* Close-on-exec: the daemon must not hold X's go pipe open. */
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	x = fork();
+	assert_true(x >= 0);
+	if (x == 0) {
+		/* nobody's, with root kept as the saved uid; dumpable, so that
+		 * its /proc directory is nobody's. */
+		close(go[1]);
+		close(ready[0]);
+		if (setresuid(NOBODY, NOBODY, 0) < 0 || prctl(PR_SET_DUMPABLE, 1) < 0 ||
+		    write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(3);
+		if (setresuid(0, 0, 0) < 0 || write(ready[1], "c", 1) != 1)
+			_exit(4);
+		_exit(read(go[0], &c, 1) == 0 ? 0 : 5); /* until the test closes go */
+	}
+	close(ready[1]);
+	close(go[0]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	snprintf(text, sizeof(text), "title owner\nproves owner\ndriver 580.159.03\nbackend api\n"
+		 "task %d %d sleep\nanswer %d tid %d\nexpect driver %d tid=%d\n", x, x, x, x, x, x);
+	write_file(d.dir, "t.case", text);
+	slow_lock("3");
+	hd_start(&d, ARGS("--group", "65534", "--actions", "--action-group", "nogroup", "--proc",
+			  "/proc"));
+	lk = bg_as_user(1, NOBODY, &(struct rtid__svc_req){ RTID__OP_LOCK, x, 1000 }, &lfd);
+	hd_log_wait(&d, "lock", x, 0); /* in the driver, for a while */
+	ck = bg_as_user(1, NOBODY, &(struct rtid__svc_req){ RTID__OP_CHECKPOINT, x, 0 }, &cfd);
+	wait_queued(1); /* taken at intake (the rule passed: X is nobody's), waiting its turn */
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	assert_int_equal(c, 'c'); /* X is root's now */
+	/* Still inside the lock: the checkpoint has not been handed on yet. */
+	assert_int_equal(hd_log_count(&d, "\"event\":\"lock-end\""), 0);
+	assert_int_equal(bg_wait(lk, lfd), RTID__SVC_DONE);
+	assert_int_equal(bg_wait(ck, cfd), RTID__SVC_DENIED);
+	assert_int_equal(hd_log_count(&d, "\"event\":\"checkpoint\""), 0);
+	assert_true(hd_said(&d, "belongs to another user"));
+	/* The same request sent now: denied as well. */
+	ck = bg_as_user(1, NOBODY, &(struct rtid__svc_req){ RTID__OP_CHECKPOINT, x, 0 }, &cfd);
+	assert_int_equal(bg_wait(ck, cfd), RTID__SVC_DENIED);
+	assert_int_equal(hd_log_count(&d, "\"event\":\"checkpoint\""), 0);
+	close(go[1]);
+	close(ready[0]);
+	assert_int_equal(waitpid(x, NULL, 0), x);
+	slow_lock(NULL);
+}
+
 /* Queries for one's own processes only; actions for root only. */
 static void test_denied_peer(void **state)
 {
@@ -158,19 +348,39 @@ static void test_denied_peer(void **state)
 	assert_int_equal(a.kind, RTID__SVC_DONE);
 }
 
+/* The ways the daemon can tell which process connected (sa_peer_ns): by
+ * default, SO_PEERPIDFD and its namespace by PIDFD_GET_PID_NAMESPACE where
+ * the kernel has them; the pidfd with the namespace read from /proc (as
+ * 6.5 to 6.10); the peer socket among the fds of the SO_PEERCRED pid (as
+ * before 6.5). Each is asked of this kernel through the test switches. */
+static const char *const methods[][2] = {
+	{ NULL, NULL },
+	{ "RTID_SERVE_NO_PIDFD_NS", "1" },
+	{ "RTID_SERVE_NO_PEERPIDFD", "1" },
+};
+#define N_METHODS (sizeof(methods) / sizeof(methods[0]))
+
+static void start_with(size_t m, const char *const *extra)
+{
+	if (methods[m][0])
+		setenv(methods[m][0], methods[m][1], 1);
+	hd_start(&d, extra);
+	if (methods[m][0])
+		unsetenv(methods[m][0]);
+}
+
 /* A client in another pid namespace names its own pids: pid 1 there is not
  * the daemon's pid 1. The daemon translates a pid of a process whose own
  * namespace is the client's (NSpid), answers with the tid as the client
  * numbers it, and refuses a number it cannot place (the shim then asks the
  * real tool, in the caller's namespace). Needs root for unshare; the daemon
  * reads the real /proc here. */
-static void test_other_pid_namespace(void **state)
+static void other_ns_once(size_t m)
 {
 	int go[2], res[2], hp[2], st, host = 0, got[3] = { 0 };
 	char text[256];
 	pid_t pid;
 
-	(void)state;
 	assert_int_equal(pipe(go), 0);
 	assert_int_equal(pipe(res), 0);
 	assert_int_equal(pipe(hp), 0);
@@ -215,7 +425,7 @@ static void test_other_pid_namespace(void **state)
 		 "task %d %d sh\nanswer %d tid %d\nexpect driver %d tid=%d\n", host, host, host,
 		 host, host, host);
 	write_file(d.dir, "t.case", text);
-	hd_start(&d, ARGS("--actions", "--proc", "/proc"));
+	start_with(m, ARGS("--actions", "--proc", "/proc"));
 	assert_int_equal(write(go[1], "g", 1), 1);
 	assert_int_equal(read(res[0], got, sizeof(got)), (ssize_t)sizeof(got));
 	assert_int_equal(waitpid(pid, &st, 0), pid);
@@ -227,7 +437,166 @@ static void test_other_pid_namespace(void **state)
 	assert_int_equal(got[1], 1);              /* its own number, as the client sees it */
 	assert_int_equal(got[2], RTID__SVC_DENIED); /* no pid 2 in its namespace */
 	assert_true(hd_said(&d, "another pid namespace"));
-	assert_int_equal(hd_log_count(&d, "\"event\":\"start\""), 1); /* the driver asked once */
+	/* the driver asked once each time */
+	assert_int_equal(hd_log_count(&d, "\"event\":\"start\""), (int)m + 1);
+	assert_int_equal(hd_stop(&d), 0);
+}
+
+/* ... by each way of telling which process connected (methods). */
+static void test_other_pid_namespace(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < N_METHODS; m++)
+		other_ns_once(m);
+}
+
+/* A pid taken on purpose (clone3 with set_tid, root): a process that waits
+ * until fd closes, or -1 with errno. */
+static pid_t take_pid(pid_t want, int fd)
+{
+	struct clone_args ca = { .exit_signal = SIGCHLD, .set_tid = (uintptr_t)&want,
+				 .set_tid_size = 1 };
+	long r = syscall(SYS_clone3, &ca, sizeof(ca));
+
+	if (r == 0) {
+		char c;
+
+		_exit(read(fd, &c, 1) == 0 ? 0 : 1);
+	}
+	return (pid_t)r;
+}
+
+/* A client in its own pid namespace connects while the daemon is stopped
+ * (SIGSTOP: between connect and accept), hands its connection to a child and
+ * exits; with reuse, its host pid is then taken by a host process. Resumed,
+ * the daemon must refuse the connection rather than place it by whatever
+ * holds that number: the child's lock of host pid T (the test itself) and,
+ * as a control, the same lock on a fresh connection of the child are both
+ * denied, and the driver is never asked. *kinds gets the two answers. */
+static void connector_gone(size_t m, bool reuse, unsigned char *kinds)
+{
+	int out[2], hostpid[2], go[2], reaped[2], hold[2], st;
+	pid_t p, r = -1, hk = 0, me = getpid();
+	char text[300], c;
+
+	snprintf(text, sizeof(text), "title peer\nproves peer\ndriver 580.159.03\nbackend api\n"
+		 "task %d %d test\nanswer %d tid %d\nexpect driver %d tid=%d\n", me, me, me, me,
+		 me, me);
+	write_file(d.dir, "t.case", text);
+	start_with(m, ARGS("--actions", "--proc", "/proc"));
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(hostpid, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(reaped, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(hold, O_CLOEXEC), 0);
+	assert_int_equal(kill(d.pid, SIGSTOP), 0);
+	p = fork();
+	assert_true(p >= 0);
+	if (p == 0) {
+		pid_t init, k, k2;
+
+		if (unshare(CLONE_NEWPID) < 0 || (init = fork()) < 0)
+			_exit(77);
+		if (init > 0)
+			_exit(waitpid(init, &st, 0) == init && WIFEXITED(st) ? WEXITSTATUS(st) : 6);
+		/* pid 1 of the namespace: its child K connects. */
+		if ((k = fork()) == 0) {
+			struct rtid__svc_conn conn;
+			char self[16] = { 0 };
+			int host = 0;
+
+			/* The host's /proc: its "self" is K's host pid. */
+			if (readlink("/proc/self", self, sizeof(self) - 1) <= 0 ||
+			    rtid__parse_pid(self, &host) < 0 || rtid__svc_open(d.sock, &conn) < 0)
+				_exit(2);
+			if ((k2 = fork()) == 0) {
+				struct rtid__svc_req q = { RTID__OP_LOCK, me, 1000 };
+				struct rtid__svc_ans a;
+				unsigned char kk[2] = { 0xff, 0xff };
+
+				if (read(go[0], &c, 1) != 1)
+					_exit(3);
+				if (rtid__svc_call(&conn, &q, rtid__now() + 20 * time_factor(), &a) == 0)
+					kk[0] = (unsigned char)a.kind;
+				if (hd_ask(&d, RTID__OP_LOCK, me, 1000, &a) == 0)
+					kk[1] = (unsigned char)a.kind;
+				_exit(write(out[1], kk, 2) == 2 ? 0 : 4);
+			}
+			_exit(k2 > 0 && write(hostpid[1], &host, sizeof(host)) == sizeof(host) ? 0 : 5);
+		}
+		/* K reaped: its host pid is free. */
+		if (k < 0 || waitpid(k, &st, 0) != k || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+		    write(reaped[1], "k", 1) != 1)
+			_exit(7);
+		while (wait(&st) > 0 && (!WIFEXITED(st) || WEXITSTATUS(st) == 0))
+			;
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 8);
+	}
+	close(out[1]);
+	close(hostpid[1]);
+	close(go[0]);
+	close(reaped[1]);
+	close(hold[0]);
+	if (read(reaped[0], &c, 1) != 1) {
+		kill(d.pid, SIGCONT);
+		assert_int_equal(waitpid(p, &st, 0), p);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 77);
+		skip(); /* no unshare here */
+	}
+	assert_int_equal(read(hostpid[0], &hk, sizeof(hk)), (ssize_t)sizeof(hk));
+	if (reuse)
+		r = take_pid(hk, hold[1]);
+	kill(d.pid, SIGCONT);
+	if (reuse && r < 0 && (errno == ENOSYS || errno == EPERM))
+		skip(); /* no clone3 with set_tid here (Linux 5.5, root) */
+	assert_true(!reuse || r == hk);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(out[0], kinds, 2), 2);
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(hold[1]);
+	if (r > 0)
+		assert_int_equal(waitpid(r, &st, 0), r);
+	close(out[0]);
+	close(hostpid[0]);
+	close(go[1]);
+	close(reaped[0]);
+	assert_int_equal(hd_log_count(&d, "\"event\":\"lock\""), 0);
+	assert_int_equal(hd_stop(&d), 0);
+}
+
+/* The edge: a host process holds the connecting client's number by accept
+ * time. Read by the number, the client passed for a host client and locked
+ * a host process it is refused as itself. Needs root (unshare, clone3). */
+static void test_peer_pid_reused(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	for (size_t m = 0; m < N_METHODS; m++) {
+		unsigned char k[2];
+
+		connector_gone(m, true, k);
+		assert_int_equal(k[0], RTID__SVC_DENIED);
+		assert_int_equal(k[1], RTID__SVC_DENIED);
+		assert_true(hd_said(&d, "not proven"));
+	}
+}
+
+/* The connecting process is gone and nothing took its number: refused as
+ * well, never resolved by whatever /proc says. */
+static void test_peer_gone(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	for (size_t m = 0; m < N_METHODS; m++) {
+		unsigned char k[2];
+
+		connector_gone(m, false, k);
+		assert_int_equal(k[0], RTID__SVC_DENIED);
+		assert_int_equal(k[1], RTID__SVC_DENIED);
+	}
 }
 
 /* A group named for actions lets its members act on their own processes,
@@ -558,7 +927,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_action_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_group_supplementary, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_pid_namespace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_pid_reused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_group_non_member, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_owner_changed_while_queued, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_facts_changed_while_queued, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_default_root_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unusable_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_activation_refused, setup, teardown),

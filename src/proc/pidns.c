@@ -2,7 +2,9 @@
  * rtid serve in a container names its own pids. Each process's status has
  * NSpid: its pid in every namespace from the proc's down to its own, so a
  * process whose own namespace is the client's has the client's number last.
- * Only that case is translated: exactly one match, or none at all. */
+ * Only that case is translated: exactly one match, or none at all.
+ * Also what proves which process a connection is: the pid behind a pidfd,
+ * and whether a process holds a given socket among its fds. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -118,5 +120,64 @@ int rtid__pid_from_ns(const char *proc_root, const char *ns, int nspid, int *hos
 	if (found < 0)
 		return -ENOTUNIQ;
 	*host = found;
+	return 0;
+}
+
+int rtid__holds_file(const char *proc_root, int pid, const char *target)
+{
+	char path[4096], link[128];
+	size_t want = strlen(target);
+	struct dirent *de;
+	int r = -ENOENT;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%d/fd", proc_root, pid);
+	if (!(d = opendir(path)))
+		return -errno;
+	while (r == -ENOENT && (de = readdir(d))) {
+		ssize_t n = readlinkat(dirfd(d), de->d_name, link, sizeof(link));
+
+		/* An fd closed meanwhile, or "." and "..": not the one. */
+		if (n == (ssize_t)want && memcmp(link, target, want) == 0)
+			r = 0;
+	}
+	closedir(d);
+	return r;
+}
+
+/* The number of a Pid: line (0 when the line is another; -ESRCH for a
+ * pidfd whose process is gone (-1) or has no number here (0)). */
+static int pid_line(const char *line, size_t len, bool whole, void *arg)
+{
+	char tok[16];
+	size_t n;
+
+	if (len < 4 || memcmp(line, "Pid:", 4))
+		return 0;
+	line += 4;
+	len -= 4;
+	while (len && (*line == ' ' || *line == '\t'))
+		line++, len--;
+	for (n = 0; n < len && line[n] != ' ' && line[n] != '\t'; n++)
+		;
+	if (!whole || n == 0 || n >= sizeof(tok))
+		return -ESRCH;
+	memcpy(tok, line, n);
+	tok[n] = '\0';
+	return rtid__parse_pid(tok, (int *)arg) < 0 ? -ESRCH : 1;
+}
+
+int rtid__pidfd_pid(int pidfd, int *pid)
+{
+	char path[64];
+	int v = 0, r;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	r = rtid__read_lines(AT_FDCWD, path, pid_line, &v);
+	if (r < 0)
+		return r;
+	if (v <= 0)
+		return -ENOENT; /* no Pid: line: not a pidfd, or a kernel before 5.4 */
+	*pid = v;
 	return 0;
 }

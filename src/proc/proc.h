@@ -63,7 +63,7 @@ void rtid__request_facts(const char *proc_root, int pid, struct rtid__req_facts 
  * when the task cannot be looked up. */
 int rtid__thread_of(const char *proc_root, int pid, int tid);
 
-/* --- pidns.c: numbers of another pid namespace --- */
+/* --- pidns.c: numbers of another pid namespace, and whose a connection is --- */
 /* The pid namespace of <proc>/<pid> as its ns link reads ("pid:[INODE]"),
  * into buf. 0, or a negative errno. */
 int rtid__pidns_of(const char *proc_root, int pid, char *buf, size_t len);
@@ -76,5 +76,14 @@ int rtid__pid_from_ns(const char *proc_root, const char *ns, int nspid, int *hos
  * 0 and *nspid, -EXDEV when it lives in another namespace, or a negative
  * errno. */
 int rtid__pid_to_ns(const char *proc_root, const char *ns, int host, int *nspid);
+/* Whether the process pid holds an open file whose fd link reads target
+ * exactly (a socket: "socket:[INODE]"): 0 when it does, -ENOENT when none
+ * of its fds does, or the negative errno of listing them. */
+int rtid__holds_file(const char *proc_root, int pid, const char *target);
+/* The pid, in the reader's pid namespace, of the process a pidfd of ours
+ * refers to (the Pid: line of /proc/self/fdinfo/FD): 0 and *pid; -ESRCH
+ * when that process is gone or has no number here; -ENOENT when the fd
+ * shows no pid; or the read's negative errno. */
+int rtid__pidfd_pid(int pidfd, int *pid);
 
 #endif

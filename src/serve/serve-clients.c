@@ -77,6 +77,9 @@ static const char *from_client_ns(struct client *c)
 	static char why[120];
 	int host, r = -ESRCH;
 
+	if (c->unproven)
+		return "the client's process is not proven: it left or handed on its connection "
+		       "after connecting";
 	if (c->ns[0])
 		r = rtid__pid_from_ns("/proc", c->ns, c->req.pid, &host);
 	if (r == 0) {
@@ -86,6 +89,18 @@ static const char *from_client_ns(struct client *c)
 	snprintf(why, sizeof(why), "a client in another pid namespace: its pid %d is %s here",
 		 c->req.pid, r == -ENOTUNIQ ? "not one process" : "no process known");
 	return why;
+}
+
+/* Client i may not make its request: said to it, and logged. */
+static void deny(struct server *s, int i, const char *why)
+{
+	struct client *c = &s->c[i];
+	struct rtid__svc_ans a = { .kind = RTID__SVC_DENIED };
+
+	serve_log_limited(SLOG_DENIED, "denied uid %d (pid %d): %s %d: %s", (int)c->uid,
+			  (int)c->peer, rtid__svc_op_name(c->req.op), c->req.pid, why);
+	snprintf(a.text, sizeof(a.text), "%s", why);
+	sv_answer(s, i, &a);
 }
 
 static void take_request(struct server *s, int i, const char *buf, size_t n)
@@ -126,12 +141,7 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 		why = sa_check(s->cfg, c->uid, c->may_act, &q, &c->process);
 	}
 	if (why) {
-		struct rtid__svc_ans a = { .kind = RTID__SVC_DENIED };
-
-		serve_log_limited(SLOG_DENIED, "denied uid %d (pid %d): %s %d: %s", (int)c->uid,
-				  (int)c->peer, rtid__svc_op_name(c->req.op), c->req.pid, why);
-		snprintf(a.text, sizeof(a.text), "%s", why);
-		sv_answer(s, i, &a);
+		deny(s, i, why);
 		return;
 	}
 	if (s->stopping) {
@@ -192,25 +202,63 @@ bool sv_same_process(const struct server *s, int i)
 {
 	const struct client *c = &s->c[i];
 	unsigned long long now;
+	bool known = rtid_proc_start_time(s->cfg->proc_root, c->pid, &now) == 0;
 
-	return !c->start_known ||
-	       (rtid_proc_start_time(s->cfg->proc_root, c->pid, &now) == 0 && now == c->start);
+	/* A start time that cannot be read now is a change, as is one that can
+	 * be read now but could not be then. Neither ever read (a proc tree
+	 * that has none) leaves the judgement to the request rule. */
+	if (c->start_known)
+		return known && now == c->start;
+	return !known;
 }
 
-/* Whether the peer shares our pid namespace, so that the numbers it names
- * are the ones we see. A peer we cannot place (pid 0: an ancestor
- * namespace; its ns link unreadable) is not. */
-static bool same_pidns(pid_t peer)
+bool sv_still_allowed(struct server *s, int i)
 {
-	char a[64], b[64], path[48];
-	ssize_t n, m;
+	struct client *c = &s->c[i];
+	struct rtid__svc_req q = c->req;
+	const char *why;
+	int process;
 
-	if (peer <= 0)
+	/* The facts of now, under the intake's rule and the peer's identity
+	 * from connect: an owner that changed is denied as a new request is. */
+	q.pid = c->pid;
+	why = sa_check(s->cfg, c->uid, c->may_act, &q, &process);
+	if (why) {
+		deny(s, i, why);
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)peer);
-	n = readlink(path, a, sizeof(a));
-	m = readlink("/proc/self/ns/pid", b, sizeof(b));
-	return n > 0 && n == m && memcmp(a, b, (size_t)n) == 0;
+	}
+	/* Read after those facts: they were the facts of the process taken at
+	 * intake, not of one that took its pid meanwhile. */
+	if (!sv_same_process(s, i)) {
+		sv_fail(s, i, "process-changed", "the process exited or its pid was reused "
+			"before the driver was asked");
+		return false;
+	}
+	return true;
+}
+
+/* The pid namespace of client i, placed at connect by the kernel's word
+ * about the connection (sa_peer_ns), never by whatever holds the peer's
+ * number later: ours (its numbers are the ones we see), another (they are
+ * translated), or not proven (every request refused). */
+static void place(struct server *s, int i, pid_t peer)
+{
+	static char own[64]; /* ours, read once: a process never changes it */
+	struct client *c = &s->c[i];
+	int r = sa_peer_ns(c->fd, peer, c->ns, sizeof(c->ns));
+
+	if (!own[0] && readlink("/proc/self/ns/pid", own, sizeof(own) - 1) <= 0)
+		own[0] = '\0';
+	c->unproven = r < 0;
+	if (r < 0 || !own[0]) {
+		c->ns[0] = '\0';
+		c->other_ns = true;
+		if (r < 0 && r != -ESRCH)
+			serve_log_limited(SLOG_CLIENT, "cannot prove which process client pid %d "
+					  "is: %s", (int)peer, strerror(-r));
+		return;
+	}
+	c->other_ns = strcmp(c->ns, own) != 0;
 }
 
 /* Connections a uid other than root may hold at once. */
@@ -312,11 +360,8 @@ void sv_accept_all(struct server *s)
 		s->c[i] = (struct client){ .fd = fd, .conn = ++s->conns, .uid = cr.uid,
 					   .gid = cr.gid, .peer = cr.pid,
 					   .may_act = sa_may_act(s->cfg, fd, cr.uid, cr.gid),
-					   .other_ns = !same_pidns(cr.pid),
 					   .idle_until = rtid__now() + s->cfg->client_timeout_s };
-		if (s->c[i].other_ns && (cr.pid <= 0 ||
-					 rtid__pidns_of("/proc", cr.pid, s->c[i].ns, sizeof(s->c[i].ns)) < 0))
-			s->c[i].ns[0] = '\0'; /* cannot be placed: every request refused */
+		place(s, i, cr.pid);
 		/* Its greeting, when already sent, is read now: a client that has
 		 * spoken is not one that a silent flood may displace. */
 		sv_client_readable(s, i);

@@ -330,14 +330,10 @@ void sv_dispatch(struct server *s)
 			serve_log("driver version changed; attaching again");
 			sw_stop(&s->pool, &s->pool.w[k], SW_RETIRE);
 		}
-		if (k < 0) {
+		if (k < 0)
 			waiting[nw++] = i;
-		} else if (!sv_same_process(s, i)) {
-			sv_fail(s, i, "process-changed", "the process exited or its pid was reused "
-				"before the driver was asked");
-		} else {
+		else if (sv_still_allowed(s, i)) /* the request rule again, on the facts of now */
 			hand(s, i, (unsigned)k);
-		}
 	}
 	grow(s, waiting, nw);
 }

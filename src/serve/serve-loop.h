@@ -22,6 +22,7 @@ struct client {
 	bool inflight; /* with a worker */
 	bool may_act; /* root, or in the action group (sa_may_act) */
 	bool other_ns; /* in another pid namespace: its pids are translated, or refused */
+	bool unproven; /* which process connected is not proven (sa_peer_ns): refused */
 	char ns[64];   /* that namespace's link ("pid:[INODE]"); "" when unknown */
 	int pid;       /* req.pid as this daemon sees it */
 	int process;   /* the process it is or is a thread of: one process's requests
@@ -100,9 +101,16 @@ void sv_fail_queued(struct server *s, const char *reason, const char *text);
 double sv_deadline_of(const struct serve_cfg *cfg, const struct rtid__svc_req *q);
 /* Client i is readable: its greeting, a request, or its leaving. */
 void sv_client_readable(struct server *s, int i);
-/* Whether client i's pid is still the process it named at intake: false only
- * when a start time was read then and the pid now has another, or none. */
+/* Whether client i's pid is still the process it named at intake: false
+ * when its start time now differs from the one read then or cannot be read
+ * (or can be, where it could not be then). */
 bool sv_same_process(const struct server *s, int i);
+/* Right before client i's request goes to the driver: the request rule
+ * again (sa_check, as at intake) on the facts of now, with the peer's uid
+ * and groups from connect, and the process still the one taken at intake.
+ * True when it may go; else false after answering it (denied, or
+ * process-changed). */
+bool sv_still_allowed(struct server *s, int i);
 /* Accept every pending connection (or refuse it), within the limits. */
 void sv_accept_all(struct server *s);
 

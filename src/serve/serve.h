@@ -117,6 +117,16 @@ bool sa_may_act(const struct serve_cfg *cfg, int fd, uid_t uid, gid_t gid);
 const char *sa_check(const struct serve_cfg *cfg, uid_t uid, bool may_act,
 		     const struct rtid__svc_req *q, int *process);
 
+/* The pid namespace (its ns link, "pid:[INODE]") of the process that
+ * connected on fd, pid by SO_PEERCRED: by SO_PEERPIDFD where the kernel has
+ * it (the namespace by PIDFD_GET_PID_NAMESPACE from 6.11, else read by the
+ * pidfd's number and proven by the pidfd still alive), elsewhere read by
+ * pid and proven by the peer socket among pid's fds. 0; -ESRCH when the
+ * connecting process is gone or not proven; another negative errno when
+ * nothing can prove it here (no unix_diag). Test switches:
+ * RTID_SERVE_NO_PEERPIDFD=1 (the fallback), RTID_SERVE_NO_PIDFD_NS=1. */
+int sa_peer_ns(int fd, pid_t pid, char *ns, size_t len);
+
 /* --- serve-listen.c: the socket, systemd, readiness --- */
 struct slisten {
 	int fd;
