@@ -15,10 +15,13 @@ fail() { echo "install-node: FAIL: $*" >&2; exit 1; }
 unset LD_LIBRARY_PATH RTID_WORKER RTID_SOCKET RTID_REAL_TOOL RTID_CUDA_CHECKPOINT
 
 # The document's blocks, indented code between <!-- install:NAME --> and
-# <!-- install:end -->; build-node is the node build, kept beside the test build.
+# <!-- install:end -->; build-node is the node build, kept beside the test
+# build (BUILD_DIR-node, not in it: no program of a test build's tree may hold
+# the node's paths, which the hermetic test checks), so that a rerun builds
+# only what changed.
 block() {
 	sed -n "/^<!-- install:$1 -->\$/,/^<!-- install:end -->\$/p" "$src/doc/install.md" |
-		sed -n 's/^    //p' | sed "s|build-node|$build/install-node|g"
+		sed -n 's/^    //p' | sed "s|build-node|${build%/}-node|g"
 }
 block build > "$T/build.sh"
 block steps > "$T/steps.sh"
