@@ -6,8 +6,9 @@ set -eu
 pkgs="meson ninja-build pkg-config gcc libjansson-dev libcmocka-dev libfuse3-dev fuse3 \
 libfiu-dev libfiu0 fiu-utils valgrind lcov clang libclang-rt-dev libsystemd-dev python3"
 # The engine tests (tests/engine): a busybox container checkpointed by runc
-# and by Podman; CRIU saves a network namespace's rules with iptables.
-pkgs="$pkgs runc podman containernetworking-plugins busybox-static iptables"
+# by Podman and by containerd (ctr); CRIU saves a network namespace's rules
+# with iptables.
+pkgs="$pkgs runc podman containernetworking-plugins busybox-static iptables containerd"
 # The unit test rates systemd/rtid.service with systemd-analyze.
 pkgs="$pkgs systemd"
 # rtid-sim --plot draws with gnuplot (make sim).

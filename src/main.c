@@ -1,5 +1,6 @@
 /* The rtid command: subcommands, and the cuda-checkpoint shim when invoked
  * under that name. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,9 +41,22 @@ static void usage(FILE *f)
 	fprintf(f, "%s%s", main_help, cli_common_help);
 }
 
-/* argv[0] is the command's name. */
+static void conf_note(void *ctx, const char *what)
+{
+	(void)ctx;
+	fprintf(stderr, "rtid: %s\n", what);
+}
+
+/* argv[0] is the command's name. Every command but doctor (which reads and
+ * judges the file itself) takes the settings file as the shim does: what the
+ * environment lacks (doc/shim.md), so that resolve, serve and serve status
+ * find the real tool and the socket the shim finds. */
 static int dispatch(int argc, char **argv)
 {
+	bool help = argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
+
+	if (!help && strcmp(argv[0], "doctor"))
+		cli_conf_load(conf_note, NULL);
 	if (strcmp(argv[0], "resolve") == 0)
 		return cmd_resolve(argc, argv);
 	if (strcmp(argv[0], "validate") == 0)

@@ -92,7 +92,7 @@ static void help_documents_everything(void **state)
 	static const char *const words[] = {
 		"--mode", "--backend", "--tool", "--libcuda", "--proc", "--pattern",
 		"--driver-version", "--attestation", "--unattested", "--timeout", "--deadline",
-		"--jobs", "--json", "RTID_MODE", "RTID_CUDA_CHECKPOINT", "RTID_LIBCUDA",
+		"--jobs", "--json", "RTID_MODE", "RTID_REAL_TOOL", "RTID_LIBCUDA",
 		"RTID_PROC", "RTID_DRIVER_VERSION", "RTID_ATTESTATION", "RTID_WORKER", "crosscheck",
 		"canary",
 	};

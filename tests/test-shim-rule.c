@@ -48,8 +48,18 @@ static void own_failures_end_in_the_real_tool(void **state)
 	assert_int_equal(c.status, 0);
 	assert_string_equal(c.out, "4244\n");
 	assert_int_equal(count_lines(log_path), 1);
-	/* Each call is in the shim's log: its reason, then the path it took. */
-	assert_int_equal(count_lines(note_path), 10);
+	/* Each call is in the shim's log: its reason, then the path it took; and
+	 * for the two whose settings let it look for rtid serve (the driver
+	 * version, the worker), that there was no socket. */
+	assert_int_equal(count_lines(note_path), 12);
+	{
+		const char *t = slurp(note_path);
+		int n = 0;
+
+		for (const char *p = t; (p = strstr(p, ": rtid serve not asked: no socket at ")); p++)
+			n++;
+		assert_int_equal(n, 2);
+	}
 	{
 		const char *t = slurp(note_path);
 		int n = 0;

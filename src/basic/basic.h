@@ -41,6 +41,11 @@ typedef int (*rtid__line_fn)(const char *line, size_t len, bool whole, void *arg
  * at the end or when fn stopped it with > 0; fn's negative value; or the
  * open's or a read's -errno. */
 int rtid__read_lines(int dirfd, const char *path, rtid__line_fn fn, void *arg);
+/* Make the directory path (its parent must exist) with mode, the umask
+ * not applied, never through a link: a link at that name is -ELOOP (or
+ * -ENOTDIR), whatever it points to. 0 when made, 1 when a directory was
+ * there, else -errno. */
+int rtid__mkdir_safe(const char *path, mode_t mode);
 
 /* --- exec.c: what can be run --- */
 /* 0 when execve could run path: a regular file we may execute (a directory

@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "basic/basic.h"
@@ -102,4 +104,38 @@ int rtid__read_lines(int dirfd, const char *path, rtid__line_fn fn, void *arg)
 	}
 	close(fd);
 	return r < 0 ? r : 0;
+}
+
+int rtid__mkdir_safe(const char *path, mode_t mode)
+{
+	const char *slash = strrchr(path, '/');
+	char parent[4096];
+	int dfd, fd, e = 0;
+
+	if (!slash || !slash[1] || (size_t)(slash - path) >= sizeof(parent))
+		return -EINVAL;
+	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path);
+	dfd = open(parent[0] ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	/* mkdirat makes no directory through a link at the name (EEXIST), and
+	 * the open below follows none: what is there must be a directory. */
+	if (mkdirat(dfd, slash + 1, mode) == 0) {
+		fd = openat(dfd, slash + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* The umask took bits of the mode asked for: give them back. */
+		if (fd < 0 || fchmod(fd, mode) < 0)
+			e = -errno;
+		if (fd >= 0)
+			close(fd);
+	} else if (errno != EEXIST) {
+		e = -errno;
+	} else if ((fd = openat(dfd, slash + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				O_CLOEXEC)) < 0) {
+		e = errno == ELOOP ? -ELOOP : -errno; /* a link, or no directory */
+	} else {
+		close(fd);
+		e = 1;
+	}
+	close(dfd);
+	return e;
 }

@@ -24,6 +24,7 @@ static const char *const names[] = {
 	"RTID_SOCKET", "RTID_REAL_TOOL", "RTID_SERVICE_TIMEOUT", "RTID_SERVICE_ACTION_TIMEOUT",
 	"RTID_SHIM_LOG", "RTID_SERVE_UID", "RTID_MODE", "RTID_BACKEND", "RTID_TIMEOUT",
 	"RTID_ATTESTATION", "RTID_LIBCUDA", "RTID_PATTERN", "RTID_WORKER", "RTID_UNATTESTED",
+	"RTID_CUDA_CHECKPOINT", /* RTID_REAL_TOOL's old name (cli_conf_load) */
 };
 
 static bool known(const char *name, size_t len)
@@ -135,7 +136,9 @@ static void line(unsigned no, char *s, cli_conf_fn fn, void *ctx)
 		return;
 	eq = strchr(s, '=');
 	if (!eq || eq == s || !known(s, (size_t)(eq - s))) {
-		fn(ctx, no, NULL, NULL);
+		if (eq)
+			*eq = '\0';
+		fn(ctx, no, NULL, s); /* its name, to quote: a misspelt one is found by it */
 		return;
 	}
 	*eq = '\0';
@@ -194,4 +197,61 @@ int cli_conf_read(const char *path, cli_conf_fn fn, void *ctx, const char **why)
 	}
 	free(text);
 	return 0;
+}
+
+/* RTID_REAL_TOOL's old name, read where the new one is not set. */
+#define OLD_TOOL "RTID_CUDA_CHECKPOINT"
+
+void cli_conf_alias(void)
+{
+	const char *old = getenv(OLD_TOOL), *now = getenv("RTID_REAL_TOOL");
+
+	if (old && *old && !(now && *now))
+		setenv("RTID_REAL_TOOL", old, 1);
+}
+
+struct load_ctx {
+	const char *path;
+	cli_conf_note_fn note;
+	void *ctx;
+	char old[1024]; /* the file's RTID_CUDA_CHECKPOINT, applied after every line */
+	bool has_old;
+};
+
+static void load_line(void *ctx, unsigned no, const char *name, const char *value)
+{
+	struct load_ctx *l = ctx;
+	char what[300];
+
+	if (!name) {
+		snprintf(what, sizeof(what), "%s:%u: not a setting: '%.60s' (NAME=VALUE, NAME one of "
+			 "RTID_SOCKET, RTID_REAL_TOOL, ... of rtid(1)): ignored", l->path, no, value);
+		l->note(l->ctx, what);
+	} else if (!strcmp(name, OLD_TOOL)) {
+		l->has_old = true;
+		snprintf(l->old, sizeof(l->old), "%s", value);
+	} else {
+		setenv(name, value, 0);
+	}
+}
+
+void cli_conf_load(cli_conf_note_fn note, void *ctx)
+{
+	char buf[4096], what[600];
+	struct load_ctx l = { .path = cli_conf_path(buf, sizeof(buf)), .note = note, .ctx = ctx };
+	const char *why = NULL;
+
+	/* The environment's old name first: the environment wins over the file. */
+	cli_conf_alias();
+	if (!l.path)
+		return;
+	if (cli_conf_read(l.path, load_line, &l, &why) < 0) {
+		if (why && strcmp(why, strerror(ENOENT))) { /* no file is no fault */
+			snprintf(what, sizeof(what), "%s: %s: ignored", l.path, why);
+			note(ctx, what);
+		}
+		return;
+	}
+	if (l.has_old && *l.old)
+		setenv("RTID_REAL_TOOL", l.old, 0);
 }

@@ -3,6 +3,7 @@
  * on the PATH the engines give CRIU, and any other rtid between them; -h run
  * as CRIU's CUDA plugin runs it) and the record of every check. The engines
  * (Podman, CRI-O, containerd, all under systemd) give CRIU systemd's PATH. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -73,7 +74,12 @@ static void conf_line(void *ctx, unsigned line, const char *name, const char *va
 		snprintf(d->socket, sizeof(d->socket), "%s", value);
 	if (!strcmp(name, "RTID_MODE") && !getenv("RTID_MODE"))
 		snprintf(d->mode, sizeof(d->mode), "%s", value);
-	if (!strcmp(name, "RTID_REAL_TOOL") && !getenv("RTID_REAL_TOOL"))
+	if (!strcmp(name, "RTID_REAL_TOOL") && !getenv("RTID_REAL_TOOL")) {
+		snprintf(d->real_tool, sizeof(d->real_tool), "%s", value);
+		d->tool_named = true;
+	}
+	/* The old name, where the file names the tool by no new one (cli_conf_load). */
+	if (!strcmp(name, "RTID_CUDA_CHECKPOINT") && !getenv("RTID_REAL_TOOL") && !d->tool_named)
 		snprintf(d->real_tool, sizeof(d->real_tool), "%s", value);
 }
 
@@ -304,7 +310,7 @@ void cli_doctor_path(struct cli_doctor *d)
 	if (n_over > 1)
 		snprintf(over + strlen(over), sizeof(over) - strlen(over), " and %u more", n_over - 1);
 	if (!first[0]) {
-		cli_doctor_add(d, "shim-on-path", false, "ln -s /usr/local/bin/rtid /usr/local/sbin/cuda-checkpoint",
+		cli_doctor_add(d, "shim-on-path", false, "ln -sf /usr/bin/rtid /usr/local/sbin/cuda-checkpoint (doc/install.md)",
 		    "no cuda-checkpoint on the PATH systemd, Podman, CRI-O and containerd give CRIU "
 		    "(" CLI_ENGINE_PATH ")");
 	} else if (!rtid__is_rtid(first)) {
@@ -328,4 +334,66 @@ void cli_doctor_path(struct cli_doctor *d)
 	}
 	check_real_tool(d, named && *named ? named : d->real_tool[0] ? d->real_tool : NULL, real,
 			over);
+}
+
+/* --- the socket systemd passes --- */
+static const char *const unit_dirs[] = { "/etc/systemd/system", "/usr/local/lib/systemd/system",
+					 "/usr/lib/systemd/system", "/lib/systemd/system" };
+
+bool cli_doctor_unit(const struct cli_doctor *d, const char *unit, char *out, size_t len)
+{
+	for (size_t i = 0; i < sizeof(unit_dirs) / sizeof(unit_dirs[0]); i++) {
+		snprintf(out, len, "%s%s/%s", d->root, unit_dirs[i], unit);
+		if (access(out, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The last ListenSequentialPacket= of a unit file or drop-in into sock (an
+ * empty one resets the list, as systemd reads it). */
+static void listen_of(const char *file, char *sock, size_t len)
+{
+	char buf[8192];
+	ssize_t n = rtid__read_at(AT_FDCWD, file, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (char *l = buf, *nl; l && *l; l = nl) {
+		if ((nl = strchr(l, '\n')))
+			*nl++ = '\0';
+		if (!strncmp(l, "ListenSequentialPacket=", 23))
+			snprintf(sock, len, "%s", l + 23);
+	}
+}
+
+static int conf_only(const struct dirent *e)
+{
+	return strlen(e->d_name) > 5 && !strcmp(e->d_name + strlen(e->d_name) - 5, ".conf");
+}
+
+void cli_doctor_socket_unit(struct cli_doctor *d, const char *path)
+{
+	char unit[1100], dropin[1100], file[1400], sock[1024] = "";
+	struct dirent **e;
+	int n;
+
+	if (!cli_doctor_unit(d, "rtid.socket", unit, sizeof(unit)))
+		return;
+	listen_of(unit, sock, sizeof(sock));
+	snprintf(dropin, sizeof(dropin), "%s/etc/systemd/system/rtid.socket.d", d->root);
+	for (int i = 0, k = n = scandir(dropin, &e, conf_only, alphasort); i < k; i++) {
+		snprintf(file, sizeof(file), "%s/%s", dropin, e[i]->d_name);
+		listen_of(file, sock, sizeof(sock));
+		free(e[i]);
+	}
+	free(n >= 0 ? e : NULL);
+	/* Under socket activation the daemon answers on the socket systemd
+	 * passes, whatever --socket or RTID_SOCKET says: a shim that asks
+	 * another path finds no daemon and pays an attach per call. */
+	cli_doctor_add(d, "socket-unit", !strcmp(sock, path), "name rtid.socket's socket in "
+	    "the settings file (RTID_SOCKET), or change both (systemctl edit rtid.socket)",
+	    "rtid.socket listens on %s; the shim and rtid ask %s", sock[0] ? sock : "(no "
+	    "ListenSequentialPacket=)", path);
 }

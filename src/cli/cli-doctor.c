@@ -231,20 +231,13 @@ static void check_driver(struct cli_doctor *d)
  * (/run/systemd/system) and rtid's units are installed; else by hand. */
 static bool under_systemd(const struct cli_doctor *d)
 {
-	static const char *const dirs[] = { "/etc/systemd/system", "/usr/local/lib/systemd/system",
-					    "/usr/lib/systemd/system", "/lib/systemd/system" };
 	char p[1100];
 	struct stat st;
 
 	cli_doctor_under(d, "/run/systemd/system", p, sizeof(p));
 	if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode))
 		return false;
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(p, sizeof(p), "%s%s/rtid.socket", d->root, dirs[i]);
-		if (access(p, F_OK) == 0)
-			return true;
-	}
-	return false;
+	return cli_doctor_unit(d, "rtid.socket", p, sizeof(p));
 }
 
 /* The counters doctor reads from the daemon's status: driver attaches
@@ -280,6 +273,8 @@ static void check_daemon(struct cli_doctor *d)
 	struct stat st;
 	int r;
 
+	if (sd)
+		cli_doctor_socket_unit(d, path);
 	if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
 		r = errno;
 		cli_doctor_add(d, "rtid-serve", false, r == EACCES ? "run rtid doctor as root (CRIU runs "
@@ -384,6 +379,7 @@ int cmd_doctor(int argc, char **argv)
 		free(d);
 		return 2;
 	}
+	cli_conf_alias(); /* RTID_CUDA_CHECKPOINT, the old name, as the commands take it */
 	cli_doctor_conf(d);
 	cli_doctor_path(d);
 	check_daemon(d);

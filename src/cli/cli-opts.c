@@ -25,7 +25,7 @@ const char cli_common_help[] =
 	"                        or service (ask rtid serve at RTID_SOCKET, default\n"
 	"                        " RTID_DEFAULT_SOCKET ", which holds one attach per node)\n"
 	"  --tool PATH           cuda-checkpoint to run (default: from PATH)\n"
-	"                                                             [RTID_CUDA_CHECKPOINT]\n"
+	"                                                             [RTID_REAL_TOOL]\n"
 	"  --libcuda PATH        driver library for --backend api (default libcuda.so.1)\n"
 	"                                                             [RTID_LIBCUDA]\n"
 	"  --proc DIR            proc tree to scan (default /proc)    [RTID_PROC]\n"
@@ -77,7 +77,12 @@ int cli_opts_init(struct cli_opts *o, const char *prog)
 
 	memset(o, 0, sizeof(*o));
 	o->cfg = (struct rtid_config){ RTID_CONFIG_INIT };
-	o->cfg.tool = getenv("RTID_CUDA_CHECKPOINT");
+	/* One name with the shim's settings file; the old one where it is unset. */
+	o->cfg.tool = getenv("RTID_REAL_TOOL");
+	if (!o->cfg.tool || !*o->cfg.tool)
+		o->cfg.tool = getenv("RTID_CUDA_CHECKPOINT");
+	if (o->cfg.tool && !*o->cfg.tool)
+		o->cfg.tool = NULL;
 	o->cfg.libcuda = getenv("RTID_LIBCUDA");
 	o->cfg.proc_root = getenv("RTID_PROC");
 	o->cfg.driver_version = getenv("RTID_DRIVER_VERSION");

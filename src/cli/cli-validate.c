@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "attest/attest.h"
+#include "basic/basic.h"
 #include "cli/cli.h"
 #include "config.h"
 
@@ -229,6 +230,21 @@ static int add_fn(struct rtid_attestation *a, void *arg)
 	return r;
 }
 
+/* The attestation's directory (one level: its parent must be there), made
+ * 0755 when missing and never through a link. 0 or -errno. */
+static int attest_dir(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	int r;
+
+	if (!slash || slash == path || (size_t)(slash - path) >= sizeof(dir))
+		return 0; /* the working directory or /: there */
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	r = rtid__mkdir_safe(dir, 0755);
+	return r < 0 ? r : 0;
+}
+
 /* The verdicts go into the attestation before anything else can fail, so that
  * a mismatch is never lost to a report that cannot be written. */
 static int attest(const struct vopts *v, const char *version, const struct rtid_result *res,
@@ -253,7 +269,14 @@ static int attest(const struct vopts *v, const char *version, const struct rtid_
 			.verdict = res[i].error ? RTID_XC_NONE : res[i].crosscheck };
 		strcpy(p[i].boot_id, d->boot);
 	}
-	r = rtid_attest_update(path, add_fn, &x, err, sizeof(err));
+	/* Its directory, /var/lib/rtid by default, which nothing else makes
+	 * (the package and meson install do, a build run in place does not). */
+	r = attest_dir(path);
+	if (r < 0)
+		snprintf(err, sizeof(err), "cannot make its directory: %s%s", strerror(-r),
+			 r == -ELOOP || r == -ENOTDIR ? " (a link or no directory: not followed)" : "");
+	else
+		r = rtid_attest_update(path, add_fn, &x, err, sizeof(err));
 	free(p);
 	if (r < 0)
 		fprintf(stderr, "rtid validate: cannot record the verdicts in %s: %s\n", path, err);

@@ -63,8 +63,9 @@ void cli_hygiene_before_exec(void);
  * beside the rtid that runs (PREFIX/bin/rtid) when it exists, else
  * /etc/rtid/shim.conf. NULL for none; buf holds the path it may return. */
 const char *cli_conf_path(char *buf, size_t len);
-/* Each line of a settings file: name and value of a setting, or both NULL
- * for a line that is none (not NAME=VALUE with NAME one of the shim's). */
+/* Each line of a settings file: name and value of a setting; or, for a line
+ * that is none (not NAME=VALUE with NAME one of the shim's), name NULL and
+ * value what stands before its '=' (the whole line without one). */
 typedef void (*cli_conf_fn)(void *ctx, unsigned line, const char *name, const char *value);
 /* Read the file at path (trusted only when owned by root or us and not
  * writable by group or others) and give fn each line. 0, or a negative
@@ -79,6 +80,20 @@ const char *cli_conf_unusable(const char *name, const char *value);
  * cannot use: its name, its *value and the values *accepted; NULL when
  * every one is usable. */
 const char *cli_conf_env_unusable(const char **value, const char **accepted);
+/* What is wrong with the settings file, in words naming it, for whoever
+ * loads it to say where it says things (the shim: its log; rtid: stderr). */
+typedef void (*cli_conf_note_fn)(void *ctx, const char *what);
+/* Fill the environment from the settings file (cli_conf_path), as the shim
+ * and every subcommand do before reading a setting: each setting the
+ * environment lacks, so that the environment wins. RTID_REAL_TOOL's old name
+ * RTID_CUDA_CHECKPOINT is taken for it where RTID_REAL_TOOL is not set, the
+ * environment's before the file's, and loses to RTID_REAL_TOOL set in the same
+ * place. note gets a file that cannot be read or is not trusted (then
+ * ignored whole) and each line that is no setting; no file is no fault. */
+void cli_conf_load(cli_conf_note_fn note, void *ctx);
+/* The environment's RTID_CUDA_CHECKPOINT as RTID_REAL_TOOL where that is not
+ * set (cli_conf_load's first step, for doctor, which reads the file itself). */
+void cli_conf_alias(void);
 /* rtid doctor: the node's setup for CRIU, the shim and rtid serve. */
 int cmd_doctor(int argc, char **argv);
 
@@ -99,6 +114,7 @@ struct cli_doctor {
 	struct cli_check c[CLI_DOCTOR_MAX];
 	int n;
 	char socket[1024], real_tool[1024], mode[32]; /* from the shim's settings file */
+	bool tool_named; /* by RTID_REAL_TOOL in the file, which its old name does not override */
 	unsigned bad_lines, lines, bad_values;
 	char bad[120];
 	char bad_value[300]; /* the first value the shim cannot use: line, setting, accepted */
@@ -124,6 +140,13 @@ bool cli_doctor_next_dir(const char **p, char *out, size_t len);
  * real tool after it on the engines' PATH (cli-doctor-shim.c; rtid serve,
  * CRIU, the driver and the report are cli-doctor.c's own). */
 void cli_doctor_conf(struct cli_doctor *d);
+/* Where a systemd unit of rtid's is installed under d's root (/etc first, as
+ * systemd looks), into out; false when nowhere. */
+bool cli_doctor_unit(const struct cli_doctor *d, const char *unit, char *out, size_t len);
+/* With rtid.socket installed: whether it listens (its unit file and its
+ * drop-ins in /etc) on path, the socket the shim's settings name; a check
+ * "socket-unit" that fails when not. */
+void cli_doctor_socket_unit(struct cli_doctor *d, const char *path);
 void cli_doctor_path(struct cli_doctor *d);
 
 int cmd_resolve(int argc, char **argv);

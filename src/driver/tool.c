@@ -3,6 +3,7 @@
  * each one did read as an answer. Only exit 0 with one positive decimal on stdout is a
  * tid; exit 1 or 3 is the driver's "no restore thread"; all else is an error. */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,22 +18,32 @@
 #include "driver/driver.h"
 #include "rules/rules.h"
 
-/* A printable excerpt of foreign bytes for an error message. */
+/* A printable excerpt of foreign bytes for an error message; one that does
+ * not fit ends at a word's end with "..." rather than inside a word. */
 static void excerpt(const char *buf, size_t len, char *out, size_t outlen)
 {
-	size_t o = 0;
+	size_t o = 0, i = 0;
 
-	for (size_t i = 0; i < len && o + 5 < outlen; i++) {
+	for (; i < len && o + 8 < outlen; i++) {
 		unsigned char c = (unsigned char)buf[i];
 
-		if (c == '\n' && i + 1 == len)
+		if (c == '\n' && i + 1 == len) {
+			i = len;
 			break;
+		}
 		if (c >= 0x20 && c < 0x7f)
 			out[o++] = (char)c;
 		else
 			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
 	}
 	out[o] = '\0';
+	if (i < len) { /* cut: back to the last space, if the excerpt keeps some words */
+		char *sp = strrchr(out, ' ');
+
+		if (sp && sp - out > (ptrdiff_t)(o / 2))
+			*sp = '\0';
+		strcat(out, "...");
+	}
 }
 
 static void interpret_exit0(const struct rtid__child *c, struct rtid__answer *r)
@@ -56,7 +67,7 @@ static void interpret_exit0(const struct rtid__child *c, struct rtid__answer *r)
 
 void rtid__tool_interpret(const struct rtid__child *c, struct rtid__answer *r)
 {
-	char ex[96];
+	char ex[sizeof(r->detail) - 32]; /* room for "cuda-checkpoint exit N: " */
 	int code;
 
 	if (c->timed_out) {

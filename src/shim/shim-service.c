@@ -151,7 +151,7 @@ static int print(const struct rtid__svc_ans *a)
 void shim_note(const char *fmt, ...)
 {
 	const char *path = getenv("RTID_SHIM_LOG");
-	char line[512];
+	char line[2048]; /* the whole argv and the tool's error (its excerpt) */
 	va_list ap;
 	int fd, n;
 
@@ -198,8 +198,14 @@ bool shim_try_service(int argc, char **argv, int *rc, bool *to_tool)
 	char buf[120];
 	int r;
 
-	if (!parse(argc, argv, &q) || stat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
+	if (!parse(argc, argv, &q))
+		return false; /* not a call the daemon serves: pass_through logs it */
+	r = stat(path, &st) < 0 ? -errno : S_ISSOCK(st.st_mode) ? 0 : -ENOTSOCK;
+	if (r < 0) {
+		shim_note("%s --pid %d: rtid serve not asked: %s at %s", rtid__svc_op_name(q.op),
+			  q.pid, r == -ENOENT || r == -ENOTSOCK ? "no socket" : strerror(-r), path);
 		return false;
+	}
 	if ((why = refused(&q))) {
 		shim_note("%s --pid %d: %s: not asked of rtid serve", rtid__svc_op_name(q.op), q.pid,
 			  why);

@@ -55,51 +55,63 @@ __asm__(".pushsection .note.rtid, \"a\", @note\n"
 
 /* The real tool: RTID_REAL_TOOL, else the next cuda-checkpoint on PATH that
  * is no rtid: neither this one (nor a copy of it) nor another build (another
- * version, the static build), known by rtid's note. */
-static char *real_tool(bool quiet)
+ * version, the static build), known by rtid's note. NULL and why (for stderr
+ * and the log) when there is none. */
+static char *real_tool(char *why, size_t len)
 {
 	const char *env = getenv("RTID_REAL_TOOL");
 	char *path = NULL, ver[64];
 
 	if (rtid__tool_find(env && *env ? env : "cuda-checkpoint", &path) < 0) {
-		if (quiet)
-			return NULL;
 		if (env && *env)
-			fprintf(stderr, SHIM ": RTID_REAL_TOOL=%s: no such executable\n", env);
+			snprintf(why, len, "RTID_REAL_TOOL=%s: no such executable", env);
 		else
-			fprintf(stderr, SHIM ": no real cuda-checkpoint found: set RTID_REAL_TOOL, "
-				"or put the real tool on PATH after the shim\n");
+			snprintf(why, len, "no real cuda-checkpoint found: set RTID_REAL_TOOL, or put "
+				 "the real tool on PATH after the shim");
 		return NULL;
 	}
-	if (rtid__is_self(path)) {
-		if (!quiet)
-			fprintf(stderr, SHIM ": RTID_REAL_TOOL (%s) is the shim itself\n", path);
-		free(path);
-		return NULL;
-	}
-	if (rtid__rtid_note(path, ver, sizeof(ver)) == 1) {
-		if (!quiet)
-			fprintf(stderr, SHIM ": RTID_REAL_TOOL (%s) is another rtid (%s), not the "
-				"real tool\n", path, ver);
-		free(path);
-		return NULL;
-	}
-	return path;
+	if (rtid__is_self(path))
+		snprintf(why, len, "RTID_REAL_TOOL (%s) is the shim itself", path);
+	else if (rtid__rtid_note(path, ver, sizeof(ver)) == 1)
+		snprintf(why, len, "RTID_REAL_TOOL (%s) is another rtid (%s), not the real tool",
+			 path, ver);
+	else
+		return path;
+	free(path);
+	return NULL;
+}
+
+/* The call's arguments, whole, for the log (cut with "..." past len). */
+static const char *args_of(char **argv, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 1; argv[i] && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i > 1 ? " " : "", argv[i]);
+	if (n >= len && len > 4)
+		strcpy(buf + len - 4, "...");
+	return argv[1] ? buf : "(no arguments)";
 }
 
 static int pass_through(char **argv)
 {
-	char *path = real_tool(false);
+	char why[1200], args[1024], *path = real_tool(why, sizeof(why));
+	int e;
 
-	if (!path)
+	if (!path) {
+		fprintf(stderr, SHIM ": %s\n", why);
+		shim_note("%s: %s: exit %d", args_of(argv, args, sizeof(args)), why, EXIT_UNKNOWN);
 		return EXIT_UNKNOWN;
-	shim_note("%s%s: to the real tool %s", argv[1] ? argv[1] : "(no arguments)",
-		  argv[1] && argv[2] ? " ..." : "", path);
+	}
+	shim_note("%s: to the real tool %s", args_of(argv, args, sizeof(args)), path);
 	setenv(GUARD, "1", 1);
 	cli_hygiene_before_exec();
 	RTID__COV_DUMP();
 	execv(path, argv);
-	fprintf(stderr, SHIM ": cannot run %s: %s\n", path, strerror(errno));
+	e = errno;
+	fprintf(stderr, SHIM ": cannot run %s: %s\n", path, strerror(e));
+	shim_note("cannot run %s: %s: exit %d", path, strerror(e), EXIT_UNKNOWN);
 	free(path);
 	return EXIT_UNKNOWN;
 }
@@ -239,33 +251,12 @@ static int resolve(const struct cli_opts *o, int pid, struct rtid_result *r)
 	return 0;
 }
 
-struct conf_ctx {
-	const char *path;
-};
-
-/* A setting of the file applies where the environment lacks it. */
-static void conf_line(void *ctx, unsigned line, const char *name, const char *value)
+/* What is wrong with the settings file goes to RTID_SHIM_LOG, never to
+ * stderr: CRIU reads stdout and stderr from one pipe. */
+static void conf_note(void *ctx, const char *what)
 {
-	const struct conf_ctx *c = ctx;
-
-	if (name)
-		setenv(name, value, 0);
-	else
-		shim_note("%s:%u: not a setting of the shim (NAME=VALUE, NAME one of RTID_SOCKET, "
-			  "RTID_REAL_TOOL, ...): ignored", c->path, line);
-}
-
-/* The settings file fills what the environment lacks (the environment
- * wins); what is wrong with it goes to RTID_SHIM_LOG, never to stderr. */
-static void conf_load(void)
-{
-	char buf[4096];
-	struct conf_ctx c = { .path = cli_conf_path(buf, sizeof(buf)) };
-	const char *why = NULL;
-
-	if (c.path && cli_conf_read(c.path, conf_line, &c, &why) < 0 && why &&
-	    strcmp(why, strerror(ENOENT)))
-		shim_note("%s: %s: ignored", c.path, why);
+	(void)ctx;
+	shim_note("%s", what);
 }
 
 int cmd_shim(int argc, char **argv)
@@ -274,15 +265,17 @@ int cmd_shim(int argc, char **argv)
 	struct cli_opts o = { 0 };
 	const char *bad, *value, *accepted;
 	bool to_tool = false;
-	char *tool;
+	char *tool, why[1200];
 	int pid, rc;
 
 	if (getenv(GUARD)) {
 		fprintf(stderr, SHIM ": called by itself (%s is set); refusing to recurse\n", GUARD);
+		shim_note("called by itself (%s is set: the real tool is another shim?): refused, "
+			  "exit %d", GUARD, EXIT_UNKNOWN);
 		return EXIT_UNKNOWN;
 	}
 	/* Before anything reads a setting: the file fills what the environment lacks. */
-	conf_load();
+	cli_conf_load(conf_note, NULL);
 	if (refuse_thread(argc, argv, &rc))
 		return rc;
 	/* A setting it cannot use is a failure of rtid's own: neither rtid serve
@@ -298,7 +291,7 @@ int cmd_shim(int argc, char **argv)
 		return pass_through(argv);
 	/* Sources in order: rtid's resolver, then the real tool for anything else.
 	 * rtid's own queries go to the same real tool that a fallback would run. */
-	tool = real_tool(true);
+	tool = real_tool(why, sizeof(why)); /* none: pass_through says why */
 	setenv(GUARD, "1", 1); /* the tool rtid spawns must not be the shim again */
 	if (!tool || configure(&o, tool) < 0 || resolve(&o, pid, &r) < 0) {
 		rtid_attest_free(o.attestation);

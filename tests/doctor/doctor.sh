@@ -4,7 +4,7 @@
 # first on the engines' PATH, the real tool before it, one whose -h fails
 # (CRIU's plugin then turns itself off), another rtid between the shim and
 # the real tool, a daemon that serves queries only or is not there (fixes for
-# systemd and by hand), CRIU's libdir without the CUDA plugin, a bad line or
+# systemd and by hand), the shipped unit's daemon passing, CRIU's libdir without the CUDA plugin, a bad line or
 # a bad value in the shim's settings file.
 set -eu
 rtid=$RTID_BIN
@@ -69,6 +69,15 @@ grep -q '^requests ' "$tmp/status" && fail "doctor's check reached the driver: $
 stop
 serve
 doctor 1 "not c['rtid-serve']['ok'] and 'queries only' in c['rtid-serve']['detail'] and '--actions' in c['rtid-serve']['fix']"
+stop
+# The shipped unit and doctor agree: the daemon as rtid.service's ExecStart
+# runs it (its options, the socket and the mock driver ours) passes.
+unit_args=$(sed -n 's/^ExecStart=[^ ]*rtid serve//p' "$RTID_SOURCE_ROOT/systemd/rtid.service.in")
+grep -q '^ExecStart=[^ ]*rtid serve' "$RTID_SOURCE_ROOT/systemd/rtid.service.in" ||
+	fail "no ExecStart=.../rtid serve in the unit"
+# shellcheck disable=SC2086 # the unit's options, split as systemd splits them
+serve $unit_args
+doctor 0 "c['rtid-serve']['ok'] and 'queries and actions' in c['rtid-serve']['detail']"
 stop
 # No daemon at all: started by hand where systemd does not run the node, by
 # systemctl where it does and rtid's units are installed.

@@ -1,7 +1,7 @@
 #!/bin/sh
 # rtid under a container engine, end to end: a busybox container holding a
 # stand-in GPU process is checkpointed and restored by runc (directly, or by
-# Podman through runc) with the real CRIU and its CUDA plugin. The engine runs
+# Podman or containerd through runc) with the real CRIU and its CUDA plugin. The engine runs
 # with no environment but PATH, as engines run CRIU, so the shim (first on
 # that PATH, an unpacked install with its settings in PREFIX/etc/rtid/
 # shim.conf) finds rtid serve by its file alone; the daemon answers from the
@@ -12,9 +12,9 @@
 # driver attach, the driver saw each action once, the restored container runs on, and nothing is
 # left (containers, processes, mounts, files).
 #
-#   engine.sh runc|podman
+#   engine.sh runc|podman|containerd
 #
-# Needs root, runc (and podman), busybox (static), the rtid-static build and
+# Needs root, runc (and podman or containerd), busybox (static), the rtid-static build and
 # CRIU with its CUDA plugin (RTID_CRIU_DIR, else ../shared/tools/criu beside
 # the source tree); without one it exits 77 with the reason, or fails when
 # RTID_REQUIRE_CRIU=1 (CI).
@@ -73,6 +73,7 @@ cleanup() {
 	rc=$?
 	set +e
 	engine_remove > /dev/null 2>&1
+	command -v engine_stop > /dev/null && engine_stop > /dev/null 2>&1 # an engine's own daemon
 	if [ -n "$podman_parent" ]; then
 		for d in /sys/fs/cgroup/*/libpod_parent; do
 			rmdir "$d/conmon" "$d" 2> /dev/null

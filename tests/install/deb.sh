@@ -22,6 +22,10 @@ export RTID_SOCKET="$root/rtid.sock" RTID_ATTESTATION="$root/attestation.json" R
 v=$("$root/usr/bin/rtid" --version) || fail "rtid does not start from the scratch root"
 [ "$(readlink -f "$root/usr/lib/rtid/shim/cuda-checkpoint")" = "$root/usr/bin/rtid" ] ||
 	fail "the shim link does not point at rtid"
+# The layout of doc/install.md: the commented settings file, the attestation's directory.
+[ -f "$root/etc/rtid/shim.conf" ] && ! grep -q '^[^#]' "$root/etc/rtid/shim.conf" ||
+	fail "no commented /etc/rtid/shim.conf"
+[ -d "$root/var/lib/rtid" ] || fail "no /var/lib/rtid"
 [ -f "$root/usr/include/rtid.h" ] && [ -f "$root/usr/lib/$multiarch/pkgconfig/rtid.pc" ] ||
 	fail "librtid-dev lacks the header or the pkg-config file"
 cat > "$root/w.case" <<CASE
