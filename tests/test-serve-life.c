@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -929,6 +930,93 @@ static void test_held_without_pidfd(void **state)
 	unload(&s);
 }
 
+
+static struct slisten lis;
+
+static void do_open(struct server *s, const struct serve_cfg *cfg)
+{
+	(void)s;
+	lis = (struct slisten){ .fd = -1, .lock = -1 };
+	assert_int_equal(sl_open(cfg, &lis), -1);
+	assert_int_equal(lis.fd, -1);
+	sl_unlock(&lis);
+}
+
+/* sl_open with no fd left after the lock's: the socket cannot be made. */
+static void do_open_no_fd(struct server *s, const struct serve_cfg *cfg)
+{
+	struct rlimit old, low;
+	int next = dup(0);
+
+	assert_true(next >= 0);
+	close(next);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = (struct rlimit){ .rlim_cur = (rlim_t)next + 1, .rlim_max = old.rlim_max };
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	lis = (struct slisten){ .fd = -1, .lock = -1 };
+	next = sl_open(cfg, &lis);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(next, -1);
+	assert_true(lis.lock >= 0); /* the lock was taken: the socket was what failed */
+	sl_unlock(&lis);
+	(void)s;
+}
+
+/* What the listening socket's path may hold, and the daemon's refusals: a
+ * socket that is not a daemon's kind (a stream listener) is not replaced,
+ * since no one can tell whether it is stale; a directory that cannot be
+ * made, or no fd for the socket, each fail the start saying why; at exit a
+ * socket file someone put in place of ours is left alone. */
+static void test_listen_refusals(void **state)
+{
+	struct serve_cfg cfg = { .socket_path = d.sock };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char path[400];
+	struct stat before, after;
+	struct server s;
+	int fd;
+
+	(void)state;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	memcpy(sa.sun_path, d.sock, strlen(d.sock) + 1);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	assert_int_equal(lstat(d.sock, &before), 0);
+	catch_log(do_open, &s, &cfg);
+	assert_non_null(strstr(caught, "cannot tell whether a daemon serves it"));
+	assert_int_equal(lstat(d.sock, &after), 0);
+	assert_true(before.st_ino == after.st_ino);
+	close(fd);
+	unlink(d.sock);
+
+	snprintf(path, sizeof(path), "%s/none/sub/rtid.sock", d.dir);
+	cfg.socket_path = path;
+	catch_log(do_open, &s, &cfg);
+	assert_non_null(strstr(caught, "cannot make"));
+	assert_non_null(strstr(caught, "not serving"));
+
+	cfg.socket_path = d.sock;
+	catch_log(do_open_no_fd, &s, &cfg);
+	assert_non_null(strstr(caught, "cannot make a socket"));
+	assert_int_equal(access(d.sock, F_OK), -1);
+
+	/* Ours replaced while serving: sl_close leaves the new one. */
+	lis = (struct slisten){ .fd = -1, .lock = -1 };
+	assert_int_equal(sl_open(&cfg, &lis), 0);
+	assert_true(lis.created);
+	assert_int_equal(unlink(d.sock), 0);
+	socket_at(d.sock, false);
+	assert_int_equal(lstat(d.sock, &before), 0);
+	sl_close(&lis, &cfg);
+	assert_int_equal(lis.fd, -1);
+	assert_int_equal(lstat(d.sock, &after), 0);
+	assert_true(before.st_ino == after.st_ino);
+	sl_close(&lis, &cfg); /* twice: nothing more */
+	sl_unlock(&lis);
+	unlink(d.sock);
+}
+
 /* A second daemon started by another user on the first's path (which it may
  * not connect to) exits non-zero saying why, and the first serves on; it
  * exited 1 silently after trying to remove the first's socket. */
@@ -998,6 +1086,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_record_malformed_and_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_unreadable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held_without_pidfd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_listen_refusals, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
