@@ -339,6 +339,30 @@ static void test_attach_fails(void **state)
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
 	assert_true(hd_said(&d, "cuInit failed"));
 	assert_true(hd_said(&d, "a new attach after a backoff"));
+	/* The backoff doubles: after the third failed attach, none for 0.2 s. */
+	{
+		double t3 = -1, t4 = -1;
+		int n = hd_log_count(&d, "cuInit");
+
+		assert_int_equal(n, 2);
+		for (int i = 0; i < 1000 * time_factor() && t4 < 0; i++) {
+			double t0 = rtid__now();
+
+			assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
+			assert_int_equal(a.kind, RTID__SVC_ERROR);
+			assert_string_equal(a.name, "worker-failed");
+			if (hd_log_count(&d, "cuInit") > n) {
+				n++;
+				if (n == 3)
+					t3 = t0;
+				else
+					t4 = rtid__now();
+			}
+			poll(NULL, 0, 10);
+		}
+		assert_int_equal(n, 4);
+		assert_true(t4 - t3 >= 0.2);
+	}
 }
 
 /* A cuInit that never returns: cut at --attach-timeout, errors, no tid. */
