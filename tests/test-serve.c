@@ -541,6 +541,35 @@ static void test_queue_behind_a_hang(void **state)
 	rtid__svc_close(&c2);
 }
 
+/* A stop while a query hangs in the driver: the query has the stop's grace,
+ * then its client is told shutting-down (not left without an answer), and
+ * the daemon exits 0; a second stop signal meanwhile changes nothing. */
+static void test_stop_with_a_query_hanging(void **state)
+{
+	struct rtid__svc_req q = { .op = RTID__OP_RESTORE_TID, .pid = 400 };
+	struct rtid__svc_conn c;
+	struct rtid__svc_ans a;
+	char buf[256];
+	size_t n;
+
+	(void)state;
+	hd_start(&d, ARGS("--timeout", "60"));
+	assert_int_equal(rtid__svc_open(d.sock, &c), 0);
+	n = rtid__svc_req_format(&q, buf);
+	assert_int_equal(send(c.fd, buf, n, 0), (ssize_t)n);
+	assert_int_equal(hd_recv(c.fd, buf, sizeof(buf), 20), (int)strlen("hello 2 queries"));
+	hd_log_wait(&d, "start", 400, 0); /* in the driver now */
+	assert_int_equal(kill(d.pid, SIGTERM), 0);
+	assert_int_equal(kill(d.pid, SIGTERM), 0);
+	assert_true(hd_recv(c.fd, buf, sizeof(buf), 20 * time_factor()) > 0);
+	assert_int_equal(rtid__svc_ans_parse(buf, strlen(buf), &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "shutting-down");
+	rtid__svc_close(&c);
+	assert_int_equal(hd_stop(&d), 0);
+	assert_true(hd_said(&d, "stopping"));
+}
+
 /* Whether the daemon has reaped pid (a worker it let go): waits for its exit
  * by its pidfd where there is one (not under valgrind, which lacks the call),
  * then asks again, each request a turn of the daemon's loop, until it is
@@ -874,6 +903,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tid_of_another_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pid_reused_during_the_query, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_behind_a_hang, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_with_a_query_hanging, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silent_client, setup_silent, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_messages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_actions_not_served, setup, teardown),
