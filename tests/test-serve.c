@@ -543,11 +543,13 @@ static void test_queue_behind_a_hang(void **state)
 
 /* A stop while a query hangs in the driver: the query has the stop's grace,
  * then its client is told shutting-down (not left without an answer), and
- * the daemon exits 0; a second stop signal meanwhile changes nothing. */
+ * the daemon exits 0; a second stop signal meanwhile changes nothing, and a
+ * request on a connection made before the stop is refused at once. */
 static void test_stop_with_a_query_hanging(void **state)
 {
 	struct rtid__svc_req q = { .op = RTID__OP_RESTORE_TID, .pid = 400 };
-	struct rtid__svc_conn c;
+	struct rtid__svc_req q2 = { .op = RTID__OP_RESTORE_TID, .pid = 100 };
+	struct rtid__svc_conn c, c2;
 	struct rtid__svc_ans a;
 	char buf[256];
 	size_t n;
@@ -559,8 +561,18 @@ static void test_stop_with_a_query_hanging(void **state)
 	assert_int_equal(send(c.fd, buf, n, 0), (ssize_t)n);
 	assert_int_equal(hd_recv(c.fd, buf, sizeof(buf), 20), (int)strlen("hello 2 queries"));
 	hd_log_wait(&d, "start", 400, 0); /* in the driver now */
+	assert_int_equal(rtid__svc_open(d.sock, &c2), 0);
 	assert_int_equal(kill(d.pid, SIGTERM), 0);
 	assert_int_equal(kill(d.pid, SIGTERM), 0);
+	/* Its stderr is all that says the stop has begun: polled, bounded. */
+	for (int i = 0; i < 2000 * time_factor() && !hd_said(&d, "rtid serve: stopping"); i++)
+		poll(NULL, 0, 10);
+	assert_true(hd_said(&d, "rtid serve: stopping"));
+	/* A connection made before: a new request is refused at once. */
+	assert_int_equal(rtid__svc_call(&c2, &q2, rtid__now() + 20, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "shutting-down");
+	rtid__svc_close(&c2);
 	assert_true(hd_recv(c.fd, buf, sizeof(buf), 20 * time_factor()) > 0);
 	assert_int_equal(rtid__svc_ans_parse(buf, strlen(buf), &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_ERROR);
