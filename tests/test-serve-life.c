@@ -1017,6 +1017,58 @@ static void test_listen_refusals(void **state)
 	unlink(d.sock);
 }
 
+
+static struct client stat_client;
+
+static void do_answer_other_ns(struct server *s, const struct serve_cfg *cfg)
+{
+	(void)cfg;
+	st_answered(s, &stat_client, &(struct rtid__svc_ans){ .kind = RTID__SVC_TID, .value = 7 });
+}
+
+/* The counters told apart by error reason: the first ST_REASONS reasons by
+ * name (an empty one as "-"), every later one as "other"; a client in a pid
+ * namespace that is not known is logged as such. */
+static void test_stats_reasons(void **state)
+{
+	struct serve_cfg cfg = { .socket_path = d.sock, .proc_root = d.proc, .quiet = true };
+	struct server s;
+	char buf[512], all[8192] = "";
+	int sv[2], n;
+
+	(void)state;
+	load(&s, &cfg);
+	stat_client = (struct client){ .fd = -1, .req = { .op = RTID__OP_RESTORE_TID, .pid = 100 },
+				       .asked = rtid__now(), .other_ns = true };
+	for (int i = 0; i < ST_REASONS + 3; i++) {
+		struct rtid__svc_ans a = { .kind = RTID__SVC_ERROR };
+
+		if (i) /* the first: no name */
+			snprintf(a.name, sizeof(a.name), "reason-%d", i);
+		st_answered(&s, &stat_client, &a);
+	}
+	st_answered(&s, &stat_client, &(struct rtid__svc_ans){ .kind = RTID__SVC_ERROR,
+								.name = "reason-1" });
+	cfg.quiet = false;
+	catch_log(do_answer_other_ns, &s, &cfg);
+	assert_non_null(strstr(caught, "in an unknown pid namespace"));
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_true(st_send(&s, sv[0]));
+	close(sv[0]);
+	while ((n = hd_recv(sv[1], buf, sizeof(buf) - 1, 5)) > 0) {
+		buf[n] = '\0';
+		strncat(all, buf, sizeof(all) - strlen(all) - 2);
+		strcat(all, "\n");
+	}
+	close(sv[1]);
+	assert_non_null(strstr(all, "stat errors get-restore-tid - 1\n"));
+	assert_non_null(strstr(all, "stat errors get-restore-tid reason-1 2\n"));
+	assert_non_null(strstr(all, "stat errors get-restore-tid reason-15 1\n"));
+	assert_null(strstr(all, "reason-16"));
+	assert_non_null(strstr(all, "stat errors get-restore-tid other 3\n"));
+	unload(&s);
+}
+
 /* A second daemon started by another user on the first's path (which it may
  * not connect to) exits non-zero saying why, and the first serves on; it
  * exited 1 silently after trying to remove the first's socket. */
@@ -1087,6 +1139,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_record_unreadable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held_without_pidfd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listen_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats_reasons, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
