@@ -965,7 +965,8 @@ static void do_open_no_fd(struct server *s, const struct serve_cfg *cfg)
 /* What the listening socket's path may hold, and the daemon's refusals: a
  * socket that is not a daemon's kind (a stream listener) is not replaced,
  * since no one can tell whether it is stale; a directory that cannot be
- * made, or no fd for the socket, each fail the start saying why; at exit a
+ * made, or no fd for the socket, each fail the start saying why (a stale
+ * socket that cannot be probed for want of an fd is left); at exit a
  * socket file someone put in place of ours is left alone. */
 static void test_listen_refusals(void **state)
 {
@@ -1000,6 +1001,14 @@ static void test_listen_refusals(void **state)
 	catch_log(do_open_no_fd, &s, &cfg);
 	assert_non_null(strstr(caught, "cannot make a socket"));
 	assert_int_equal(access(d.sock, F_OK), -1);
+	/* Nor an fd to probe a stale socket with: it is not removed unproven. */
+	socket_at(d.sock, false);
+	assert_int_equal(lstat(d.sock, &before), 0);
+	catch_log(do_open_no_fd, &s, &cfg);
+	assert_non_null(strstr(caught, "cannot tell whether a daemon serves it"));
+	assert_int_equal(lstat(d.sock, &after), 0);
+	assert_true(before.st_ino == after.st_ino);
+	assert_int_equal(unlink(d.sock), 0);
 
 	/* Ours replaced while serving: sl_close leaves the new one. */
 	lis = (struct slisten){ .fd = -1, .lock = -1 };
