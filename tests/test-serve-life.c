@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -714,6 +715,369 @@ static void test_record_rules(void **state)
 	waitpid(kid, NULL, 0);
 }
 
+
+/* What serve_log said while fn ran on s (its stderr, caught in a file). */
+static char caught[8192];
+static const char *catch_log(void (*fn)(struct server *, const struct serve_cfg *),
+			     struct server *s, const struct serve_cfg *cfg)
+{
+	char path[400];
+	int fd, saved;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/caught.log", d.dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	saved = dup(2);
+	assert_true(saved >= 0);
+	assert_int_equal(dup2(fd, 2), 2);
+	fn(s, cfg);
+	fflush(stderr);
+	assert_int_equal(dup2(saved, 2), 2);
+	close(saved);
+	n = pread(fd, caught, sizeof(caught) - 1, 0);
+	close(fd);
+	unlink(path);
+	caught[n > 0 ? n : 0] = '\0';
+	return caught;
+}
+
+static void do_load(struct server *s, const struct serve_cfg *cfg)
+{
+	load(s, cfg);
+}
+
+static void do_unload(struct server *s, const struct serve_cfg *cfg)
+{
+	(void)cfg;
+	unload(s);
+}
+
+/* A record read as a whole: the entries a new daemon must not take (a
+ * zero or out-of-range field, a worker gone, a process since replaced), and
+ * each malformed ending (a number too long for 64 bits, no newline at the
+ * end, a missing field) stops the reading there, saying so; what was taken
+ * before a malformed line is still held. */
+static void test_record_malformed_and_refused(void **state)
+{
+	struct serve_cfg cfg = { .socket_path = d.sock, .proc_root = "/proc" };
+	unsigned long long start, self_start;
+	char text[1024];
+	struct server s;
+	pid_t kid, dead;
+
+	(void)state;
+	dead = fork();
+	assert_true(dead >= 0);
+	if (dead == 0)
+		_exit(0);
+	assert_int_equal(waitpid(dead, NULL, 0), dead);
+	kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0)
+		for (;;)
+			pause();
+	assert_int_equal(rtid_proc_start_time("/proc", kid, &start), 0);
+	assert_int_equal(rtid_proc_start_time("/proc", getpid(), &self_start), 0);
+	snprintf(text, sizeof(text),
+		 "rtid-inflight 1\n"
+		 "%d 0 4001 0\n"                 /* no start time */
+		 "%d %llu 0 0\n"                 /* no process */
+		 "%d %llu 4294967296 0\n"        /* a process beyond any pid */
+		 "%d %llu 4002 0\n"              /* its worker has exited */
+		 "%d %llu %d %llu\n"             /* the process was replaced */
+		 "%d %llu %d %llu\n"             /* the same process: held */
+		 "1 2 3 99999999999999999999\n", /* 20 digits: beyond 64 bits */
+		 (int)kid, (int)kid, start, (int)kid, start, (int)dead, start, (int)kid, start,
+		 (int)getpid(), self_start + 1, (int)kid, start, (int)getpid(), self_start);
+	put_record(text, 0600);
+	catch_log(do_load, &s, &cfg);
+	assert_int_equal(s.nheld, 1);
+	assert_true(sv_in_driver(&s, getpid()));
+	assert_false(sv_in_driver(&s, 4001) || sv_in_driver(&s, 4002));
+	assert_non_null(strstr(caught, "a malformed line; the rest is ignored"));
+	assert_non_null(strstr(caught, "has a call inside the driver from a previous daemon"));
+	/* Still held at exit: the record keeps it, and the daemon says so. */
+	catch_log(do_unload, &s, &cfg);
+	assert_non_null(strstr(caught, "calls still inside the driver at exit"));
+
+	/* No newline after the last field; a field missing; a letter. */
+	static const char *const bad[] = { "rtid-inflight 1\n1 2 3 4", "rtid-inflight 1\n1 2 3\n",
+					   "rtid-inflight 1\n1 2 x 4\n", "rtid-inflight 1\n1 2 3 4 \n" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		put_record(bad[i], 0600);
+		catch_log(do_load, &s, &cfg);
+		assert_int_equal(s.nheld, 0);
+		assert_non_null(strstr(caught, "a malformed line; the rest is ignored"));
+		unload(&s);
+	}
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+}
+
+/* A record that cannot be taken at all is ignored with the reason: a
+ * directory, a file with a second name, one longer than any record, a name
+ * the directory cannot hold; a socket's directory missing keeps no record. */
+static void test_record_unreadable(void **state)
+{
+	struct serve_cfg cfg = { .socket_path = d.sock, .proc_root = "/proc" };
+	char path[400], other[420], longsock[600];
+	struct server s;
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s.inflight", d.sock);
+	put_record("rtid-inflight 1\n", 0600);
+	snprintf(other, sizeof(other), "%s/second-name", d.dir);
+	assert_int_equal(link(path, other), 0);
+	catch_log(do_load, &s, &cfg);
+	assert_non_null(strstr(caught, "not a regular file of ours alone; ignored"));
+	unload(&s);
+	unlink(other);
+
+	/* Longer than RECORD_MAX (64 KiB): not parsed, said too long. */
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 70000), 0);
+	assert_int_equal(pwrite(fd, "rtid-inflight 1\n", 16, 0), 16);
+	close(fd);
+	catch_log(do_load, &s, &cfg);
+	assert_int_equal(s.nheld, 0);
+	assert_non_null(strstr(caught, "too long"));
+	unload(&s);
+	unlink(path);
+
+	/* A directory in the record's place: ignored when read, and the exit
+	 * (nothing held: the record is to be removed) says it may be stale. */
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(other, sizeof(other), "%s/x", path);
+	assert_int_equal(mkdir(other, 0700), 0);
+	catch_log(do_load, &s, &cfg);
+	assert_non_null(strstr(caught, "not a regular file of ours alone; ignored"));
+	/* Something to hand over: the rename onto the directory fails. */
+	assert_true(si_write(&s, &(struct sheld){ .pid = 7, .start = 8, .process = 9 }) < 0);
+	snprintf(other, sizeof(other), "%s.inflight.new", d.sock);
+	assert_int_equal(access(other, F_OK), -1); /* the half-written one removed */
+	catch_log(do_unload, &s, &cfg);
+	assert_non_null(strstr(caught, "the record of work in flight may be stale"));
+	snprintf(other, sizeof(other), "%s/x", path);
+	assert_int_equal(rmdir(other), 0);
+	assert_int_equal(rmdir(path), 0);
+
+	/* A name longer than the directory holds: cannot be read, said. */
+	memset(longsock, 0, sizeof(longsock));
+	snprintf(longsock, sizeof(longsock), "%s/", d.dir);
+	memset(longsock + strlen(longsock), 'r', 260);
+	cfg.socket_path = longsock;
+	catch_log(do_load, &s, &cfg);
+	assert_non_null(strstr(caught, "cannot read"));
+	unload(&s);
+
+	/* The socket's directory missing: no record, said once. */
+	snprintf(longsock, sizeof(longsock), "%s/missing/rtid.sock", d.dir);
+	catch_log(do_load, &s, &cfg);
+	assert_int_equal(s.record_dir, -1);
+	assert_non_null(strstr(caught, "no record of work in flight is kept"));
+	unload(&s);
+
+	/* A bare name: the record beside it in the working directory. */
+	{
+		char cwd[4096];
+
+		assert_non_null(getcwd(cwd, sizeof(cwd)));
+		assert_int_equal(chdir(d.dir), 0);
+		cfg.socket_path = "bare.sock";
+		load(&s, &cfg);
+		assert_true(s.record_dir >= 0);
+		assert_int_equal(si_write(&s, &(struct sheld){ .pid = 7, .start = 8, .process = 9 }), 0);
+		assert_int_equal(access("bare.sock.inflight", F_OK), 0);
+		assert_int_equal(si_write(&s, NULL), 0); /* nothing: removed */
+		assert_int_equal(access("bare.sock.inflight", F_OK), -1);
+		unload(&s);
+		assert_int_equal(chdir(cwd), 0);
+	}
+}
+
+/* A held worker without a pidfd is looked at by its start time: while it
+ * runs it stays held and the next look is scheduled; once gone, released. */
+static void test_held_without_pidfd(void **state)
+{
+	struct serve_cfg cfg = { .socket_path = d.sock, .proc_root = "/proc" };
+	unsigned long long start;
+	struct server s;
+	pid_t kid;
+
+	(void)state;
+	kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0)
+		for (;;)
+			pause();
+	assert_int_equal(rtid_proc_start_time("/proc", kid, &start), 0);
+	load(&s, &cfg);
+	s.held[0] = (struct sheld){ .pid = kid, .pidfd = -1, .start = start, .process = 4242 };
+	s.nheld = 1;
+	si_check(&s);
+	assert_int_equal(s.nheld, 1);
+	assert_true(s.held_check_at > 0);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	si_check(&s);
+	assert_int_equal(s.nheld, 0);
+	assert_true(s.held_check_at == 0);
+	unload(&s);
+}
+
+
+static struct slisten lis;
+
+static void do_open(struct server *s, const struct serve_cfg *cfg)
+{
+	(void)s;
+	lis = (struct slisten){ .fd = -1, .lock = -1 };
+	assert_int_equal(sl_open(cfg, &lis), -1);
+	assert_int_equal(lis.fd, -1);
+	sl_unlock(&lis);
+}
+
+/* sl_open with no fd left after the lock's: the socket cannot be made. */
+static void do_open_no_fd(struct server *s, const struct serve_cfg *cfg)
+{
+	struct rlimit old, low;
+	int next = dup(0);
+
+	assert_true(next >= 0);
+	close(next);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = (struct rlimit){ .rlim_cur = (rlim_t)next + 1, .rlim_max = old.rlim_max };
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	lis = (struct slisten){ .fd = -1, .lock = -1 };
+	next = sl_open(cfg, &lis);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(next, -1);
+	assert_true(lis.lock >= 0); /* the lock was taken: the socket was what failed */
+	sl_unlock(&lis);
+	(void)s;
+}
+
+/* What the listening socket's path may hold, and the daemon's refusals: a
+ * socket that is not a daemon's kind (a stream listener) is not replaced,
+ * since no one can tell whether it is stale; a directory that cannot be
+ * made, or no fd for the socket, each fail the start saying why (a stale
+ * socket that cannot be probed for want of an fd is left); at exit a
+ * socket file someone put in place of ours is left alone. */
+static void test_listen_refusals(void **state)
+{
+	struct serve_cfg cfg = { .socket_path = d.sock };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char path[400];
+	struct stat before, after;
+	struct server s;
+	int fd;
+
+	(void)state;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	memcpy(sa.sun_path, d.sock, strlen(d.sock) + 1);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	assert_int_equal(lstat(d.sock, &before), 0);
+	catch_log(do_open, &s, &cfg);
+	assert_non_null(strstr(caught, "cannot tell whether a daemon serves it"));
+	assert_int_equal(lstat(d.sock, &after), 0);
+	assert_true(before.st_ino == after.st_ino);
+	close(fd);
+	unlink(d.sock);
+
+	snprintf(path, sizeof(path), "%s/none/sub/rtid.sock", d.dir);
+	cfg.socket_path = path;
+	catch_log(do_open, &s, &cfg);
+	assert_non_null(strstr(caught, "cannot make"));
+	assert_non_null(strstr(caught, "not serving"));
+
+	cfg.socket_path = d.sock;
+	catch_log(do_open_no_fd, &s, &cfg);
+	assert_non_null(strstr(caught, "cannot make a socket"));
+	assert_int_equal(access(d.sock, F_OK), -1);
+	/* Nor an fd to probe a stale socket with: it is not removed unproven. */
+	socket_at(d.sock, false);
+	assert_int_equal(lstat(d.sock, &before), 0);
+	catch_log(do_open_no_fd, &s, &cfg);
+	assert_non_null(strstr(caught, "cannot tell whether a daemon serves it"));
+	assert_int_equal(lstat(d.sock, &after), 0);
+	assert_true(before.st_ino == after.st_ino);
+	assert_int_equal(unlink(d.sock), 0);
+
+	/* Ours replaced while serving: sl_close leaves the new one. */
+	lis = (struct slisten){ .fd = -1, .lock = -1 };
+	assert_int_equal(sl_open(&cfg, &lis), 0);
+	assert_true(lis.created);
+	assert_int_equal(unlink(d.sock), 0);
+	socket_at(d.sock, false);
+	assert_int_equal(lstat(d.sock, &before), 0);
+	sl_close(&lis, &cfg);
+	assert_int_equal(lis.fd, -1);
+	assert_int_equal(lstat(d.sock, &after), 0);
+	assert_true(before.st_ino == after.st_ino);
+	sl_close(&lis, &cfg); /* twice: nothing more */
+	sl_unlock(&lis);
+	unlink(d.sock);
+}
+
+
+static struct client stat_client;
+
+static void do_answer_other_ns(struct server *s, const struct serve_cfg *cfg)
+{
+	(void)cfg;
+	st_answered(s, &stat_client, &(struct rtid__svc_ans){ .kind = RTID__SVC_TID, .value = 7 });
+}
+
+/* The counters told apart by error reason: the first ST_REASONS reasons by
+ * name (an empty one as "-"), every later one as "other"; a client in a pid
+ * namespace that is not known is logged as such. */
+static void test_stats_reasons(void **state)
+{
+	struct serve_cfg cfg = { .socket_path = d.sock, .proc_root = d.proc, .quiet = true };
+	struct server s;
+	char buf[512], all[8192] = "";
+	int sv[2], n;
+
+	(void)state;
+	load(&s, &cfg);
+	stat_client = (struct client){ .fd = -1, .req = { .op = RTID__OP_RESTORE_TID, .pid = 100 },
+				       .asked = rtid__now(), .other_ns = true };
+	for (int i = 0; i < ST_REASONS + 3; i++) {
+		struct rtid__svc_ans a = { .kind = RTID__SVC_ERROR };
+
+		if (i) /* the first: no name */
+			snprintf(a.name, sizeof(a.name), "reason-%d", i);
+		st_answered(&s, &stat_client, &a);
+	}
+	st_answered(&s, &stat_client, &(struct rtid__svc_ans){ .kind = RTID__SVC_ERROR,
+								.name = "reason-1" });
+	cfg.quiet = false;
+	catch_log(do_answer_other_ns, &s, &cfg);
+	assert_non_null(strstr(caught, "in an unknown pid namespace"));
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_true(st_send(&s, sv[0]));
+	close(sv[0]);
+	while ((n = hd_recv(sv[1], buf, sizeof(buf) - 1, 5)) > 0) {
+		buf[n] = '\0';
+		strncat(all, buf, sizeof(all) - strlen(all) - 2);
+		strcat(all, "\n");
+	}
+	close(sv[1]);
+	assert_non_null(strstr(all, "stat errors get-restore-tid - 1\n"));
+	assert_non_null(strstr(all, "stat errors get-restore-tid reason-1 2\n"));
+	assert_non_null(strstr(all, "stat errors get-restore-tid reason-15 1\n"));
+	assert_null(strstr(all, "reason-16"));
+	assert_non_null(strstr(all, "stat errors get-restore-tid other 3\n"));
+	unload(&s);
+}
+
 /* A second daemon started by another user on the first's path (which it may
  * not connect to) exits non-zero saying why, and the first serves on; it
  * exited 1 silently after trying to remove the first's socket. */
@@ -780,6 +1144,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hangup_and_quit_stop_gracefully, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_daemon_per_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_malformed_and_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_unreadable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_held_without_pidfd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_listen_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats_reasons, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

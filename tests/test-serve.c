@@ -339,6 +339,30 @@ static void test_attach_fails(void **state)
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
 	assert_true(hd_said(&d, "cuInit failed"));
 	assert_true(hd_said(&d, "a new attach after a backoff"));
+	/* The backoff doubles: after the third failed attach, none for 0.2 s. */
+	{
+		double t3 = -1, t4 = -1;
+		int n = hd_log_count(&d, "cuInit");
+
+		assert_int_equal(n, 2);
+		for (int i = 0; i < 1000 * time_factor() && t4 < 0; i++) {
+			double t0 = rtid__now();
+
+			assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
+			assert_int_equal(a.kind, RTID__SVC_ERROR);
+			assert_string_equal(a.name, "worker-failed");
+			if (hd_log_count(&d, "cuInit") > n) {
+				n++;
+				if (n == 3)
+					t3 = t0;
+				else
+					t4 = rtid__now();
+			}
+			poll(NULL, 0, 10);
+		}
+		assert_int_equal(n, 4);
+		assert_true(t4 - t3 >= 0.2);
+	}
 }
 
 /* A cuInit that never returns: cut at --attach-timeout, errors, no tid. */
@@ -515,6 +539,47 @@ static void test_queue_behind_a_hang(void **state)
 	assert_int_equal(a2.value, 101);
 	rtid__svc_close(&c1);
 	rtid__svc_close(&c2);
+}
+
+/* A stop while a query hangs in the driver: the query has the stop's grace,
+ * then its client is told shutting-down (not left without an answer), and
+ * the daemon exits 0; a second stop signal meanwhile changes nothing, and a
+ * request on a connection made before the stop is refused at once. */
+static void test_stop_with_a_query_hanging(void **state)
+{
+	struct rtid__svc_req q = { .op = RTID__OP_RESTORE_TID, .pid = 400 };
+	struct rtid__svc_req q2 = { .op = RTID__OP_RESTORE_TID, .pid = 100 };
+	struct rtid__svc_conn c, c2;
+	struct rtid__svc_ans a;
+	char buf[256];
+	size_t n;
+
+	(void)state;
+	hd_start(&d, ARGS("--timeout", "60"));
+	assert_int_equal(rtid__svc_open(d.sock, &c), 0);
+	n = rtid__svc_req_format(&q, buf);
+	assert_int_equal(send(c.fd, buf, n, 0), (ssize_t)n);
+	assert_int_equal(hd_recv(c.fd, buf, sizeof(buf), 20), (int)strlen("hello 2 queries"));
+	hd_log_wait(&d, "start", 400, 0); /* in the driver now */
+	assert_int_equal(rtid__svc_open(d.sock, &c2), 0);
+	assert_int_equal(kill(d.pid, SIGTERM), 0);
+	assert_int_equal(kill(d.pid, SIGTERM), 0);
+	/* Its stderr is all that says the stop has begun: polled, bounded. */
+	for (int i = 0; i < 2000 * time_factor() && !hd_said(&d, "rtid serve: stopping"); i++)
+		poll(NULL, 0, 10);
+	assert_true(hd_said(&d, "rtid serve: stopping"));
+	/* A connection made before: a new request is refused at once. */
+	assert_int_equal(rtid__svc_call(&c2, &q2, rtid__now() + 20, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "shutting-down");
+	rtid__svc_close(&c2);
+	assert_true(hd_recv(c.fd, buf, sizeof(buf), 20 * time_factor()) > 0);
+	assert_int_equal(rtid__svc_ans_parse(buf, strlen(buf), &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_ERROR);
+	assert_string_equal(a.name, "shutting-down");
+	rtid__svc_close(&c);
+	assert_int_equal(hd_stop(&d), 0);
+	assert_true(hd_said(&d, "stopping"));
 }
 
 /* Whether the daemon has reaped pid (a worker it let go): waits for its exit
@@ -850,6 +915,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tid_of_another_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pid_reused_during_the_query, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_behind_a_hang, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_with_a_query_hanging, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silent_client, setup_silent, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_messages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_actions_not_served, setup, teardown),
