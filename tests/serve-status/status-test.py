@@ -90,4 +90,21 @@ with tempfile.TemporaryDirectory() as d:
     prom, _ = status(path, "--prometheus", rc=1)  # the same: rtid_up 0, nothing else
     assert "rtid_up 0" in prom.splitlines() and "rtid_attaches_total" not in prom, prom
     t.join(10)
+
+# Where the Prometheus file cannot be put: said with the reason, exit status 1,
+# and no temporary file left beside it. A stray argument: usage, exit 2.
+with tempfile.TemporaryDirectory() as d:
+    gone = os.path.join(d, "no-daemon")
+    taken = os.path.join(d, "tf", "rtid.prom")
+    os.makedirs(taken)  # a directory where the file would go: the rename fails
+    out, err = status(gone, "--prometheus", "--output", taken, rc=1)
+    assert "%s: Is a directory" % taken in err and out == "", (out, err)
+    assert os.listdir(os.path.dirname(taken)) == ["rtid.prom"], os.listdir(os.path.dirname(taken))
+    assert os.listdir(taken) == [], os.listdir(taken)
+    long = os.path.join(d, "x" * 4100)  # the temporary name beside it would not fit
+    out, err = status(gone, "--prometheus", "--output", long, rc=1)
+    assert "File name too long" in err and out == "", (out, err)
+    assert sorted(os.listdir(d)) == ["tf"], os.listdir(d)
+    out, err = status(gone, "stray", rc=2)
+    assert "unexpected argument 'stray'" in err and out == "", (out, err)
 print("serve status: words, JSON and Prometheus from every kind of stat; odd ones survived")
