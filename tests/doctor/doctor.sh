@@ -101,6 +101,24 @@ doctor 1 "c['shim-on-path']['ok'] and not c['real-tool']['ok']"
 printf "$tool" > "$r/usr/bin/cuda-checkpoint"
 chmod 755 "$r/usr/bin/cuda-checkpoint"
 doctor 0 "c['real-tool']['ok'] and c['tool-help']['ok']"
+# A node where no process can be started (fork fails, through libfiu where
+# it is installed): -h cannot be run, and both checks say so, not "exit 127".
+if command -v fiu-run > /dev/null && [ -e /usr/lib/fiu/fiu_posix_preload.so ]; then
+	set +e
+	fiu-run -x -c 'enable name=posix/proc/fork,failinfo=11' \
+		"$rtid" doctor --root "$r" --json > "$tmp/out.json" 2> "$tmp/err"
+	rc=$?
+	set -e
+	[ "$rc" = 1 ] || fail "doctor with fork failing: exit $rc, not 1: $(cat "$tmp/out.json" "$tmp/err")"
+	python3 -c "
+import json
+c = {x['name']: x for x in json.load(open('$tmp/out.json'))['checks']}
+for n in ('tool-help', 'real-tool'):
+    assert not c[n]['ok'] and 'cannot run it here: Resource temporarily unavailable' in c[n]['detail'], c[n]
+" || fail "doctor with fork failing did not say that -h cannot be run"
+else
+	echo "no libfiu (fiu-run): the check of a node that cannot fork is skipped"
+fi
 
 # The real tool's -h as CRIU's plugin reads it: /bin/false; NVIDIA's stub
 # without the driver's library; a help without --action. Each fails, with
