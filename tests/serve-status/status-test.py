@@ -18,11 +18,18 @@ import threading
 RTID = sys.argv[1]
 STATS = ["stat uptime_s 12.5", "stat driver 580.95.05", "stat attaches 1",
          "stat worker_failures 0", "stat requests lock done 3", "stat requests lock x y z",
+         "stat duration_seconds lock 1 x",
          "stat requests unlock not-served 2", "stat requests get-state error 4",
          "stat errors get-state worker-failed 3", "stat errors get-state timeout 1",
          "stat requests checkpoint error 1", "stat duration_seconds lock 0.004 2",
          "stat latency_ms get-restore-tid 0.4 0.9 1.5", "stat latency_ms lock 1 n/a 3",
-         "stat lonely", "stat odd thing here", "stat busy 2.5e"]
+         "stat lonely", "stat odd thing here", "stat busy 2.5e",
+         # Out of range, a count that is none, a label to escape, a name the
+         # client gives itself, more words than any stat has, a duration
+         # whose sum is none (before the good one).
+         "stat huge 1e999", "stat errors lock timeout many", 'stat requests lo"c\\k done 5',
+         "stat up 7", "stat requests lock done 3 and five words more",
+         "stat duration_seconds lock x 2"]
 
 
 def daemon(path, answers):
@@ -62,7 +69,9 @@ with tempfile.TemporaryDirectory() as d:
     assert o["uptime_s"] == 12.5 and o["attaches"] == 1 and o["driver"] == "580.95.05", o
     assert o["busy"] == "2.5e", o  # not a number: kept as the daemon said it
     assert o["requests"] == {"lock": {"done": 3}, "unlock": {"not-served": 2},  # 'x y z': no count
-                             "get-state": {"error": 4}, "checkpoint": {"error": 1}}, o
+                             "get-state": {"error": 4}, "checkpoint": {"error": 1},
+                             'lo"c\\k': {"done": 5}}, o
+    assert o["huge"] == "1e999" and o["up"] == 7, o  # out of range: kept as the daemon said it
     assert o["errors"] == {"get-state": {"worker-failed": 3, "timeout": 1}}, o
     assert o["latency_ms"]["get-restore-tid"] == {"p50": 0.4, "p90": 0.9, "p99": 1.5}, o
     assert o["latency_ms"]["lock"] == {"p50": 1, "p90": None, "p99": 3}, o
@@ -79,11 +88,15 @@ with tempfile.TemporaryDirectory() as d:
                  'rtid_requests_total{op="checkpoint",outcome="error"} 1',  # no reasons said
                  'rtid_request_duration_seconds{op="get-restore-tid",quantile="0.99"} 0.0015',
                  'rtid_request_duration_seconds_sum{op="lock"} 0.004',
-                 'rtid_request_duration_seconds_count{op="lock"} 2'):
+                 'rtid_request_duration_seconds_count{op="lock"} 2',
+                 'rtid_requests_total{op="lo\\"c\\\\k",outcome="done"} 5'):
         assert want in lines, (want, lines)
     # get-state's errors are told by reason: no total beside them to count twice.
     assert 'rtid_requests_total{op="get-state",outcome="error"} 4' not in lines, lines
     assert not any("latency_ms" in l for l in lines), lines
+    assert not any("huge" in l or "many" in l or "rtid_up 7" in l for l in lines), lines
+    assert [l for l in lines if l.startswith("rtid_request_duration_seconds_sum")] == \
+        ['rtid_request_duration_seconds_sum{op="lock"} 0.004'], lines
     assert not any("odd" in l or "lonely" in l or "busy" in l for l in lines), lines
     out, err = status(path, rc=1)  # a message that is no stat
     assert "rtid serve status" in err and out == "", (out, err)
