@@ -9,6 +9,7 @@ fails the command.
     status-test.py RTID_BIN"""
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -118,6 +119,26 @@ with tempfile.TemporaryDirectory() as d:
     out, err = status(gone, "--prometheus", "--output", long, rc=1)
     assert "File name too long" in err and out == "", (out, err)
     assert sorted(os.listdir(d)) == ["tf"], os.listdir(d)
+    # A disk that fails the write or the sync (libfiu, where installed): exit
+    # 1, the file as it was, and no temporary file beside it.
+    prom = os.path.join(d, "tf", "ok.prom")
+    with open(prom, "w") as f:
+        f.write("old\n")
+    fiu = "/usr/lib/fiu/fiu_posix_preload.so"
+    if shutil.which("fiu-run") and os.path.exists(fiu):
+        for point, errno_, said in (("posix/io/rw/write", 28, None),
+                                    ("posix/io/sync/fsync", 5, "Input/output error")):
+            p = subprocess.run(["fiu-run", "-x", "-c", "enable name=%s,failinfo=%d" % (point, errno_),
+                                RTID, "serve", "status", "--socket", gone, "--prometheus",
+                                "--output", prom], capture_output=True, text=True, timeout=30)
+            assert p.returncode == 1, (point, p.returncode, p.stdout, p.stderr)
+            assert said is None or "%s: %s" % (prom, said) in p.stderr, (point, p.stderr)
+            with open(prom) as f:
+                assert f.read() == "old\n", point
+            assert sorted(os.listdir(os.path.dirname(prom))) == ["ok.prom", "rtid.prom"], \
+                (point, os.listdir(os.path.dirname(prom)))
+    else:
+        print("no libfiu (fiu-run): a failing write and sync are not checked")
     out, err = status(gone, "stray", rc=2)
     assert "unexpected argument 'stray'" in err and out == "", (out, err)
 print("serve status: words, JSON and Prometheus from every kind of stat; odd ones survived")
