@@ -310,6 +310,31 @@ static void bad_settings_reach_the_real_tool(void **state)
 	unsetenv("RTID_SHIM_LOG");
 }
 
+/* A call too long for one log line is logged cut, marked "...", and still
+ * reaches the real tool whole. */
+static void long_call_logged_cut(void **state)
+{
+	char arg[1500], log[600], *argv[] = { "cuda-checkpoint", "--toggle", arg, NULL };
+	const char *text, *cut;
+	struct criu_call c;
+
+	(void)state;
+	memset(arg, 'a', sizeof(arg) - 1);
+	arg[sizeof(arg) - 1] = '\0';
+	snprintf(log, sizeof(log), "%s/shim-long.log", test_dir);
+	setenv("RTID_SHIM_LOG", log, 1);
+	setenv("FAKE_STDOUT", "toggled\n", 1);
+	c = criu(argv);
+	unsetenv("RTID_SHIM_LOG");
+	assert_int_equal(c.status, 0);
+	assert_string_equal(c.out, "toggled\n");
+	text = slurp(log);
+	cut = strstr(text, "aaa...: to the real tool");
+	assert_non_null(cut);
+	assert_null(strstr(text, arg)); /* never the whole argument */
+	assert_int_equal(count_lines(log_path), 1); /* the tool ran once */
+}
+
 /* A setting the shim cannot use sends every call to the real tool, rtid serve
  * included: RTID_SERVICE_TIMEOUT=2s used to fall back to 2 s and ask the
  * daemon, against doc/shim.md. A listener stands for the daemon: it is never
@@ -383,6 +408,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(driver_mode_gives_the_tools_tid, shim_reset),
 		cmocka_unit_test_setup(usable_settings_are_taken, shim_reset),
+		cmocka_unit_test_setup(long_call_logged_cut, shim_reset),
 		cmocka_unit_test_setup(inherited_sigchld_ignore, shim_reset),
 		cmocka_unit_test_setup(bad_version_variable_keeps_driver_mode, shim_reset),
 		cmocka_unit_test_setup(attested_scan_spawns_no_tool, shim_reset),
