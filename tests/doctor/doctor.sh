@@ -143,6 +143,14 @@ printf '#!/bin/sh\n[ -n "$LD_LIBRARY_PATH" ] && echo --action && exit 0\necho "n
 LD_LIBRARY_PATH=/opt/nvidia doctor 1 "'exit 127: no libcuda' in c['real-tool']['detail']"
 printf '#!/bin/sh\nkill -9 $$\n' > "$r/usr/bin/cuda-checkpoint"
 doctor 1 "'killed by signal 9' in c['real-tool']['detail']"
+# A -h that never answers (the plugin would wait on it): each check gives up
+# at its deadline and says so, and the tool's group is killed, nothing left.
+printf '#!/bin/sh\necho $$ >> %s/hang.pids\nexec /bin/sleep 600\n' "$tmp" > "$r/usr/bin/cuda-checkpoint"
+doctor 1 "not c['real-tool']['ok'] and 'no answer in 10 s' in c['real-tool']['detail'] and 'no answer in 10 s' in c['tool-help']['detail']"
+[ "$(wc -l < "$tmp/hang.pids")" = 2 ] || fail "the hanging -h did not run twice"
+while read -r p; do
+	! kill -0 "$p" 2> /dev/null || fail "the hanging tool ($p) was left running"
+done < "$tmp/hang.pids"
 mv "$tmp/tool" "$r/usr/bin/cuda-checkpoint"
 
 # Another rtid between the shim and the real tool (another build: other
