@@ -257,6 +257,48 @@ static void read_lines_table(void **state)
 	free(big);
 }
 
+/* What a bad input gets: no pid from NULL, no version from a line that is
+ * no NVRM line or whose only token of the shape is past a token too long to
+ * be one; a start time only from the kernel's own shape of stat. */
+static void parse_edges(void **state)
+{
+	static const char long_tok[] = "NVRM version: 1.2.3456789012345678901234567890123456 580.95.05\n";
+	char out[32] = "";
+	static const char negs[] = "4 (x) S -1 -2 -3 -4 -5 -6 -7 -8 -9 -10 -11 -12 -13 -14 -15 -16 -17 "
+				   "-18 99";
+	unsigned long long v = 5;
+	int pid = 7;
+
+	(void)state;
+	assert_int_equal(rtid__parse_pid(NULL, &pid), -EINVAL);
+	assert_int_equal(pid, 7);
+	assert_int_equal(rtid__parse_driver_version(NULL, 40, out, sizeof(out)), -EINVAL);
+	assert_int_equal(rtid__parse_driver_version("NVRM", 4, out, sizeof(out)), -EINVAL);
+	assert_int_equal(rtid__parse_driver_version("NVRX version: 580.95.05", 23, out, sizeof(out)),
+			 -EINVAL);
+	/* A token of 33 characters or more is passed over, never cut into a version. */
+	assert_int_equal(rtid__parse_driver_version(long_tok, strlen(long_tok), out, sizeof(out)), 0);
+	assert_string_equal(out, "580.95.05");
+	/* Only blanks after the prefix, no newline: nothing found. */
+	assert_int_equal(rtid__parse_driver_version("NVRM version:   \t ", 18, out, sizeof(out)),
+			 -EINVAL);
+	/* The version on the second line only: the first line is the one read. */
+	assert_int_equal(rtid__parse_driver_version("NVRM version: none\n580.95.05\n", 29, out,
+						    sizeof(out)), -EINVAL);
+	/* stat: a lone 0 as the pid, a leading zero, a negative start time, a
+	 * field that is only '-', and a comm that closes before it opens. */
+	assert_int_equal(rtid__parse_stat_start("0", 1, &v), -EINVAL);
+	assert_int_equal(rtid__parse_stat_start("00 (x) S 1", 10, &v), -EINVAL);
+	assert_int_equal(rtid__parse_stat_start("4 (x) S -", 9, &v), -EINVAL);
+	assert_int_equal(rtid__parse_stat_start("4 (x) S - 2", 11, &v), -EINVAL);
+	assert_int_equal(rtid__parse_stat_start("4 )", 3, &v), -EINVAL);
+	assert_int_equal(rtid__parse_stat_start("4 (x) ", 6, &v), -EINVAL);
+	assert_int_equal(rtid__parse_stat_start("4 (x)) S", 8, &v), -EINVAL);
+	assert_int_equal(v, 5);
+	assert_int_equal(rtid__parse_stat_start(negs, strlen(negs), &v), 0);
+	assert_int_equal(v, 99);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -264,7 +306,7 @@ int main(void)
 		cmocka_unit_test(read_at_table),   cmocka_unit_test(read_lines_table),
 		cmocka_unit_test(pid_table),       cmocka_unit_test(version_table),
 		cmocka_unit_test(version_small_buffer), cmocka_unit_test(version_valid),
-		cmocka_unit_test(status_fields),
+		cmocka_unit_test(status_fields), cmocka_unit_test(parse_edges),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

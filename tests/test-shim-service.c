@@ -294,6 +294,81 @@ static void test_log_line_is_bounded(void **state)
 	assert_null(memchr(got, '\n', (size_t)n - 1));
 }
 
+/* Each setting judged as the shim and rtid doctor judge it: the values it
+ * takes pass, every other names what is accepted; empty is the default. */
+static void test_settings_judged(void **state)
+{
+	static const struct { const char *name, *value; bool ok; } t[] = {
+		{ "RTID_MODE", "canary", true },      { "RTID_MODE", "fast", false },
+		{ "RTID_BACKEND", "tool", true },     { "RTID_BACKEND", "api", true },
+		{ "RTID_BACKEND", "API", false },     { "RTID_TIMEOUT", "0.5", true },
+		{ "RTID_TIMEOUT", "0", false },       { "RTID_SERVICE_TIMEOUT", "2", true },
+		{ "RTID_SERVICE_ACTION_TIMEOUT", "1e9", false },
+		{ "RTID_SERVE_UID", "0", true },      { "RTID_SERVE_UID", "65534", true },
+		{ "RTID_SERVE_UID", "nobody", false }, { "RTID_SERVE_UID", "-1", false },
+		{ "RTID_UNATTESTED", "0", true },     { "RTID_UNATTESTED", "1", true },
+		{ "RTID_UNATTESTED", "2", false },    { "RTID_PATTERN", "^cuda[0-9]+$", true },
+		{ "RTID_PATTERN", "(", false },       { "RTID_REAL_TOOL", "anything at all", true },
+		{ "RTID_MODE", "", true },            { "RTID_BACKEND", NULL, true },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		const char *why = cli_conf_unusable(t[i].name, t[i].value);
+
+		if (t[i].ok != (why == NULL))
+			fail_msg("%s=%s: %s", t[i].name, t[i].value ? t[i].value : "(unset)",
+				 why ? why : "taken");
+	}
+	assert_string_equal(cli_conf_unusable("RTID_BACKEND", "x"), "tool or api");
+	assert_string_equal(cli_conf_unusable("RTID_UNATTESTED", "yes"), "1 (scan unattested) or 0");
+	assert_non_null(strstr(cli_conf_unusable("RTID_SERVE_UID", "root"), "not a name"));
+}
+
+static void no_line(void *ctx, unsigned line, const char *name, const char *value)
+{
+	(void)line, (void)name, (void)value;
+	(*(int *)ctx)++;
+}
+
+/* A settings file is read only when it can be trusted and is of a sane
+ * size; each refusal says why, and no line of it reaches the caller. */
+static void test_settings_file_refused(void **state)
+{
+	char *dir = tmp_dir(), path[200], big[17 * 1024];
+	const char *why = NULL;
+	int lines = 0;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/shim.conf", dir);
+	write_file(dir, "shim.conf", "RTID_MODE=scan\n");
+	assert_int_equal(chmod(path, 0664), 0);
+	assert_int_equal(cli_conf_read(path, no_line, &lines, &why), -EPERM);
+	assert_string_equal(why, "writable by group or others");
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(cli_conf_read(path, no_line, &lines, &why), 0);
+	assert_int_equal(lines, 1);
+	lines = 0;
+	/* A directory at the path. */
+	assert_int_equal(cli_conf_read(dir, no_line, &lines, &why), -EPERM);
+	assert_string_equal(why, "not a regular file");
+	/* A link: never followed. */
+	snprintf(big, sizeof(big), "%s/link.conf", dir);
+	assert_int_equal(symlink(path, big), 0);
+	assert_int_equal(cli_conf_read(big, no_line, &lines, &why), -ELOOP);
+	assert_non_null(why);
+	/* Past 16 KiB: refused whole. */
+	memset(big, '#', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	write_file(dir, "shim.conf", big);
+	assert_int_equal(cli_conf_read(path, no_line, &lines, &why), -EFBIG);
+	assert_string_equal(why, "larger than 16 KiB");
+	assert_int_equal(cli_conf_read("/nonexistent/shim.conf", no_line, &lines, &why), -ENOENT);
+	assert_int_equal(lines, 0);
+	rm_tree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,6 +376,8 @@ int main(void)
 		cmocka_unit_test(test_log_line_is_bounded),
 		cmocka_unit_test(test_untrusted_daemon_is_not_read),
 		cmocka_unit_test(test_driver_errors_from_the_daemon),
+		cmocka_unit_test(test_settings_judged),
+		cmocka_unit_test(test_settings_file_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,6 +33,45 @@ static void driver_mode_gives_the_tools_tid(void **state)
 	assert_int_equal(count_lines(log_path), 1);
 }
 
+/* Every setting the shim takes, set to a value it can use: the query is
+ * still the tool's answer, once; the API backend without its worker ends in
+ * the real tool's answer too, never in an error of rtid's own. */
+static void usable_settings_are_taken(void **state)
+{
+	char *argv[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+	char *worker;
+	struct criu_call c;
+
+	(void)state;
+	setenv("FAKE_STDOUT", "4244\n", 1);
+	setenv("FAKE_STDERR", "", 1);
+	setenv("RTID_MODE", "driver", 1);
+	setenv("RTID_BACKEND", "tool", 1);
+	setenv("RTID_TIMEOUT", "5", 1);
+	setenv("RTID_PATTERN", "^cuda[0-9]+$", 1);
+	setenv("RTID_UNATTESTED", "0", 1);
+	c = criu(argv);
+	assert_int_equal(c.status, 0);
+	assert_string_equal(c.out, "4244\n");
+	assert_int_equal(count_lines(log_path), 1);
+	setenv("RTID_BACKEND", "api", 1);
+	worker = getenv("RTID_WORKER") ? strdup(getenv("RTID_WORKER")) : NULL;
+	setenv("RTID_WORKER", "/nonexistent/rtid-cuda-worker", 1);
+	c = criu(argv);
+	assert_int_equal(c.status, 0);
+	assert_string_equal(c.out, "4244\n");
+	if (worker)
+		setenv("RTID_WORKER", worker, 1);
+	else
+		unsetenv("RTID_WORKER");
+	free(worker);
+	unsetenv("RTID_MODE");
+	unsetenv("RTID_BACKEND");
+	unsetenv("RTID_TIMEOUT");
+	unsetenv("RTID_PATTERN");
+	unsetenv("RTID_UNATTESTED");
+}
+
 /* A malformed RTID_DRIVER_VERSION makes the version unknown, never a failed
  * query: driver mode still answers as the tool does, and nothing is added. */
 static void bad_version_variable_keeps_driver_mode(void **state)
@@ -271,6 +310,31 @@ static void bad_settings_reach_the_real_tool(void **state)
 	unsetenv("RTID_SHIM_LOG");
 }
 
+/* A call too long for one log line is logged cut, marked "...", and still
+ * reaches the real tool whole. */
+static void long_call_logged_cut(void **state)
+{
+	char arg[1500], log[600], *argv[] = { "cuda-checkpoint", "--toggle", arg, NULL };
+	const char *text, *cut;
+	struct criu_call c;
+
+	(void)state;
+	memset(arg, 'a', sizeof(arg) - 1);
+	arg[sizeof(arg) - 1] = '\0';
+	snprintf(log, sizeof(log), "%s/shim-long.log", test_dir);
+	setenv("RTID_SHIM_LOG", log, 1);
+	setenv("FAKE_STDOUT", "toggled\n", 1);
+	c = criu(argv);
+	unsetenv("RTID_SHIM_LOG");
+	assert_int_equal(c.status, 0);
+	assert_string_equal(c.out, "toggled\n");
+	text = slurp(log);
+	cut = strstr(text, "aaa...: to the real tool");
+	assert_non_null(cut);
+	assert_null(strstr(text, arg)); /* never the whole argument */
+	assert_int_equal(count_lines(log_path), 1); /* the tool ran once */
+}
+
 /* A setting the shim cannot use sends every call to the real tool, rtid serve
  * included: RTID_SERVICE_TIMEOUT=2s used to fall back to 2 s and ask the
  * daemon, against doc/shim.md. A listener stands for the daemon: it is never
@@ -343,6 +407,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(driver_mode_gives_the_tools_tid, shim_reset),
+		cmocka_unit_test_setup(usable_settings_are_taken, shim_reset),
+		cmocka_unit_test_setup(long_call_logged_cut, shim_reset),
 		cmocka_unit_test_setup(inherited_sigchld_ignore, shim_reset),
 		cmocka_unit_test_setup(bad_version_variable_keeps_driver_mode, shim_reset),
 		cmocka_unit_test_setup(attested_scan_spawns_no_tool, shim_reset),

@@ -418,6 +418,109 @@ static void rtid_known_by_its_note(void **state)
 	free(found);
 }
 
+/* The edges of the note reader: a text cut to the caller's buffer, a
+ * segment that ends in less than a note header or whose name's padding
+ * runs past it, the other byte order, and a buffer of no size. */
+static void note_reader_edges(void **state)
+{
+	unsigned char n[256];
+	char path[600], ver[64], small[3] = "xx";
+	size_t at;
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/elf-edge", test_dir);
+	/* The version cut to what the caller has room for, NUL-terminated. */
+	at = note(n, "rtid", 1, "9.9.9", 4, 0);
+	write_elf(path, n, at, (struct elf_knobs){ .phnum = 1, .align = 4 });
+	assert_int_equal(rtid__rtid_note(path, small, sizeof(small)), 1);
+	assert_string_equal(small, "9.");
+	/* A buffer of no size: the answer still, nothing written to it. */
+	strcpy(ver, "untouched");
+	assert_int_equal(rtid__rtid_note(path, ver, 0), 1);
+	assert_string_equal(ver, "untouched");
+	/* Another note, then fewer bytes than a note header: not rtid. */
+	at = note(n, "GNU", 3, "abc", 4, 0);
+	memset(n + at, 0, 4);
+	write_elf(path, n, at + 4, (struct elf_knobs){ .phnum = 1, .align = 4 });
+	assert_int_equal(rtid__rtid_note(path, NULL, 0), 0);
+	/* A segment smaller than one note header. */
+	write_elf(path, n, 4, (struct elf_knobs){ .phnum = 1, .align = 4 });
+	assert_int_equal(rtid__rtid_note(path, NULL, 0), 0);
+	/* The name fits, its padding to 4 does not: read no further. */
+	at = note(n, "rtid", 1, "9.9", 4, 0);
+	write_elf(path, n, at, (struct elf_knobs){ .phnum = 1, .align = 4,
+						  .filesz = sizeof(ElfW(Nhdr)) + 5 });
+	assert_int_equal(rtid__rtid_note(path, NULL, 0), 0);
+	/* rtid's note in a program of the other byte order: not one that runs here. */
+	write_elf(path, n, at, (struct elf_knobs){ .phnum = 1, .align = 4 });
+	assert_int_equal(rtid__rtid_note(path, NULL, 0), 1);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, (unsigned char[]){ __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ?
+						       ELFDATA2MSB : ELFDATA2LSB }, 1, EI_DATA), 1);
+	close(fd);
+	assert_int_equal(rtid__rtid_note(path, NULL, 0), 0);
+	assert_false(rtid__is_rtid(path));
+}
+
+/* A copy of the running program is itself, by its bytes; a copy with one
+ * byte changed, or a file that is not there, is not. The PATH search passes
+ * over such a copy. */
+static void copy_of_self_is_self(void **state)
+{
+	char self[PATH_MAX], copy[700], other[700], dir[1500], *found = NULL;
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char buf[65536];
+	int in, out;
+	ssize_t r;
+
+	(void)state;
+	assert_true(len > 0);
+	self[len] = '\0';
+	write_file(test_dir, "self-dir/.keep", "");
+	write_file(test_dir, "real-dir/rtid-self-test", "#!/bin/sh\n");
+	snprintf(copy, sizeof(copy), "%s/self-dir/rtid-self-test", test_dir);
+	snprintf(other, sizeof(other), "%s/real-dir/rtid-self-test", test_dir);
+	assert_int_equal(chmod(other, 0755), 0);
+	in = open(self, O_RDONLY);
+	out = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	assert_true(in >= 0 && out >= 0);
+	while ((r = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)r), r);
+	close(in);
+	close(out);
+	assert_true(rtid__is_self(copy));
+	assert_true(rtid__is_rtid(copy));
+	assert_false(rtid__is_self(other));          /* another size */
+	assert_false(rtid__is_self("/nonexistent/x")); /* not there */
+	/* On PATH before the real one: passed over. */
+	snprintf(dir, sizeof(dir), "%s/self-dir:%s/real-dir", test_dir, test_dir);
+	setenv("PATH", dir, 1);
+	assert_int_equal(rtid__tool_find("rtid-self-test", &found), 0);
+	assert_string_equal(found, other);
+	free(found);
+	/* Empty entries and no such program anywhere: -ENOENT, nothing given. */
+	found = NULL;
+	setenv("PATH", "/nonexistent::/nonexistent2:", 1);
+	assert_int_equal(rtid__tool_find("rtid-no-such-program", &found), -ENOENT);
+	assert_null(found);
+	unsetenv("PATH");
+	/* The same size, one byte changed: not self. */
+	out = open(copy, O_RDWR);
+	assert_true(out >= 0);
+	assert_int_equal(pread(out, buf, 1, 100), 1);
+	buf[0] ^= 1;
+	assert_int_equal(pwrite(out, buf, 1, 100), 1);
+	close(out);
+	assert_false(rtid__is_self(copy));
+	/* Not readable: cannot be compared, so not self. */
+	if (geteuid() != 0) {
+		assert_int_equal(chmod(copy, 0111), 0);
+		assert_false(rtid__is_self(copy));
+	}
+}
+
 static void no_leaks_over_many_calls(void **state)
 {
 	int fds = count_fds();
@@ -445,6 +548,8 @@ int main(void)
 		cmocka_unit_test_setup(missing_tool, reset),
 		cmocka_unit_test_setup(path_search_as_execvp, reset),
 		cmocka_unit_test_setup(rtid_known_by_its_note, reset),
+		cmocka_unit_test_setup(note_reader_edges, reset),
+		cmocka_unit_test_setup(copy_of_self_is_self, reset),
 	};
 	return cmocka_run_group_tests(tests, setup, test_dir_teardown);
 }

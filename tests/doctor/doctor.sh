@@ -101,6 +101,24 @@ doctor 1 "c['shim-on-path']['ok'] and not c['real-tool']['ok']"
 printf "$tool" > "$r/usr/bin/cuda-checkpoint"
 chmod 755 "$r/usr/bin/cuda-checkpoint"
 doctor 0 "c['real-tool']['ok'] and c['tool-help']['ok']"
+# A node where no process can be started (fork fails, through libfiu where
+# it is installed): -h cannot be run, and both checks say so, not "exit 127".
+if command -v fiu-run > /dev/null && [ -e /usr/lib/fiu/fiu_posix_preload.so ]; then
+	set +e
+	fiu-run -x -c 'enable name=posix/proc/fork,failinfo=11' \
+		"$rtid" doctor --root "$r" --json > "$tmp/out.json" 2> "$tmp/err"
+	rc=$?
+	set -e
+	[ "$rc" = 1 ] || fail "doctor with fork failing: exit $rc, not 1: $(cat "$tmp/out.json" "$tmp/err")"
+	python3 -c "
+import json
+c = {x['name']: x for x in json.load(open('$tmp/out.json'))['checks']}
+for n in ('tool-help', 'real-tool'):
+    assert not c[n]['ok'] and 'cannot run it here: Resource temporarily unavailable' in c[n]['detail'], c[n]
+" || fail "doctor with fork failing did not say that -h cannot be run"
+else
+	echo "no libfiu (fiu-run): the check of a node that cannot fork is skipped"
+fi
 
 # The real tool's -h as CRIU's plugin reads it: /bin/false; NVIDIA's stub
 # without the driver's library; a help without --action. Each fails, with
@@ -125,6 +143,14 @@ printf '#!/bin/sh\n[ -n "$LD_LIBRARY_PATH" ] && echo --action && exit 0\necho "n
 LD_LIBRARY_PATH=/opt/nvidia doctor 1 "'exit 127: no libcuda' in c['real-tool']['detail']"
 printf '#!/bin/sh\nkill -9 $$\n' > "$r/usr/bin/cuda-checkpoint"
 doctor 1 "'killed by signal 9' in c['real-tool']['detail']"
+# A -h that never answers (the plugin would wait on it): each check gives up
+# at its deadline and says so, and the tool's group is killed, nothing left.
+printf '#!/bin/sh\necho $$ >> %s/hang.pids\nexec /bin/sleep 600\n' "$tmp" > "$r/usr/bin/cuda-checkpoint"
+doctor 1 "not c['real-tool']['ok'] and 'no answer in 10 s' in c['real-tool']['detail'] and 'no answer in 10 s' in c['tool-help']['detail']"
+[ "$(wc -l < "$tmp/hang.pids")" = 2 ] || fail "the hanging -h did not run twice"
+while read -r p; do
+	! kill -0 "$p" 2> /dev/null || fail "the hanging tool ($p) was left running"
+done < "$tmp/hang.pids"
 mv "$tmp/tool" "$r/usr/bin/cuda-checkpoint"
 
 # Another rtid between the shim and the real tool (another build: other
