@@ -12,9 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -253,6 +256,34 @@ static void test_tool_killed_or_missing(void **state)
 	setenv("PATH", bin, 1);
 }
 
+/* No pipe (out of descriptors), or a child reaped behind its back (SIGCHLD
+ * ignored: CRIU's own handling): -1, said, never a made-up status. */
+static void test_tool_no_pipe_no_wait(void **state)
+{
+	struct rlimit old, low;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, prev;
+	char out[64];
+	int hold[64], n = 0;
+
+	(void)state;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 64;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (n < 64 && (hold[n] = dup(0)) >= 0)
+		n++;
+	assert_int_equal(plug_tool_run(ARGS("-h"), out, sizeof(out)), -1);
+	while (n)
+		close(hold[--n]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_non_null(strstr(logged, "no pipe for cuda-checkpoint: "));
+	logged[0] = '\0';
+	assert_int_equal(sigaction(SIGCHLD, &ign, &prev), 0);
+	assert_int_equal(plug_tool_run(ARGS("-h"), out, sizeof(out)), -1);
+	assert_int_equal(sigaction(SIGCHLD, &prev, NULL), 0);
+	assert_non_null(strstr(logged, "cannot wait for cuda-checkpoint (pid "));
+}
+
 /* CRIU's plugin's init test: the tool runs and its help knows --action. */
 static void test_tool_usable(void **state)
 {
@@ -444,11 +475,78 @@ static void test_silent_socket(void **state)
 	logged[0] = '\0';
 	assert_int_equal(plug_get_state(100, 100), ST_LOCKED);
 	assert_non_null(strstr(logged, "no answer"));
+	/* A query for the tid too: the tool's answer, the daemon's silence said. */
+	{
+		char name[32], val[32];
+
+		snprintf(name, sizeof(name), "FAKE_TID_%d", getpid());
+		snprintf(val, sizeof(val), "%d", getpid());
+		setenv(name, val, 1);
+		setenv("RTID_SERVICE_TIMEOUT", "0.2", 1);
+		logged[0] = '\0';
+		assert_int_equal(plug_restore_tid(getpid()), getpid());
+		assert_non_null(strstr(logged, ": asking cuda-checkpoint"));
+		unsetenv(name);
+	}
 	close(fd);
 	/* Nothing listening: cannot connect. */
 	assert_int_equal(plug_serve_ask(RTID__OP_GET_STATE, 100, 0, &v, msg, sizeof(msg)),
 			 ANS_TO_TOOL);
 	assert_non_null(strstr(msg, "cannot connect"));
+}
+
+/* A daemon of someone else's (not root's, not ours) could lie: not believed,
+ * the tool's turn; unless RTID_SERVE_UID names its owner. Root only (the
+ * listener drops to nobody). */
+static void test_untrusted_daemon(void **state)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char msg[300], c;
+	int ready[2], done[2], v;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/other.sock", dir);
+	assert_int_equal(chmod(dir, 01777), 0); /* nobody binds its socket here */
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(done), 0);
+	if ((pid = fork()) == 0) {
+		int fd;
+
+		close(ready[0]);
+		close(done[1]);
+		if (setgid(65534) < 0 || setuid(65534) < 0 ||
+		    (fd = socket(AF_UNIX, SOCK_SEQPACKET, 0)) < 0 ||
+		    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 4) < 0)
+			_exit(1);
+		(void)!write(ready[1], "r", 1);
+		(void)!read(done[0], &c, 1); /* until the parent closes it */
+		_exit(0);
+	}
+	close(ready[1]);
+	close(done[0]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	setenv("RTID_SOCKET", sa.sun_path, 1);
+	setenv("RTID_SERVICE_TIMEOUT", "0.2", 1);
+	unsetenv("RTID_SERVE_UID");
+	assert_int_equal(plug_serve_ask(RTID__OP_GET_STATE, 100, 0, &v, msg, sizeof(msg)),
+			 ANS_TO_TOOL);
+	assert_non_null(strstr(msg, "not trusted (not root's nor ours)"));
+	setenv("RTID_SERVE_UID", "12", 1); /* someone else */
+	assert_int_equal(plug_serve_ask(RTID__OP_GET_STATE, 100, 0, &v, msg, sizeof(msg)),
+			 ANS_TO_TOOL);
+	assert_non_null(strstr(msg, "not trusted"));
+	setenv("RTID_SERVE_UID", "65534", 1); /* believed: asked, and silent */
+	assert_int_equal(plug_serve_ask(RTID__OP_GET_STATE, 100, 0, &v, msg, sizeof(msg)),
+			 ANS_TO_TOOL);
+	assert_non_null(strstr(msg, "no answer"));
+	unsetenv("RTID_SERVE_UID");
+	unsetenv("RTID_SERVICE_TIMEOUT");
+	close(ready[0]);
+	close(done[1]);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
 }
 
 /* --- the settings file --- */
@@ -497,6 +595,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_nspid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_output_and_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_killed_or_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tool_no_pipe_no_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_usable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_tid_from_the_tool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_from_the_tool, setup, teardown),
@@ -505,6 +604,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_daemon_denies_actions, setup_daemon,
 						teardown_daemon),
 		cmocka_unit_test_setup_teardown(test_silent_socket, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_untrusted_daemon, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settings_file, setup, teardown),
 	};
 
