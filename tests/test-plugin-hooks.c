@@ -23,6 +23,8 @@
 #include <cmocka.h>
 
 #include "plugin/plugin.h"
+#include "proto/serve-proto.h"
+#include "serve-harness.h"
 
 static char logged[16384];
 static char dir[90], calls[200];
@@ -370,6 +372,63 @@ static void test_restore(void **state)
 	assert_int_equal(count_calls("--action unlock"), 0);
 }
 
+/* With rtid serve: the actions side by side, on threads. A checkpoint the
+ * driver refuses (its task unlocked behind the plugin's back) fails its own
+ * call, said, never run again by the tool; work whose call never came ends
+ * at fini, its failure said, and a failed dump is rolled back. */
+static void test_side_by_side(void **state)
+{
+	static struct daemon d;
+	char text[700], sock[200];
+	struct rtid__svc_ans a;
+	int pids[] = { me, 0 };
+
+	(void)state;
+	snprintf(text, sizeof(text),
+		 "title hooks\nproves hooks\ndriver 580.159.03\nbackend api\n"
+		 "task %d %d python3\ntask %d %d cuda00001400006\nanswer %d tid %d\n"
+		 "expect driver %d tid=%d\n",
+		 me, me, me, thread_tid, me, thread_tid, me, thread_tid);
+	hd_prepare(&d, text, pids);
+	hd_start(&d, ((const char *const[]){ "--actions", NULL }));
+	snprintf(sock, sizeof(sock), "%s", getenv("RTID_SOCKET"));
+	setenv("RTID_SOCKET", d.sock, 1);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_non_null(strstr(logged, "rtid serve present"));
+	assert_int_equal(plug_pause(me), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_UNLOCK, me, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_DONE);
+	assert_int_equal(plug_checkpoint(me), -1);
+	assert_non_null(strstr(logged, ": checkpoint failed: "));
+	assert_int_equal(count_calls("--action"), 0); /* the tool never ran it */
+	plug_fini(PLUG_DUMP, -1);
+	/* The call never came: fini ends the job and says how it ended. */
+	setup(NULL);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_UNLOCK, me, 0, &a), 0);
+	assert_int_equal(plug_checkpoint(1), 0);
+	plug_fini(PLUG_DUMP, -1);
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "pid %d: ", me);
+		assert_non_null(strstr(logged, want));
+	}
+	assert_int_equal(interrupts, resumes);
+	/* A thread that cannot run is left out of the side-by-side work. */
+	setup(NULL);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	resume_r = -1;
+	assert_int_equal(plug_checkpoint(me), -1);
+	resume_r = 0;
+	assert_int_equal(hd_ask(&d, RTID__OP_UNLOCK, me, 0, &a), 0);
+	plug_fini(PLUG_DUMP, 0);
+	setenv("RTID_SOCKET", sock, 1);
+	hd_cleanup(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -380,6 +439,7 @@ int main(void)
 		cmocka_unit_test_setup(test_checkpoint_failures, setup),
 		cmocka_unit_test_setup(test_roll_back, setup),
 		cmocka_unit_test_setup(test_restore, setup),
+		cmocka_unit_test_setup(test_side_by_side, setup),
 	};
 	const char *t = getenv("TMPDIR");
 	static char path_env[4096];
