@@ -429,6 +429,41 @@ static void test_side_by_side(void **state)
 	hd_cleanup(&d);
 }
 
+/* RTID_PLUGIN_PARALLEL: 1..64, anything else the default; jobs not queued
+ * (state 0) are passed over, a job the daemon cannot take ends "the tool's
+ * turn" with why. */
+static void test_runner(void **state)
+{
+	static const char *const bad[] = { "", "0", "65", "12x", "-3", "99999999999" };
+	struct plug_job jobs[2] = {
+		{ .pid = me, .ops = { RTID__OP_CHECKPOINT, -1 }, .nops = 1, .state = 0 },
+		{ .pid = me, .ops = { RTID__OP_CHECKPOINT, -1 }, .nops = 1, .state = 1 },
+	};
+
+	(void)state;
+	unsetenv("RTID_PLUGIN_PARALLEL");
+	assert_int_equal(plug_run_parallel(), PLUG_PARALLEL_DEFAULT);
+	setenv("RTID_PLUGIN_PARALLEL", "3", 1);
+	assert_int_equal(plug_run_parallel(), 3);
+	setenv("RTID_PLUGIN_PARALLEL", "64", 1);
+	assert_int_equal(plug_run_parallel(), 64);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("RTID_PLUGIN_PARALLEL", bad[i], 1);
+		assert_int_equal(plug_run_parallel(), PLUG_PARALLEL_DEFAULT);
+	}
+	unsetenv("RTID_PLUGIN_PARALLEL");
+	assert_int_equal(plug_run_start(jobs, 2, 1), 0);
+	plug_run_wait(&jobs[1]);
+	assert_int_equal(jobs[1].state, 3);
+	assert_int_equal(jobs[1].end, ANS_TO_TOOL);
+	assert_int_equal(jobs[1].done, 0);
+	assert_non_null(strstr(jobs[1].msg, "cannot connect"));
+	plug_run_settle();
+	assert_int_equal(jobs[0].state, 0);
+	assert_int_equal(plug_run_start(jobs, 0, 4), 0); /* nothing to run */
+	plug_run_settle();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +475,7 @@ int main(void)
 		cmocka_unit_test_setup(test_roll_back, setup),
 		cmocka_unit_test_setup(test_restore, setup),
 		cmocka_unit_test_setup(test_side_by_side, setup),
+		cmocka_unit_test_setup(test_runner, setup),
 	};
 	const char *t = getenv("TMPDIR");
 	static char path_env[4096];
