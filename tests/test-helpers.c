@@ -117,7 +117,7 @@ static void a_mount_point_is_not_entered(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 ||
 		    mount("rtid-test", in(tree, "m"), "tmpfs", 0, "size=64k") < 0)
 			_exit(77);
 		write_file(tree, "m/kept", "kept\n");

@@ -488,7 +488,7 @@ int main(void)
 		printf("1..0 # SKIP needs root: a GPU under /proc/driver in a mount namespace\n");
 		return 77;
 	}
-	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 ||
 	    mount("gpu", "/proc/driver", "tmpfs", 0, "mode=0755") < 0 ||
 	    mkdir("/proc/driver/nvidia", 0755) < 0 || mkdir("/proc/driver/nvidia/gpus", 0755) < 0) {
 		printf("1..0 # SKIP no GPU under /proc/driver in a mount namespace: %m\n");

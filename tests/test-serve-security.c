@@ -914,7 +914,10 @@ static void test_rss_flat(void **state)
 	printf("rtid serve over %ld requests: VmRSS %ld kB before, %ld kB after; fds %d, %d\n",
 	       total, rss0, rss1, fds0, fds1);
 	assert_true(rss0 > 0);
-	assert_true(rss1 <= rss0 + 64);
+	/* A sanitizer keeps freed memory in quarantine, so RSS measures it, not
+	 * the daemon; the fds still must not grow. */
+	if (!getenv("RTID_UNDER_SANITIZER"))
+		assert_true(rss1 <= rss0 + 64);
 	assert_int_equal(fds1, fds0);
 	assert_int_equal(hd_log_count(&d, "cuInit"), 1);
 }

@@ -96,7 +96,7 @@ static const char *private_gpu(void)
 {
 	if (unshare(CLONE_NEWNS) < 0)
 		return "cannot unshare the mount namespace";
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
 		return "cannot make / private";
 	if (mount("gpu", "/proc/driver", "tmpfs", 0, "mode=0755") < 0)
 		return "cannot mount a tmpfs on /proc/driver";

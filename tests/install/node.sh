@@ -12,6 +12,10 @@ daemon=""
 trap '[ -n "$daemon" ] && kill $daemon 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT INT TERM HUP
 fail() { echo "install-node: FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "install-node: needs root (the install makes root's files)"; exit 77; }
+# The documented build is plain; its worker cannot load a sanitized build's
+# mock libcuda (the sanitizer's runtime must come first), so its daemon
+# would never attach. The plain build runs this test.
+[ -z "${RTID_UNDER_SANITIZER:-}" ] || { echo "install-node: the plain node build cannot load a sanitized mock driver"; exit 77; }
 unset LD_LIBRARY_PATH RTID_WORKER RTID_SOCKET RTID_REAL_TOOL RTID_CUDA_CHECKPOINT
 
 # The document's blocks, indented code between <!-- install:NAME --> and
