@@ -1091,7 +1091,9 @@ static void test_second_daemon_as_another_user(void **state)
 	pid_t pid;
 
 	(void)state;
-	if (geteuid() != 0)
+	/* Under valgrind the daemon run as nobody is traced too, and valgrind
+	 * cannot write its log as nobody: the plain build runs this test. */
+	if (geteuid() != 0 || getenv("RTID_UNDER_VALGRIND"))
 		skip();
 	assert_int_equal(chmod(d.dir, 0755), 0); /* the socket (0660) refuses nobody */
 	hd_start(&d, NULL);
