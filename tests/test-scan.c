@@ -17,6 +17,7 @@
 
 #include "helpers.h"
 #include "basic/parse.h"
+#include "basic/sys.h"
 #include "core/core.h"
 
 static char *root;
@@ -451,6 +452,59 @@ static void walk_tries_four_times(void **state)
 	close(rootfd);
 }
 
+/* The listing's headroom: threads started between the count (Threads:) and
+ * the one getdents call, up to a quarter more and 64, are listed in that
+ * same call, so a restore thread the driver has just started is seen. The
+ * tids are ten digits, the largest record a task has. */
+static void listing_has_headroom(void **state)
+{
+	struct rtid__tasks l = { NULL, 0 };
+	char path[4096];
+	int rootfd, taskfd;
+
+	(void)state;
+	write_file(root, "770/status", "Name:\tx\nTgid:\t770\nThreads:\t400\n");
+	snprintf(path, sizeof(path), "%s/770/task", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	for (int i = 0; i < 400 + 400 / 4 + 64; i++) {
+		snprintf(path, sizeof(path), "%s/770/task/%d", root, 1000000000 + i);
+		assert_int_equal(mkdir(path, 0755), 0);
+	}
+	rootfd = open(root, O_RDONLY | O_DIRECTORY);
+	snprintf(path, sizeof(path), "%s/770/task", root);
+	taskfd = open(path, O_RDONLY | O_DIRECTORY);
+	assert_true(rootfd >= 0 && taskfd >= 0);
+	assert_int_equal(rtid__tasks_list(rootfd, taskfd, 770, &l), 0);
+	assert_int_equal(rtid__tasks_count(&l), 564);
+	free(l.buf);
+	close(taskfd);
+	close(rootfd);
+}
+
+/* A pidfd's number as the kernel shows it: this process's, and pid 1's (a
+ * number of one digit is a number); a file that is no pidfd has none. */
+static void pidfd_numbers(void **state)
+{
+	int fd, v = -5;
+
+	(void)state;
+	fd = rtid__pidfd_open(getpid());
+	assert_true(fd >= 0);
+	assert_int_equal(rtid__pidfd_pid(fd, &v), 0);
+	assert_int_equal(v, getpid());
+	close(fd);
+	fd = rtid__pidfd_open(1);
+	assert_true(fd >= 0);
+	assert_int_equal(rtid__pidfd_pid(fd, &v), 0);
+	assert_int_equal(v, 1);
+	close(fd);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	v = -5;
+	assert_int_equal(rtid__pidfd_pid(fd, &v), -ENOENT);
+	assert_int_equal(v, -5);
+	close(fd);
+}
+
 /* A fake proc tree for pidns.c: pid, the ns link its ns/pid reads, its status. */
 static void ns_proc(const char *tree, int pid, const char *ns, const char *status)
 {
@@ -568,6 +622,8 @@ int main(void)
 		cmocka_unit_test(thread_gone_mid_walk),
 		cmocka_unit_test(read_error_ends_the_walk),
 		cmocka_unit_test(walk_tries_four_times),
+		cmocka_unit_test(listing_has_headroom),
+		cmocka_unit_test(pidfd_numbers),
 		cmocka_unit_test(pid_namespace_translation),
 		cmocka_unit_test(status_with_many_groups),
 		cmocka_unit_test(zero_candidates),   cmocka_unit_test(no_process),
