@@ -1,0 +1,529 @@
+/* rtid's CUDA plugin's hooks, as CRIU calls them, with CRIU's side stubbed
+ * (plug-criu.c's answers set by each test) and the tool a script on PATH:
+ * what each hook returns and says in CRIU's log when CRIU refuses, the
+ * driver has no state, an action or the record fails, and a failed dump is
+ * rolled back. Needs root: a GPU under /proc/driver, in a mount namespace of
+ * its own (as tests/criu/criu-plugin.c), else exit 77. No daemon here. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "plugin/plugin.h"
+#include "proto/serve-proto.h"
+#include "serve-harness.h"
+
+static char logged[16384];
+static char dir[90], calls[200];
+
+void plug_log(enum plug_level level, const char *fmt, ...)
+{
+	size_t n = strlen(logged);
+	va_list ap;
+
+	(void)level;
+	va_start(ap, fmt);
+	if (n < sizeof(logged) - 1)
+		vsnprintf(logged + n, sizeof(logged) - n, fmt, ap);
+	va_end(ap);
+}
+
+/* CRIU's side, as each test sets it. */
+static const char *check_why;
+static bool take, alarm_went, leave_running;
+static int inventory_r, image_dir = -1, resume_r, interrupt_r, resumes, interrupts;
+static int criu_pids[4];
+static size_t criu_n;
+
+int plug_criu_check(char *why, size_t len)
+{
+	if (!check_why)
+		return 0;
+	snprintf(why, len, "%s", check_why);
+	return -EPROTO;
+}
+unsigned plug_criu_timeout_s(void) { return 10; }
+bool plug_criu_leave_running(void) { return leave_running; }
+bool plug_criu_alarm(void) { return alarm_went; }
+int plug_criu_inventory_add(void) { return inventory_r; }
+bool plug_criu_inventory_take(void) { return take; }
+void plug_criu_interrupt_only(void) {}
+int plug_criu_image_dir(void) { return image_dir; }
+size_t plug_criu_tasks(int *pids, size_t max)
+{
+	size_t n = criu_n < max ? criu_n : max;
+
+	memcpy(pids, criu_pids, n * sizeof(int));
+	return n;
+}
+int plug_thread_resume(int tid, struct plug_sigset *save)
+{
+	(void)tid;
+	(void)save;
+	resumes++;
+	return resume_r;
+}
+int plug_thread_interrupt(int tid, const struct plug_sigset *save)
+{
+	(void)tid;
+	(void)save;
+	interrupts++;
+	return interrupt_r;
+}
+
+/* The tool: T_PID's restore tid is T_TID, its state T_STATE (none: exit 1),
+ * the actions in T_FAIL fail; every call logged. */
+static const char script[] =
+	"#!/bin/sh\n"
+	"echo \"$*\" >> \"$T_LOG\"\n"
+	"case \"$1\" in\n"
+	"-h) echo \"${T_HELP:-usage: --action}\" ;;\n"
+	"--get-restore-tid) [ \"$3\" = \"$T_PID\" ] && echo \"$T_TID\" || exit 1 ;;\n"
+	"--get-state) [ -n \"$T_STATE\" ] || exit 1; echo \"$T_STATE\" ;;\n"
+	"--action) case \" $T_FAIL \" in *\" $2 \"*) echo \"cannot $2\"; exit 3 ;; esac ;;\n"
+	"esac\n";
+
+static int me, thread_tid, hold[2], park[2], dir_fd;
+
+static void *thread(void *arg)
+{
+	char c;
+
+	(void)arg;
+	thread_tid = gettid();
+	(void)!write(hold[1], "t", 1);
+	(void)!read(park[0], &c, 1); /* until the process exits */
+	return NULL;
+}
+
+static int setup(void **state)
+{
+	char v[32];
+
+	(void)state;
+	check_why = NULL;
+	take = alarm_went = leave_running = false;
+	inventory_r = resume_r = interrupt_r = resumes = interrupts = 0;
+	image_dir = dir_fd;
+	logged[0] = '\0';
+	unlink(calls);
+	snprintf(v, sizeof(v), "%d", me);
+	setenv("T_PID", v, 1);
+	snprintf(v, sizeof(v), "%d", thread_tid);
+	setenv("T_TID", v, 1);
+	setenv("T_STATE", "running", 1);
+	unsetenv("T_FAIL");
+	unsetenv("T_HELP");
+	return 0;
+}
+
+static int count_calls(const char *line)
+{
+	char buf[256];
+	int n = 0;
+	FILE *f = fopen(calls, "r");
+
+	if (!f)
+		return 0;
+	while (fgets(buf, sizeof(buf), f))
+		n += strstr(buf, line) != NULL;
+	fclose(f);
+	return n;
+}
+
+static void test_init_refused(void **state)
+{
+	(void)state;
+	check_why = "CRIU 4.0 is not 4.1";
+	assert_int_equal(plug_init(PLUG_DUMP), -1);
+	assert_non_null(strstr(logged, "refusing to run: CRIU 4.0 is not 4.1; load CRIU's own "
+				       "cuda_plugin"));
+}
+
+/* A pre-dump, a restore of a dump without it, no usable tool: out of the
+ * way, every hook -ENOTSUP (CRIU's "not mine"), nothing run. */
+static void test_disabled(void **state)
+{
+	(void)state;
+	assert_int_equal(plug_init(PLUG_PRE_DUMP), 0);
+	assert_int_equal(plug_pause(me), -ENOTSUP);
+	assert_int_equal(plug_checkpoint(me), -ENOTSUP);
+	plug_fini(PLUG_PRE_DUMP, 0);
+	assert_int_equal(plug_init(PLUG_RESTORE), 0); /* take: false */
+	assert_int_equal(plug_resume_late(me), -ENOTSUP);
+	assert_int_equal(count_calls(""), 0);
+	setenv("T_HELP", "usage: --toggle", 1);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_non_null(strstr(logged, "neither rtid serve nor a cuda-checkpoint that knows --action"));
+	assert_int_equal(plug_pause(me), -ENOTSUP);
+}
+
+static void test_dump(void **state)
+{
+	char p[200], text[256];
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_non_null(strstr(logged, "initialized: stage 0"));
+	assert_int_equal(plug_pause(me), 0);
+	assert_int_equal(plug_pause(me), 0); /* asked again: paused already */
+	assert_int_equal(count_calls("--action lock"), 1);
+	assert_int_equal(count_calls("--timeout 10000"), 1); /* CRIU's --timeout */
+	assert_int_equal(plug_pause(1), 0); /* no CUDA */
+	assert_non_null(strstr(logged, "no need to pause devices on pid 1"));
+	assert_int_equal(plug_checkpoint(me), 0);
+	assert_int_equal(count_calls("--action checkpoint"), 1);
+	assert_int_equal(plug_checkpoint(1), 0);
+	assert_non_null(strstr(logged, "no need to checkpoint devices on pid 1"));
+	plug_fini(PLUG_DUMP, 0);
+	assert_int_equal(count_calls("--action unlock"), 0); /* nothing rolled back */
+	/* The record names us by our pid in our namespace. */
+	snprintf(p, sizeof(p), "%s/" PLUG_RECORD, dir);
+	assert_non_null(f = fopen(p, "r"));
+	text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+	fclose(f);
+	snprintf(p, sizeof(p), "\ntask %d\n", plug_nspid(me));
+	assert_non_null(strstr(text, p));
+}
+
+static void test_pause_failures(void **state)
+{
+	(void)state;
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	setenv("T_TID", "1", 1); /* no thread of ours */
+	assert_int_equal(plug_pause(me), -1);
+	setup(NULL);
+	unsetenv("T_STATE");
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), -1);
+	assert_non_null(strstr(logged, "no CUDA state for pid"));
+	setup(NULL);
+	inventory_r = -1;
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), -1);
+	assert_non_null(strstr(logged, "cannot add cuda_plugin to the inventory"));
+	assert_int_equal(count_calls("--action"), 0);
+	setup(NULL);
+	setenv("T_FAIL", "lock", 1);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), -1);
+	assert_non_null(strstr(logged, "PAUSE_DEVICES failed on pid"));
+	assert_non_null(strstr(logged, "cannot lock"));
+	assert_int_equal(count_calls("--action unlock"), 0);
+	/* CRIU's alarm went off: the lock may land late, so it is undone. */
+	setup(NULL);
+	setenv("T_FAIL", "lock unlock", 1);
+	alarm_went = true;
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), -1);
+	assert_int_equal(count_calls("--action unlock"), 1);
+	assert_non_null(strstr(logged, "which may hang: cuda-checkpoint exit 3: cannot unlock"));
+}
+
+static void test_checkpoint_failures(void **state)
+{
+	(void)state;
+	/* Checkpointed already at the pause: nothing to do, and no record. */
+	setenv("T_STATE", "checkpointed", 1);
+	image_dir = -1;
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	assert_int_equal(plug_checkpoint(me), 0);
+	assert_non_null(strstr(logged, "already in a checkpointed state"));
+	assert_non_null(strstr(logged, "cannot write rtid-cuda.txt: Bad file descriptor"));
+	plug_fini(PLUG_DUMP, 0);
+	/* Its thread cannot run. */
+	setup(NULL);
+	resume_r = -1;
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	assert_int_equal(plug_checkpoint(me), -1);
+	assert_int_equal(count_calls("--action checkpoint"), 0);
+	/* The dump failed: the roll-back cannot run it either; it stays as it is. */
+	plug_fini(PLUG_DUMP, -1);
+	assert_int_equal(count_calls("--action unlock"), 0);
+	/* The driver refused. */
+	setup(NULL);
+	setenv("T_FAIL", "checkpoint", 1);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	assert_int_equal(plug_checkpoint(me), -1);
+	assert_non_null(strstr(logged, "action failed: cuda-checkpoint exit 3: cannot checkpoint"));
+	assert_int_equal(interrupts, 1); /* its thread stopped again */
+	/* Rolled back by the state now: locked, so unlocked. */
+	setenv("T_STATE", "locked", 1);
+	plug_fini(PLUG_DUMP, -1);
+	assert_int_equal(count_calls("--action unlock"), 1);
+}
+
+/* A failed dump, or -R: back as at the pause, whatever the driver did. */
+static void test_roll_back(void **state)
+{
+	(void)state;
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	assert_int_equal(plug_checkpoint(me), 0);
+	setenv("T_STATE", "checkpointed", 1);
+	setenv("T_FAIL", "restore", 1);
+	plug_fini(PLUG_DUMP, -1);
+	assert_non_null(strstr(logged, "restore failed: cuda-checkpoint exit 3: cannot restore"));
+	setup(NULL);
+	leave_running = true; /* -R: the dump succeeded, the tree lives on */
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	assert_int_equal(plug_checkpoint(me), 0);
+	setenv("T_STATE", "locked", 1);
+	setenv("T_FAIL", "unlock", 1);
+	plug_fini(PLUG_DUMP, 0);
+	assert_non_null(strstr(logged, "unlock failed, it may hang: cuda-checkpoint exit 3"));
+	/* Running now: nothing to undo. */
+	setup(NULL);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	plug_fini(PLUG_DUMP, -1);
+	assert_int_equal(count_calls("--action unlock"), 0);
+	assert_int_equal(count_calls("--action restore"), 0);
+}
+
+static void put_record(const char *text)
+{
+	char p[200];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/" PLUG_RECORD, dir);
+	if (!text) {
+		unlink(p);
+		return;
+	}
+	assert_non_null(f = fopen(p, "w"));
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_restore(void **state)
+{
+	char rec[128];
+
+	(void)state;
+	take = true;
+	criu_pids[0] = 1;
+	criu_pids[1] = me;
+	criu_n = 2;
+	snprintf(rec, sizeof(rec), "rtid-cuda-plugin 1\ndriver -\ntask %d\n", plug_nspid(me));
+	put_record(rec);
+	assert_int_equal(plug_init(PLUG_RESTORE), 0);
+	assert_int_equal(plug_resume_late(1), 0); /* not named: no CUDA at the dump */
+	assert_int_equal(plug_resume_late(me), 0);
+	assert_int_equal(count_calls("--action restore"), 1);
+	assert_int_equal(count_calls("--action unlock"), 1);
+	assert_int_equal(count_calls("--get-restore-tid --pid 1\n"), 0);
+	plug_fini(PLUG_RESTORE, 0);
+	/* Named, and no restore thread now: said. */
+	setup(NULL);
+	take = true;
+	setenv("T_PID", "0", 1);
+	assert_int_equal(plug_init(PLUG_RESTORE), 0);
+	assert_int_equal(plug_resume_late(me), 0);
+	assert_non_null(strstr(logged, "had CUDA at the dump and has no restore thread now"));
+	/* Its thread cannot run. */
+	setup(NULL);
+	take = true;
+	resume_r = -1;
+	assert_int_equal(plug_init(PLUG_RESTORE), 0);
+	assert_int_equal(plug_resume_late(me), -1);
+	/* A record not ours: task by task, as CRIU's plugin. */
+	setup(NULL);
+	take = true;
+	put_record("garbage\n");
+	assert_int_equal(plug_init(PLUG_RESTORE), 0);
+	assert_int_equal(plug_resume_late(me), 0);
+	assert_non_null(strstr(logged, "rtid-cuda.txt unreadable: working task by task"));
+	assert_int_equal(count_calls("--action restore"), 1);
+	assert_int_equal(plug_resume_late(1), 0);
+	assert_non_null(strstr(logged, "no need to resume devices on pid 1"));
+	/* No record at all (CRIU's own plugin's image), the tid refused. */
+	setup(NULL);
+	take = true;
+	put_record(NULL);
+	setenv("T_TID", "1", 1);
+	assert_int_equal(plug_init(PLUG_RESTORE), 0);
+	assert_int_equal(plug_resume_late(me), -1);
+	assert_null(strstr(logged, "unreadable"));
+	/* The driver refused the restore: unlock is not tried. */
+	setup(NULL);
+	take = true;
+	setenv("T_FAIL", "restore", 1);
+	assert_int_equal(plug_init(PLUG_RESTORE), 0);
+	assert_int_equal(plug_resume_late(me), -1);
+	assert_int_equal(count_calls("--action unlock"), 0);
+}
+
+/* With rtid serve: the actions side by side, on threads. A checkpoint the
+ * driver refuses (its task unlocked behind the plugin's back) fails its own
+ * call, said, never run again by the tool; work whose call never came ends
+ * at fini, its failure said, and a failed dump is rolled back. */
+static void test_side_by_side(void **state)
+{
+	static struct daemon d;
+	char text[700], sock[200];
+	struct rtid__svc_ans a;
+	int pids[] = { me, 0 };
+
+	(void)state;
+	snprintf(text, sizeof(text),
+		 "title hooks\nproves hooks\ndriver 580.159.03\nbackend api\n"
+		 "task %d %d python3\ntask %d %d cuda00001400006\nanswer %d tid %d\n"
+		 "expect driver %d tid=%d\n",
+		 me, me, me, thread_tid, me, thread_tid, me, thread_tid);
+	hd_prepare(&d, text, pids);
+	hd_start(&d, ((const char *const[]){ "--actions", NULL }));
+	snprintf(sock, sizeof(sock), "%s", getenv("RTID_SOCKET"));
+	setenv("RTID_SOCKET", d.sock, 1);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_non_null(strstr(logged, "rtid serve present"));
+	assert_int_equal(plug_pause(me), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_UNLOCK, me, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_DONE);
+	assert_int_equal(plug_checkpoint(me), -1);
+	assert_non_null(strstr(logged, ": checkpoint failed: "));
+	assert_int_equal(count_calls("--action"), 0); /* the tool never ran it */
+	plug_fini(PLUG_DUMP, -1);
+	/* The call never came: fini ends the job and says how it ended. */
+	setup(NULL);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_UNLOCK, me, 0, &a), 0);
+	assert_int_equal(plug_checkpoint(1), 0);
+	plug_fini(PLUG_DUMP, -1);
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "pid %d: ", me);
+		assert_non_null(strstr(logged, want));
+	}
+	assert_int_equal(interrupts, resumes);
+	/* A thread that cannot run is left out of the side-by-side work. */
+	setup(NULL);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	resume_r = -1;
+	assert_int_equal(plug_checkpoint(me), -1);
+	resume_r = 0;
+	assert_int_equal(hd_ask(&d, RTID__OP_UNLOCK, me, 0, &a), 0);
+	plug_fini(PLUG_DUMP, 0);
+	setenv("RTID_SOCKET", sock, 1);
+	hd_cleanup(&d);
+}
+
+/* RTID_PLUGIN_PARALLEL: 1..64, anything else the default; jobs not queued
+ * (state 0) are passed over, a job the daemon cannot take ends "the tool's
+ * turn" with why. */
+static void test_runner(void **state)
+{
+	static const char *const bad[] = { "", "0", "65", "12x", "-3", "99999999999" };
+	struct plug_job jobs[2] = {
+		{ .pid = me, .ops = { RTID__OP_CHECKPOINT, -1 }, .nops = 1, .state = 0 },
+		{ .pid = me, .ops = { RTID__OP_CHECKPOINT, -1 }, .nops = 1, .state = 1 },
+	};
+
+	(void)state;
+	unsetenv("RTID_PLUGIN_PARALLEL");
+	assert_int_equal(plug_run_parallel(), PLUG_PARALLEL_DEFAULT);
+	setenv("RTID_PLUGIN_PARALLEL", "3", 1);
+	assert_int_equal(plug_run_parallel(), 3);
+	setenv("RTID_PLUGIN_PARALLEL", "64", 1);
+	assert_int_equal(plug_run_parallel(), 64);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("RTID_PLUGIN_PARALLEL", bad[i], 1);
+		assert_int_equal(plug_run_parallel(), PLUG_PARALLEL_DEFAULT);
+	}
+	unsetenv("RTID_PLUGIN_PARALLEL");
+	assert_int_equal(plug_run_start(jobs, 2, 1), 0);
+	plug_run_wait(&jobs[1]);
+	assert_int_equal(jobs[1].state, 3);
+	assert_int_equal(jobs[1].end, ANS_TO_TOOL);
+	assert_int_equal(jobs[1].done, 0);
+	assert_non_null(strstr(jobs[1].msg, "cannot connect"));
+	plug_run_settle();
+	assert_int_equal(jobs[0].state, 0);
+	assert_int_equal(plug_run_start(jobs, 0, 4), 0); /* nothing to run */
+	plug_run_settle();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_init_refused, setup),
+		cmocka_unit_test_setup(test_disabled, setup),
+		cmocka_unit_test_setup(test_dump, setup),
+		cmocka_unit_test_setup(test_pause_failures, setup),
+		cmocka_unit_test_setup(test_checkpoint_failures, setup),
+		cmocka_unit_test_setup(test_roll_back, setup),
+		cmocka_unit_test_setup(test_restore, setup),
+		cmocka_unit_test_setup(test_side_by_side, setup),
+		cmocka_unit_test_setup(test_runner, setup),
+	};
+	const char *t = getenv("TMPDIR");
+	static char path_env[4096];
+	char p[200], cmd[200];
+	pthread_t th;
+	FILE *f;
+	int r;
+
+	if (geteuid() != 0) {
+		printf("1..0 # SKIP needs root: a GPU under /proc/driver in a mount namespace\n");
+		return 77;
+	}
+	if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("gpu", "/proc/driver", "tmpfs", 0, "mode=0755") < 0 ||
+	    mkdir("/proc/driver/nvidia", 0755) < 0 || mkdir("/proc/driver/nvidia/gpus", 0755) < 0) {
+		printf("1..0 # SKIP no GPU under /proc/driver in a mount namespace: %m\n");
+		return 77;
+	}
+	snprintf(dir, sizeof(dir), "%s/rtid-hooks-XXXXXX", t && *t ? t : "/tmp");
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(p, sizeof(p), "%s/cuda-checkpoint", dir);
+	if (!(f = fopen(p, "w")))
+		return 1;
+	fputs(script, f);
+	fclose(f);
+	chmod(p, 0755);
+	snprintf(calls, sizeof(calls), "%s/calls", dir);
+	setenv("T_LOG", calls, 1);
+	snprintf(path_env, sizeof(path_env), "%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	setenv("PATH", dir, 1);
+	setenv("RTID_SOCKET", calls, 1); /* no daemon: no socket there */
+	setenv("RTID_SHIM_CONF", "", 1);
+	dir_fd = open(dir, O_RDONLY | O_DIRECTORY);
+	me = getpid();
+	if (pipe(hold) < 0 || pipe(park) < 0 || pthread_create(&th, NULL, thread, NULL) != 0)
+		return 1;
+	{
+		char c;
+
+		if (read(hold[0], &c, 1) != 1)
+			return 1;
+	}
+	r = cmocka_run_group_tests(tests, NULL, NULL);
+	close(dir_fd);
+	setenv("PATH", path_env, 1);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		r = 1;
+	return r;
+}

@@ -1,0 +1,612 @@
+/* rtid's CUDA plugin for CRIU, the pieces that need no CRIU: its record in
+ * the image directory (what a restore trusts), the tool run as CRIU's plugin
+ * runs it (fake-tool as cuda-checkpoint on PATH), the daemon's client (a real
+ * rtid serve on the mocks, and a socket that never answers) and one call,
+ * the daemon first and else the tool. plug_log is CRIU's: here a stand-in
+ * that keeps the last lines, for the messages a user reads in CRIU's log. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "plugin/plugin.h"
+#include "proto/serve-proto.h"
+#include "serve-harness.h"
+
+static char logged[8192];
+
+void plug_log(enum plug_level level, const char *fmt, ...)
+{
+	size_t n = strlen(logged);
+	va_list ap;
+
+	(void)level;
+	va_start(ap, fmt);
+	if (n < sizeof(logged) - 1)
+		vsnprintf(logged + n, sizeof(logged) - n, fmt, ap);
+	va_end(ap);
+}
+
+static char dir[90], bin[320], path_env[4096];
+
+static void put(const char *name, const char *text)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	assert_non_null(f = fopen(p, "w"));
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void fake_reset(void)
+{
+	static const char *const vars[] = { "FAKE_STDOUT", "FAKE_STDERR", "FAKE_EXIT",
+					    "FAKE_SIGNAL", "FAKE_LOG" };
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+	logged[0] = '\0';
+}
+
+static int setup(void **state)
+{
+	const char *t = getenv("TMPDIR"), *fake = getenv("FAKE_TOOL");
+	char link[400];
+
+	(void)state;
+	if (!fake)
+		fail_msg("FAKE_TOOL is not set (run through meson test)");
+	snprintf(dir, sizeof(dir), "%s/rtid-plugin-XXXXXX", t && *t ? t : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	snprintf(bin, sizeof(bin), "%s/bin", dir);
+	assert_int_equal(mkdir(bin, 0700), 0);
+	snprintf(link, sizeof(link), "%s/cuda-checkpoint", bin);
+	assert_int_equal(symlink(fake, link), 0);
+	snprintf(path_env, sizeof(path_env), "%s", getenv("PATH") ? getenv("PATH") : "");
+	setenv("PATH", bin, 1);
+	/* No daemon unless a test starts one. */
+	snprintf(link, sizeof(link), "%s/no-daemon.sock", dir);
+	setenv("RTID_SOCKET", link, 1);
+	fake_reset();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[400];
+
+	(void)state;
+	setenv("PATH", path_env, 1);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	return 0;
+}
+
+/* --- the record --- */
+
+static void test_record_round_trip(void **state)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY), got[8];
+	const int pids[] = { 42, 7, 1 };
+	char p[512], text[256];
+	size_t n = 99;
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(plug_record_write(fd, pids, 3), 0);
+	snprintf(p, sizeof(p), "%s/" PLUG_RECORD, dir);
+	assert_non_null(f = fopen(p, "r"));
+	text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+	fclose(f);
+	/* The head, a driver line (its version, or "-" where there is none),
+	 * one line per task, in order. */
+	assert_memory_equal(text, "rtid-cuda-plugin 1\ndriver ", 26);
+	assert_non_null(strstr(text, "\ntask 42\ntask 7\ntask 1\n"));
+	assert_int_equal(plug_record_read(fd, got, 8, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(got[0], 42);
+	assert_int_equal(got[1], 7);
+	assert_int_equal(got[2], 1);
+	/* No task at all is a record too: nothing to restore side by side. */
+	assert_int_equal(plug_record_write(fd, NULL, 0), 0);
+	assert_int_equal(plug_record_read(fd, got, 8, &n), 0);
+	assert_int_equal(n, 0);
+	close(fd);
+}
+
+/* An image of CRIU's own plugin has none: -ENOENT, the task-by-task restore. */
+static void test_record_missing(void **state)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY), got[4];
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(plug_record_read(fd, got, 4, &n), -ENOENT);
+	close(fd);
+}
+
+/* Anything but a record the plugin wrote is refused, never half-read. */
+static char long_driver[3 * 4096];
+
+static void test_record_refuses_malformed(void **state)
+{
+	const char *const bad[] = {
+		"",                                               /* empty */
+		"rtid-cuda-plugin 2\ndriver -\ntask 1\n",         /* another version */
+		"rtid-cuda-plugin 1x\n",                          /* not the head */
+		"rtid-cuda-plugin 1\ntask abc\n",                 /* no pid */
+		"rtid-cuda-plugin 1\ntask -5\n",                  /* no pid */
+		"rtid-cuda-plugin 1\ntask \n",                    /* nothing */
+		"rtid-cuda-plugin 1\ntask 12345678901234567890\n", /* too long */
+		"rtid-cuda-plugin 1\nnode 1\n",                   /* unknown line */
+		"rtid-cuda-plugin 1\ntask 1\ntask 2\ntask 3\n",   /* more than max (2) */
+		long_driver, /* a line longer than any the reader takes whole */
+	};
+	int fd = open(dir, O_RDONLY | O_DIRECTORY), got[2];
+	size_t n;
+
+	(void)state;
+	memcpy(long_driver, "rtid-cuda-plugin 1\ndriver ", 26);
+	memset(long_driver + 26, '5', sizeof(long_driver) - 28);
+	long_driver[sizeof(long_driver) - 2] = '\n';
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		put(PLUG_RECORD, bad[i]);
+		n = 77;
+		if (plug_record_read(fd, got, 2, &n) != -EINVAL)
+			fail_msg("record %zu (\"%s\") was not refused", i, bad[i]);
+		assert_int_equal(n, 77); /* untouched */
+	}
+	put(PLUG_RECORD, "rtid-cuda-plugin 1\ndriver 580.159.03\ntask 1\ntask 2\n");
+	assert_int_equal(plug_record_read(fd, got, 2, &n), 0);
+	assert_int_equal(n, 2);
+	close(fd);
+}
+
+/* A record is never written through a link planted in the image directory,
+ * nor where the directory cannot be written: the error, not a record. */
+static void test_record_write_refused(void **state)
+{
+	char p[512], target[512];
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	const int pids[] = { 1 };
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/" PLUG_RECORD, dir);
+	snprintf(target, sizeof(target), "%s/elsewhere", dir);
+	assert_int_equal(symlink(target, p), 0);
+	assert_int_equal(plug_record_write(fd, pids, 1), -ELOOP);
+	assert_int_equal(access(target, F_OK), -1);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(plug_record_write(-1, pids, 1), -EBADF);
+	close(fd);
+}
+
+static void test_nspid(void **state)
+{
+	(void)state;
+	/* Ours: in our own namespace we are getpid() itself. */
+	assert_int_equal(plug_nspid(getpid()), getpid());
+	assert_int_equal(plug_nspid(0x3ffffff0), -1); /* no such process */
+}
+
+/* --- the tool --- */
+
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+static void test_tool_output_and_status(void **state)
+{
+	char out[64], small[6], p[512], line[256];
+	FILE *f;
+
+	(void)state;
+	setenv("FAKE_STDOUT", "101\n", 1);
+	setenv("FAKE_STDERR", "warn\n", 1);
+	snprintf(p, sizeof(p), "%s/calls", dir);
+	setenv("FAKE_LOG", p, 1);
+	assert_int_equal(plug_tool_run(ARGS("--get-restore-tid", "--pid", "5"), out, sizeof(out)), 0);
+	/* stdout and stderr in one pipe, as CRIU's plugin reads them. */
+	assert_non_null(strstr(out, "101\n"));
+	assert_non_null(strstr(out, "warn\n"));
+	assert_non_null(f = fopen(p, "r"));
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	assert_string_equal(line, "--get-restore-tid --pid 5\n");
+	/* Output beyond the buffer is cut (and drained: the tool is not stuck). */
+	setenv("FAKE_STDOUT", "0123456789abcdef", 1);
+	unsetenv("FAKE_STDERR");
+	assert_int_equal(plug_tool_run(ARGS("-h"), small, sizeof(small)), 0);
+	assert_string_equal(small, "01234");
+	/* Its exit status, said in the log at debug level. */
+	setenv("FAKE_EXIT", "3", 1);
+	setenv("FAKE_STDOUT", "no such process", 1);
+	logged[0] = '\0';
+	assert_int_equal(plug_tool_run(ARGS("-h"), out, sizeof(out)), 3);
+	assert_non_null(strstr(logged, "cuda-checkpoint exit 3: no such process"));
+}
+
+static void test_tool_killed_or_missing(void **state)
+{
+	char out[128];
+
+	(void)state;
+	setenv("FAKE_SIGNAL", "9", 1);
+	assert_int_equal(plug_tool_run(ARGS("-h"), out, sizeof(out)), -1);
+	assert_non_null(strstr(logged, "cuda-checkpoint killed by signal 9"));
+	fake_reset();
+	/* No tool on PATH: the child says why, exit 1. */
+	setenv("PATH", dir, 1);
+	assert_int_equal(plug_tool_run(ARGS("-h"), out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "execvp(\"cuda-checkpoint\") failed"));
+	assert_false(plug_tool_usable());
+	setenv("PATH", bin, 1);
+}
+
+/* No pipe (out of descriptors), or a child reaped behind its back (SIGCHLD
+ * ignored: CRIU's own handling): -1, said, never a made-up status. */
+static void test_tool_no_pipe_no_wait(void **state)
+{
+	struct rlimit old, low;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, prev;
+	char out[64];
+	int hold[64], n = 0;
+
+	(void)state;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 64;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (n < 64 && (hold[n] = dup(0)) >= 0)
+		n++;
+	assert_int_equal(plug_tool_run(ARGS("-h"), out, sizeof(out)), -1);
+	while (n)
+		close(hold[--n]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_non_null(strstr(logged, "no pipe for cuda-checkpoint: "));
+	logged[0] = '\0';
+	assert_int_equal(sigaction(SIGCHLD, &ign, &prev), 0);
+	assert_int_equal(plug_tool_run(ARGS("-h"), out, sizeof(out)), -1);
+	assert_int_equal(sigaction(SIGCHLD, &prev, NULL), 0);
+	assert_non_null(strstr(logged, "cannot wait for cuda-checkpoint (pid "));
+}
+
+/* CRIU's plugin's init test: the tool runs and its help knows --action. */
+static void test_tool_usable(void **state)
+{
+	(void)state;
+	setenv("FAKE_STDOUT", "usage: cuda-checkpoint --action ACTION --pid PID\n", 1);
+	assert_true(plug_tool_usable());
+	setenv("FAKE_STDOUT", "usage: cuda-checkpoint --toggle --pid PID\n", 1); /* an old one */
+	assert_false(plug_tool_usable());
+	setenv("FAKE_STDOUT", "usage: cuda-checkpoint --action\n", 1);
+	setenv("FAKE_EXIT", "2", 1);
+	assert_false(plug_tool_usable());
+}
+
+/* --- one call with no daemon: the tool answers --- */
+
+static void test_restore_tid_from_the_tool(void **state)
+{
+	char name[32], val[32];
+	int me = getpid();
+
+	(void)state;
+	assert_false(plug_serve_present());
+	snprintf(name, sizeof(name), "FAKE_TID_%d", me);
+	snprintf(val, sizeof(val), "%d", me);
+	setenv(name, val, 1);
+	assert_int_equal(plug_restore_tid(me), me);
+	/* A tid that is no thread of the process is refused, whoever said it. */
+	setenv(name, "1", 1);
+	assert_int_equal(plug_restore_tid(me), -1);
+	assert_non_null(strstr(logged, "restore tid 1 is no thread of it"));
+	unsetenv(name);
+	/* A non-zero exit: no CUDA in it (as CRIU's plugin reads it). */
+	setenv("FAKE_EXIT", "1", 1);
+	assert_int_equal(plug_restore_tid(me), 0);
+	fake_reset();
+	/* Exit 0 without a number: an error, said. */
+	setenv("FAKE_STDOUT", "tid: twelve\n", 1);
+	assert_int_equal(plug_restore_tid(me), -1);
+	assert_non_null(strstr(logged, "cuda-checkpoint printed no tid: tid: twelve"));
+	fake_reset();
+	setenv("FAKE_SIGNAL", "9", 1);
+	assert_int_equal(plug_restore_tid(me), -1);
+}
+
+static void test_state_from_the_tool(void **state)
+{
+	(void)state;
+	setenv("FAKE_STDOUT", "running\n", 1);
+	assert_int_equal(plug_get_state(1, 2), ST_RUNNING);
+	setenv("FAKE_STDOUT", "locked\n", 1);
+	assert_int_equal(plug_get_state(1, 2), ST_LOCKED);
+	setenv("FAKE_STDOUT", "checkpointed\n", 1);
+	assert_int_equal(plug_get_state(1, 2), ST_CHECKPOINTED);
+	setenv("FAKE_STDOUT", "frozen\n", 1);
+	assert_int_equal(plug_get_state(1, 2), ST_UNKNOWN);
+	setenv("FAKE_STDOUT", "no CUDA\n", 1);
+	setenv("FAKE_EXIT", "4", 1);
+	logged[0] = '\0';
+	assert_int_equal(plug_get_state(10, 20), ST_UNKNOWN);
+	assert_non_null(strstr(logged, "pid 10: no state for thread 20: no CUDA"));
+}
+
+static void test_action_by_the_tool(void **state)
+{
+	char p[512], line[256], msg[200];
+	FILE *f;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/acts", dir);
+	setenv("FAKE_LOG", p, 1);
+	assert_int_equal(plug_act(RTID__OP_LOCK, 33, 5000, msg, sizeof(msg)), 0);
+	assert_int_equal(plug_act_tool(RTID__OP_CHECKPOINT, 33, 0, msg, sizeof(msg)), 0);
+	assert_non_null(f = fopen(p, "r"));
+	assert_non_null(fgets(line, sizeof(line), f));
+	/* Lock's timeout is given on, as CRIU's plugin gives it. */
+	assert_string_equal(line, "--action lock --pid 33 --timeout 5000\n");
+	assert_non_null(fgets(line, sizeof(line), f));
+	assert_string_equal(line, "--action checkpoint --pid 33\n");
+	fclose(f);
+	setenv("FAKE_EXIT", "9", 1);
+	setenv("FAKE_STDOUT", "Could not checkpoint", 1);
+	assert_int_equal(plug_act(RTID__OP_CHECKPOINT, 33, 0, msg, sizeof(msg)), -1);
+	assert_string_equal(msg, "cuda-checkpoint exit 9: Could not checkpoint");
+}
+
+/* --- the daemon --- */
+
+#define CASE_HEAD "title plugin\nproves plugin\ndriver 580.159.03\nbackend api\n"
+static const char basic_case[] = CASE_HEAD
+	"task 100 100 python3\ntask 100 101 cuda00001400006\n"
+	"answer 100 tid 101\nanswer 200 none\nanswer 600 exit 700\n"
+	"expect driver 100 tid=101\n";
+static const int basic_pids[] = { 100, 200, 600, 0 };
+static struct daemon d;
+
+static int setup_daemon(void **state)
+{
+	setup(state);
+	hd_prepare(&d, basic_case, basic_pids);
+	return 0;
+}
+
+static int teardown_daemon(void **state)
+{
+	hd_cleanup(&d);
+	unsetenv("RTID_SERVICE_TIMEOUT");
+	unsetenv("RTID_SERVICE_ACTION_TIMEOUT");
+	return teardown(state);
+}
+
+static void test_daemon_answers(void **state)
+{
+	char msg[300];
+	int v = -7;
+
+	(void)state;
+	hd_start(&d, ((const char *const[]){ "--actions", NULL }));
+	setenv("RTID_SOCKET", d.sock, 1);
+	assert_true(plug_serve_present());
+	assert_int_equal(plug_serve_ask(RTID__OP_RESTORE_TID, 100, 0, &v, msg, sizeof(msg)),
+			 ANS_VALUE);
+	assert_int_equal(v, 101);
+	/* The driver's "none": no CUDA, no tool run. */
+	assert_int_equal(plug_serve_ask(RTID__OP_RESTORE_TID, 200, 0, &v, msg, sizeof(msg)),
+			 ANS_NONE);
+	assert_int_equal(plug_restore_tid(200), 0);
+	/* Another driver error on a query: the tool's turn, with why. */
+	assert_int_equal(plug_serve_ask(RTID__OP_RESTORE_TID, 600, 0, &v, msg, sizeof(msg)),
+			 ANS_TO_TOOL);
+	assert_non_null(strstr(msg, "get-restore-tid --pid 600: driver error"));
+	/* A tid the daemon names for a process of its (fake) proc, but no thread
+	 * of the real one: refused. */
+	logged[0] = '\0';
+	assert_int_equal(plug_restore_tid(100), -1);
+	assert_non_null(strstr(logged, "restore tid 101 is no thread of it"));
+	assert_int_equal(plug_get_state(100, 100), ST_RUNNING);
+	assert_int_equal(plug_act(RTID__OP_LOCK, 100, 10000, msg, sizeof(msg)), 0);
+	assert_int_equal(plug_get_state(100, 100), ST_LOCKED);
+	assert_int_equal(plug_serve_ask(RTID__OP_CHECKPOINT, 100, 0, &v, msg, sizeof(msg)),
+			 ANS_VALUE);
+	assert_int_equal(v, 0);
+	/* The driver refused a second checkpoint: failed, never the tool's turn
+	 * (an action is never run twice). */
+	assert_int_equal(plug_act(RTID__OP_CHECKPOINT, 100, 0, msg, sizeof(msg)), -1);
+	assert_non_null(strstr(msg, "present state"));
+	assert_int_equal(hd_log_count(&d, "\"mock\":\"cuda-checkpoint\",\"event\":\"start\""), 0);
+}
+
+/* Actions off (no --actions): the daemon denies, nothing was started, the
+ * tool runs it. */
+static void test_daemon_denies_actions(void **state)
+{
+	char msg[300];
+	int v;
+
+	(void)state;
+	hd_start(&d, NULL);
+	setenv("RTID_SOCKET", d.sock, 1);
+	assert_int_equal(plug_serve_ask(RTID__OP_LOCK, 100, 0, &v, msg, sizeof(msg)), ANS_TO_TOOL);
+	assert_non_null(strstr(msg, "rtid serve at "));
+	logged[0] = '\0';
+	assert_int_equal(plug_act(RTID__OP_LOCK, 100, 0, msg, sizeof(msg)), 0); /* fake tool: 0 */
+	assert_non_null(strstr(logged, ": asking cuda-checkpoint"));
+}
+
+/* A socket that takes the connection and never answers: no answer within
+ * RTID_SERVICE_TIMEOUT, the tool's turn, said. */
+static void test_silent_socket(void **state)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char msg[300];
+	int fd, v;
+
+	(void)state;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/silent.sock", dir);
+	assert_true((fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	setenv("RTID_SOCKET", sa.sun_path, 1);
+	setenv("RTID_SERVICE_TIMEOUT", "0.2", 1);
+	assert_true(plug_serve_present());
+	assert_int_equal(plug_serve_ask(RTID__OP_GET_STATE, 100, 0, &v, msg, sizeof(msg)),
+			 ANS_TO_TOOL);
+	assert_non_null(strstr(msg, "no answer"));
+	/* A bad setting is the default's (2 s): still bounded, still the tool. */
+	unsetenv("RTID_SERVICE_TIMEOUT");
+	setenv("FAKE_STDOUT", "locked\n", 1);
+	setenv("RTID_SERVICE_TIMEOUT", "-1", 1);
+	logged[0] = '\0';
+	assert_int_equal(plug_get_state(100, 100), ST_LOCKED);
+	assert_non_null(strstr(logged, "no answer"));
+	/* A query for the tid too: the tool's answer, the daemon's silence said. */
+	{
+		char name[32], val[32];
+
+		snprintf(name, sizeof(name), "FAKE_TID_%d", getpid());
+		snprintf(val, sizeof(val), "%d", getpid());
+		setenv(name, val, 1);
+		setenv("RTID_SERVICE_TIMEOUT", "0.2", 1);
+		logged[0] = '\0';
+		assert_int_equal(plug_restore_tid(getpid()), getpid());
+		assert_non_null(strstr(logged, ": asking cuda-checkpoint"));
+		unsetenv(name);
+	}
+	close(fd);
+	/* Nothing listening: cannot connect. */
+	assert_int_equal(plug_serve_ask(RTID__OP_GET_STATE, 100, 0, &v, msg, sizeof(msg)),
+			 ANS_TO_TOOL);
+	assert_non_null(strstr(msg, "cannot connect"));
+}
+
+/* A daemon of someone else's (not root's, not ours) could lie: not believed,
+ * the tool's turn; unless RTID_SERVE_UID names its owner. Root only (the
+ * listener drops to nobody). */
+static void test_untrusted_daemon(void **state)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char msg[300], c;
+	int ready[2], done[2], v;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/other.sock", dir);
+	assert_int_equal(chmod(dir, 01777), 0); /* nobody binds its socket here */
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(done), 0);
+	if ((pid = fork()) == 0) {
+		int fd;
+
+		close(ready[0]);
+		close(done[1]);
+		if (setgid(65534) < 0 || setuid(65534) < 0 ||
+		    (fd = socket(AF_UNIX, SOCK_SEQPACKET, 0)) < 0 ||
+		    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 4) < 0)
+			_exit(1);
+		(void)!write(ready[1], "r", 1);
+		(void)!read(done[0], &c, 1); /* until the parent closes it */
+		_exit(0);
+	}
+	close(ready[1]);
+	close(done[0]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	setenv("RTID_SOCKET", sa.sun_path, 1);
+	setenv("RTID_SERVICE_TIMEOUT", "0.2", 1);
+	unsetenv("RTID_SERVE_UID");
+	assert_int_equal(plug_serve_ask(RTID__OP_GET_STATE, 100, 0, &v, msg, sizeof(msg)),
+			 ANS_TO_TOOL);
+	assert_non_null(strstr(msg, "not trusted (not root's nor ours)"));
+	setenv("RTID_SERVE_UID", "12", 1); /* someone else */
+	assert_int_equal(plug_serve_ask(RTID__OP_GET_STATE, 100, 0, &v, msg, sizeof(msg)),
+			 ANS_TO_TOOL);
+	assert_non_null(strstr(msg, "not trusted"));
+	setenv("RTID_SERVE_UID", "65534", 1); /* believed: asked, and silent */
+	assert_int_equal(plug_serve_ask(RTID__OP_GET_STATE, 100, 0, &v, msg, sizeof(msg)),
+			 ANS_TO_TOOL);
+	assert_non_null(strstr(msg, "no answer"));
+	unsetenv("RTID_SERVE_UID");
+	unsetenv("RTID_SERVICE_TIMEOUT");
+	close(ready[0]);
+	close(done[1]);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
+/* --- the settings file --- */
+
+static void test_settings_file(void **state)
+{
+	char p[512];
+
+	(void)state;
+	unsetenv("RTID_SERVE_UID");
+	unsetenv("RTID_SERVICE_TIMEOUT");
+	setenv("RTID_SOCKET", "/from/env.sock", 1);
+	put("shim.conf", "# comment\nRTID_SOCKET=/from/file.sock\nRTID_SERVICE_TIMEOUT=3.5 \t\n"
+			 "OTHER=1\nnoequals\nRTID_SERVE_UID=4242\n");
+	snprintf(p, sizeof(p), "%s/shim.conf", dir);
+	chmod(p, 0600);
+	setenv("RTID_SHIM_CONF", p, 1);
+	plug_serve_settings();
+	/* The environment wins; the file fills in the rest, blanks trimmed. */
+	assert_string_equal(getenv("RTID_SOCKET"), "/from/env.sock");
+	assert_string_equal(getenv("RTID_SERVICE_TIMEOUT"), "3.5");
+	assert_string_equal(getenv("RTID_SERVE_UID"), "4242");
+	assert_null(getenv("OTHER"));
+	/* A file others may write is not believed. */
+	unsetenv("RTID_SERVE_UID");
+	chmod(p, 0620);
+	plug_serve_settings();
+	assert_null(getenv("RTID_SERVE_UID"));
+	/* Set and empty: no file; a directory is none either. */
+	setenv("RTID_SHIM_CONF", "", 1);
+	plug_serve_settings();
+	setenv("RTID_SHIM_CONF", dir, 1);
+	plug_serve_settings();
+	assert_null(getenv("RTID_SERVE_UID"));
+	setenv("RTID_SHIM_CONF", "", 1);
+	unsetenv("RTID_SERVICE_TIMEOUT");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_record_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_refuses_malformed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_write_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nspid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tool_output_and_status, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tool_killed_or_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tool_no_pipe_no_wait, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tool_usable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_tid_from_the_tool, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state_from_the_tool, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_action_by_the_tool, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_daemon_answers, setup_daemon, teardown_daemon),
+		cmocka_unit_test_setup_teardown(test_daemon_denies_actions, setup_daemon,
+						teardown_daemon),
+		cmocka_unit_test_setup_teardown(test_silent_socket, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_untrusted_daemon, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_settings_file, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
