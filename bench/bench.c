@@ -12,6 +12,8 @@
  *  5. rtid serve behind the shim, called as CRIU calls the tool (serve.c).
  *  6. One node, R = 1, 2, 4, 8 CRIU runs dumping side by side: the shim and
  *     rtid serve, the tool alone, the ideal (node.c).
+ *  7. The real CRIU on 4 and 16 processes with slow actions: rtid's plugin,
+ *     CRIU's plugin through the shim and rtid serve, the tool (plugin.c).
  *
  * Environment: MOCK_TOOL, MOCK_LIBCUDA, RTID_WORKER, FAKE_TOOL (meson sets them). */
 #include <dirent.h>
@@ -157,7 +159,7 @@ static void bench_spawn(void)
 	       (median(t_rtid, REPS) - median(t_bare, REPS)) * 1e3);
 }
 
-/* RTID_BENCH_ONLY=serve, =node: part 4 or 6 alone (a quick look while working
+/* RTID_BENCH_ONLY=serve, =node, =plugin: part 4, 6 or 7 alone (a quick look while working
  * on it). */
 int main(void)
 {
@@ -173,11 +175,16 @@ int main(void)
 		bench_node();
 		return 0;
 	}
+	if (only && !strcmp(only, "plugin")) {
+		bench_plugin();
+		return 0;
+	}
 	bench_batches();
 	bench_scan_1000();
 	bench_spawn();
 	bench_attest();
 	bench_serve();
 	bench_node();
+	bench_plugin();
 	return 0;
 }

@@ -15,6 +15,9 @@ void bench_serve(void);
 /* Part 6: R CRIU runs side by side on one node: shim + rtid serve, the tool
  * alone, and the ideal. */
 void bench_node(void);
+/* Part 7: the real CRIU, three ways (rtid's plugin, CRIU's with the shim, CRIU's
+ * with the tool), for 4 and 16 processes with slow actions. */
+void bench_plugin(void);
 
 /* serve-env.c: the stage of parts 5 and 6. */
 struct serve_env {

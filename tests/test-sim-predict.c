@@ -118,14 +118,15 @@ int main(void)
 	    "is their mean)",
 	    "https://github.com/ai-dynamo/dynamo/pull/7773", "0.001 s and 0.004 s",
 	    mean(&tp1, "api", restore_unlock_s) / 4, 0.001, 0.004);
-	/* cudf #627: the first driver call with 8 GPUs visible; a query for a
-	 * pid without CUDA initialises the driver, then fails. */
+	/* criu PR #3076: the tool's hooks over 17 CPU-only pids on an H200 node,
+	 * ~449 ms each: a query for a pid without CUDA, the spawn included. */
 	cpu = (struct sim_workload){ .procs = one_cpu, .n = 1, .visible_gpus = 8 };
-	row("a query for a pid without CUDA with 8 GPUs visible (calibration: nocuda_query_s and "
-	    "attach_per_gpu_s are this figure's two ends)", "https://github.com/NVIDIA/cudf/issues/627", "0.394 s for the init alone",
+	row("a query for a pid without CUDA on an H200 node, the spawn included (calibration: "
+	    "nocuda_query_s is this figure less the spawn)",
+	    "https://github.com/checkpoint-restore/criu/pull/3076",
+	    "448.9 ms / 17 pids = 26.4 ms per call",
 	    mean(&cpu, "upstream", restore_s) - sim_defaults.criu_base_restore_s -
-		    sim_defaults.criu_per_process_s - sim_defaults.spawn_overhead_s,
-	    0.394 * 0.98, 0.394 * 1.02);
+		    sim_defaults.criu_per_process_s, 0.0264 * 0.98, 0.0264 * 1.02);
 	row("the CUDA plugin's share of a single-GPU restore, serially",
 	    "https://github.com/NVIDIA/nvcf/pull/225", "~27 s of ~40 s (67 %)",
 	    mean(&vs, "upstream", plugin_share), 0.57, 0.80);

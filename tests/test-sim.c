@@ -176,7 +176,7 @@ static void attach_distribution(void **state)
 			 7 * sim_defaults.attach_per_gpu_s) < 1e-12);
 }
 
-static void visible_gpus_grow_every_query(void **state)
+static void visible_gpus_grow_every_attach(void **state)
 {
 	struct sim_workload w;
 	struct sim_result one, eight;
@@ -187,9 +187,10 @@ static void visible_gpus_grow_every_query(void **state)
 	one = run_w(&w, "upstream", 9);
 	w.visible_gpus = 8;
 	eight = run_w(&w, "upstream", 9);
-	/* 24 GPU pids x 3 calls and 4 CPU-only queries in the restore */
+	/* 24 GPU pids x 3 calls in the restore; the 4 CPU-only queries cost the
+	 * same whatever the GPUs (criu PR #3076's 26 ms on an H200 node). */
 	assert_true(fabs(eight.restore_s - one.restore_s -
-			 7 * sim_defaults.attach_per_gpu_s * (24 * 3 + 4)) < 1e-9);
+			 7 * sim_defaults.attach_per_gpu_s * (24 * 3)) < 1e-9);
 	sim_workload_free(&w);
 	assert_int_equal(sim_workload_builtin("sglang-103", &w), 0);
 	assert_int_equal(w.visible_gpus, 8);
@@ -408,7 +409,7 @@ int main(void)
 		cmocka_unit_test(toggle_saves_a_spawn_per_pair),
 		cmocka_unit_test(serve_attaches_before),
 		cmocka_unit_test(attach_distribution),
-		cmocka_unit_test(visible_gpus_grow_every_query),
+		cmocka_unit_test(visible_gpus_grow_every_attach),
 		cmocka_unit_test(cpu_only_costs_a_query),
 		cmocka_unit_test(sglang_103_dump_timeouts),
 		cmocka_unit_test(risk_only_where_names_are_trusted),

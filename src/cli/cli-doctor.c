@@ -98,6 +98,20 @@ static bool conf_libdir(const char *file, char *out, size_t len)
 	return false;
 }
 
+/* Whose CUDA plugin a cuda_plugin.so is: rtid's carries its log prefix
+ * (src/plugin/), CRIU's own does not. Both register as cuda_plugin. */
+static const char *whose_plugin(const char *file)
+{
+	static const char mark[] = "rtid_cuda_plugin: %s";
+	static char buf[1 << 20];
+	ssize_t n = rtid__read_at(AT_FDCWD, file, buf, sizeof(buf), 0);
+
+	if (n <= 0)
+		return "";
+	return memmem(buf, (size_t)n, mark, sizeof(mark) - 1) ? " (rtid's CUDA plugin)"
+								: " (CRIU's own CUDA plugin)";
+}
+
 static void check_criu(struct cli_doctor *d)
 {
 	static const char *const confs[] = { "/etc/criu/runc.conf", "/etc/criu/crun.conf",
@@ -130,8 +144,8 @@ static void check_criu(struct cli_doctor *d)
 		snprintf(file, sizeof(file), "%s/cuda_plugin.so", lib);
 		cli_doctor_under(d, file, want, sizeof(want));
 		cli_doctor_add(d, "criu-cuda-plugin", access(want, R_OK) == 0, "put cuda_plugin.so in that libdir",
-		    "%s names libdir %s: cuda_plugin.so %s", named, lib,
-		    access(want, R_OK) == 0 ? "is there" : "is missing");
+		    "%s names libdir %s: cuda_plugin.so %s%s", named, lib,
+		    access(want, R_OK) == 0 ? "is there" : "is missing", whose_plugin(want));
 		return;
 	}
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
@@ -140,7 +154,8 @@ static void check_criu(struct cli_doctor *d)
 		snprintf(p, sizeof(p), "%s/cuda_plugin.so", dirs[i]);
 		cli_doctor_under(d, p, file, sizeof(file));
 		if (access(file, R_OK) == 0) {
-			cli_doctor_add(d, "criu-cuda-plugin", true, NULL, "%s", file);
+			cli_doctor_add(d, "criu-cuda-plugin", true, NULL, "%s%s", file,
+				       whose_plugin(file));
 			return;
 		}
 	}

@@ -129,17 +129,24 @@ static int parse_line(char *line, struct proc *p)
 
 int task_start(bool tree, struct tree *t)
 {
-	char buf[1024], *line, *next;
+	return task_start_n(tree, 0, t);
+}
+
+int task_start_n(bool tree, int cuda_children, struct tree *t)
+{
+	char buf[8192], *line, *next, count[16];
 	int fd[2], n = 0;
 	ssize_t r;
 	pid_t pid;
 
 	memset(t, 0, sizeof(*t));
+	snprintf(count, sizeof(count), "%d", cuda_children);
 	if (pipe(fd) < 0)
 		return -1;
 	pid = fork();
 	if (pid == 0) {
-		char *argv[] = { (char *)env_path("CRIU_TASK"), tree ? "--tree" : NULL, NULL };
+		char *argv[] = { (char *)env_path("CRIU_TASK"), "--cuda-children", count,
+				 tree ? "--tree" : NULL, NULL };
 
 		close(fd[0]);
 		if (dup2(fd[1], 3) < 0)
@@ -169,7 +176,7 @@ int task_start(bool tree, struct tree *t)
 			t->p[0] = t->p[i];
 			t->p[i] = tmp;
 		}
-	return pid > 0 && t->n == (tree ? 3 : 1) && t->p[0].pid == pid ? 0 : -1;
+	return pid > 0 && t->n == (tree ? 3 : 1) + cuda_children && t->p[0].pid == pid ? 0 : -1;
 }
 
 int criu_run(const struct criu_env *e, const char *dir, const char *path, char *const args[])

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define TREE_MAX 3
+#define TREE_MAX 20
 #define THREADS_MAX 8
 #define CALLS_MAX 64
 
@@ -38,6 +38,9 @@ struct tree {
 /* Start the task (tree: with two children, the second without CUDA) and
  * wait for its report. Returns 0 or -1. */
 int task_start(bool tree, struct tree *t);
+/* The same with cuda_children more children like the parent (their lines
+ * first), and the tree's two when tree. */
+int task_start_n(bool tree, int cuda_children, struct tree *t);
 
 /* Run criu with args under dir (stdout and stderr to dir/criu.out), PATH set
  * to path. Returns its exit status (0-255), or -1. */

@@ -2,13 +2,14 @@
  * waking up (so that a thread left stopped after restore shows), one of them
  * named like the driver's restore thread.
  *
- *   task [--tree] [--name COMM]
+ *   task [--tree] [--cuda-children N] [--name COMM]
  *
  * It leaves its session (CRIU dumps a session leader with --shell-job), keeps
  * only fds 0-2 (to /dev/null), and reports on fd 3 one line per process,
  * "PID RESTORE_TID TID...", then closes fd 3: the reader's EOF is the
  * readiness signal. --tree: also two children, one like it and one with no
- * restore thread (its line names 0 as RESTORE_TID). */
+ * restore thread (its line names 0 as RESTORE_TID). --cuda-children N: N
+ * children like it (before --tree's). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -110,11 +111,13 @@ static pid_t child(int fd, int cuda)
 
 int main(int argc, char **argv)
 {
-	int fd = 3, tree = 0, null;
+	int fd = 3, tree = 0, cuda_children = 0, null;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--tree"))
 			tree = 1;
+		else if (!strcmp(argv[i], "--cuda-children") && i + 1 < argc)
+			cuda_children = atoi(argv[++i]); /* the test's own argument */
 		else if (!strcmp(argv[i], "--name") && i + 1 < argc)
 			restore_name = argv[++i];
 		else
@@ -133,6 +136,9 @@ int main(int argc, char **argv)
 	if (null > 3)
 		close(null);
 	close_range(4, ~0U, 0);
+	for (int i = 0; i < cuda_children; i++)
+		if (child(fd, 1) < 0)
+			return 1;
 	if (tree && (child(fd, 1) < 0 || child(fd, 0) < 0))
 		return 1;
 	run(fd, 1);

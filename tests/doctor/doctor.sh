@@ -179,6 +179,11 @@ printf 'tcp-established\n  libdir /opt/criu\n' > "$r/etc/criu/runc.conf"
 doctor 1 "not c['criu-cuda-plugin']['ok'] and 'runc.conf names libdir /opt/criu' in c['criu-cuda-plugin']['detail']"
 : > "$r/opt/criu/cuda_plugin.so"
 doctor 0 "c['criu-cuda-plugin']['ok']"
+# Which CUDA plugin CRIU will load: rtid's carries its log prefix.
+printf 'ELF...rtid_cuda_plugin: %%s\0...' > "$r/opt/criu/cuda_plugin.so"
+doctor 0 "c['criu-cuda-plugin']['ok'] and \"(rtid's CUDA plugin)\" in c['criu-cuda-plugin']['detail']"
+printf 'ELF...cuda_plugin: \0...' > "$r/opt/criu/cuda_plugin.so"
+doctor 0 "\"(CRIU's own CUDA plugin)\" in c['criu-cuda-plugin']['detail']"
 
 # A bad line in the shim's settings, and a file others may write.
 printf 'RTID_SOCKET=%s/s\nRTID_BOGUS=1\n' "$tmp" > "$tmp/shim.conf"

@@ -32,6 +32,7 @@ LAYERS = {
     'cli': {'basic', 'rules', 'proc', 'proto', 'driver', 'attest', 'core', 'serve'},
     'shim': {'basic', 'rules', 'proc', 'proto', 'driver', 'attest', 'core', 'cli'},
     'main': {'cli', 'shim'},
+    'plugin': {'basic', 'rules', 'proto'},
 }
 # Headers that name no folder: the public API and the generated one.
 PLAIN = {'rtid.h', 'config.h'}

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* CRIU's internals, as CRIU's own CUDA plugin uses them: its options, its
+ * log, its inventory, its task tree and compel's wait. None of this is a
+ * stable interface (struct cr_options has no fixed layout), so the plugin is
+ * built against one CRIU source tree and checks at init that it runs inside
+ * that version. The only file compiled with CRIU's headers. */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <criu/include/criu-plugin.h>
+#include <criu/include/cr_options.h>
+#include <criu/include/image.h>
+#include <criu/include/log.h>
+#include <criu/include/pstree.h>
+#include <criu/include/pid.h>
+#include <criu/include/proc_parse.h>
+#include <criu/include/seize.h>
+#include <compel/infect.h>
+#include <compel/ksigset.h>
+
+#include "plugin/plugin.h"
+
+_Static_assert(sizeof(k_rtsigset_t) <= sizeof(struct plug_sigset), "a signal mask fits");
+
+void plug_log(enum plug_level level, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	print_on_level((unsigned)level, PLUG_PREFIX "%s", line);
+}
+
+/* The version string as a string of its own in the running binary (CRIU
+ * prints it with --version): "4.2" is not "4.2.1" nor "4.21". */
+static bool has_version(const char *version)
+{
+	size_t n = strlen(version);
+	struct stat st;
+	bool found = false;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	const char *map, *p;
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) < 0 || st.st_size < 8 ||
+	    (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	for (p = map; !found && (p = memmem(p, (size_t)(map + st.st_size - p), version, n));
+	     p++)
+		found = p > map && p[-1] == '\0' && p + n < map + st.st_size && p[n] == '\0';
+	munmap((void *)map, (size_t)st.st_size);
+	return found;
+}
+
+int plug_criu_check(char *why, size_t len)
+{
+	Dl_info info;
+	const ElfW(Sym) *sym = NULL;
+
+	/* The size CRIU's symbol table gives its options: the layout we read. */
+	if (!dladdr1(&opts, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym) {
+		snprintf(why, len, "cannot find CRIU's options in the running program");
+		return -EPROTO;
+	}
+	if (sym->st_size != sizeof(struct cr_options)) {
+		snprintf(why, len, "built for CRIU " RTID_CRIU_VERSION ", whose options take %zu "
+			 "bytes; the running CRIU's take %zu: another version", sizeof(struct cr_options),
+			 (size_t)sym->st_size);
+		return -EPROTO;
+	}
+	if (!has_version(RTID_CRIU_VERSION)) {
+		snprintf(why, len, "built for CRIU " RTID_CRIU_VERSION "; the running CRIU is "
+			 "another version (see criu --version)");
+		return -EPROTO;
+	}
+	return 0;
+}
+
+unsigned plug_criu_timeout_s(void)
+{
+	return opts.timeout;
+}
+
+bool plug_criu_leave_running(void)
+{
+	return opts.final_state == TASK_ALIVE;
+}
+
+bool plug_criu_alarm(void)
+{
+	return alarm_timeouted();
+}
+
+int plug_criu_inventory_add(void)
+{
+	return add_inventory_plugin(PLUG_NAME) ? -1 : 0;
+}
+
+bool plug_criu_inventory_take(void)
+{
+	return check_and_remove_inventory_plugin(PLUG_NAME, strlen(PLUG_NAME));
+}
+
+void plug_criu_interrupt_only(void)
+{
+	set_compel_interrupt_only_mode();
+}
+
+int plug_criu_image_dir(void)
+{
+	return criu_get_image_dir();
+}
+
+size_t plug_criu_tasks(int *pids, size_t max)
+{
+	struct pstree_item *item;
+	size_t n = 0;
+
+	for_each_pstree_item(item)
+		if (task_alive(item) && n < max)
+			pids[n++] = item->pid->real;
+	return n;
+}
+
+int plug_thread_resume(int tid, struct plug_sigset *save)
+{
+	k_rtsigset_t block, old;
+
+	if (ptrace(PTRACE_GETSIGMASK, tid, sizeof(old), &old)) {
+		plug_log(PLUG_ERR, "cannot read the signal mask of restore thread %d: %m\n", tid);
+		return -1;
+	}
+	ksigfillset(&block);
+	ksigdelset(&block, SIGTRAP);
+	if (ptrace(PTRACE_SETSIGMASK, tid, sizeof(block), &block)) {
+		plug_log(PLUG_ERR, "cannot block signals of restore thread %d: %m\n", tid);
+		return -1;
+	}
+	/* Without PTRACE_O_SUSPEND_SECCOMP while it runs driver code. */
+	if (ptrace(PTRACE_SETOPTIONS, tid, NULL, 0) || ptrace(PTRACE_CONT, tid, NULL, 0)) {
+		plug_log(PLUG_ERR, "cannot resume restore thread %d: %m\n", tid);
+		ptrace(PTRACE_SETSIGMASK, tid, sizeof(old), &old);
+		return -1;
+	}
+	memset(save, 0, sizeof(*save));
+	memcpy(save, &old, sizeof(old));
+	return 0;
+}
+
+int plug_thread_interrupt(int tid, const struct plug_sigset *save)
+{
+	struct proc_status_creds creds;
+	k_rtsigset_t old;
+
+	memcpy(&old, save, sizeof(old));
+	/* Seized already: an interrupt stops it again. */
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, 0)) {
+		plug_log(PLUG_ERR, "cannot interrupt restore thread %d: %m\n", tid);
+		return -1;
+	}
+	if (compel_wait_task(tid, -1, parse_pid_status, NULL, &creds.s, NULL) != COMPEL_TASK_ALIVE) {
+		plug_log(PLUG_ERR, "restore thread %d did not stop\n", tid);
+		return -1;
+	}
+	if (ptrace(PTRACE_SETOPTIONS, tid, NULL, PTRACE_O_SUSPEND_SECCOMP | PTRACE_O_TRACESYSGOOD) ||
+	    ptrace(PTRACE_SETSIGMASK, tid, sizeof(old), &old)) {
+		plug_log(PLUG_ERR, "cannot set restore thread %d back as CRIU had it: %m\n", tid);
+		return -1;
+	}
+	return 0;
+}

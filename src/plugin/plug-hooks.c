@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The hooks, as CRIU's CUDA plugin behaves where CRIU relies on it, with
+ * the GPU work side by side. CRIU runs each hook as a loop over the whole
+ * tree: every PAUSE_DEVICES (while seizing), then every CHECKPOINT_DEVICES
+ * once the tree is seized; at restore every RESUME_DEVICES_LATE once the
+ * tree is restored and stopped. So the first CHECKPOINT_DEVICES starts the
+ * checkpoint of every task locked here, the first RESUME_DEVICES_LATE the
+ * restore and unlock of every task the record names, and each call waits
+ * for its own. Locks stay one by one, with CRIU's --timeout. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "plugin/plugin.h"
+#include "proto/worker-proto.h"
+
+struct task {
+	int pid, tid;
+	enum plug_state initial; /* at PAUSE_DEVICES */
+	bool resumed;            /* its restore thread runs; its mask in save */
+	bool queued;             /* jobs[i] is its side-by-side work */
+	struct plug_sigset save;
+};
+
+static struct task tasks[PLUG_TASKS_MAX];
+static struct plug_job jobs[PLUG_TASKS_MAX];
+static size_t ntasks;
+static bool disabled, inventoried, first_done, recorded;
+static enum plug_stage stage;
+
+static struct task *find(int pid)
+{
+	for (size_t i = 0; i < ntasks; i++)
+		if (tasks[i].pid == pid)
+			return &tasks[i];
+	return NULL;
+}
+
+static int resume(struct task *t)
+{
+	if (!t->resumed && plug_thread_resume(t->tid, &t->save) == 0)
+		t->resumed = true;
+	return t->resumed ? 0 : -1;
+}
+
+static int interrupt(struct task *t)
+{
+	int r = t->resumed ? plug_thread_interrupt(t->tid, &t->save) : 0;
+
+	t->resumed = false;
+	return r;
+}
+
+/* Who is still waiting, said beside a failure: the driver may hold the
+ * failed one behind a peer (an NCCL job). */
+static void pending(const struct task *failed)
+{
+	char list[512] = "";
+	size_t n = 0;
+
+	for (size_t i = 0; i < ntasks; i++)
+		if (tasks[i].queued && &tasks[i] != failed && jobs[i].state != 3 && n < sizeof(list) - 16)
+			n += (size_t)snprintf(list + n, sizeof(list) - n, " %d", tasks[i].pid);
+	if (n)
+		plug_log(PLUG_ERR, "still pending:%s\n", list);
+}
+
+/* Finish t's own work: its side-by-side job (what the daemon could not start
+ * goes to the tool now), else every op here. Then stop its thread again. */
+static int finish(struct task *t, const int *ops, int nops, bool tool_only)
+{
+	struct plug_job *j = t->queued ? &jobs[t - tasks] : NULL;
+	char msg[200] = "";
+	int k = 0, r = 0;
+
+	if (j) {
+		plug_run_wait(j);
+		k = j->done;
+		if (j->end == ANS_FAILED) {
+			plug_log(PLUG_ERR, "pid %d: %s failed: %s\n", t->pid,
+				 ops[k] == RTID__OP_UNLOCK ? "unlock" : ops[k] == RTID__OP_RESTORE
+				 ? "restore" : "checkpoint", j->msg);
+			pending(t);
+			r = -1;
+			k = nops;
+		} else if (j->end == ANS_TO_TOOL && k < nops) {
+			plug_log(PLUG_INFO, "pid %d: %s: asking cuda-checkpoint\n", t->pid, j->msg);
+			tool_only = true;
+		}
+		t->queued = false;
+	}
+	for (; k < nops && r == 0; k++)
+		if ((tool_only ? plug_act_tool(ops[k], t->pid, 0, msg, sizeof(msg))
+			       : plug_act(ops[k], t->pid, 0, msg, sizeof(msg))) < 0) {
+			plug_log(PLUG_ERR, "pid %d: action failed: %s\n", t->pid, msg);
+			r = -1;
+		}
+	return interrupt(t) < 0 ? -1 : r;
+}
+
+/* Start ops for every task that is resumed and not started: side by side
+ * through the daemon (a task left out works alone in its own call). */
+static void start_all(int op0, int op1)
+{
+	size_t n = 0;
+
+	memset(jobs, 0, sizeof(jobs[0]) * ntasks);
+	if (!plug_serve_present())
+		return; /* the tool's runs stay one by one, each in its own call */
+	for (size_t i = 0; i < ntasks; i++) {
+		if (!tasks[i].resumed)
+			continue;
+		jobs[i] = (struct plug_job){ .pid = tasks[i].pid, .ops = { op0, op1 },
+					     .nops = op1 < 0 ? 1 : 2, .state = 1 };
+		tasks[i].queued = true;
+		n++;
+	}
+	/* Jobs not queued keep state 0: the runner passes over them. */
+	if (n && plug_run_start(jobs, ntasks, plug_run_parallel()) < 0) {
+		plug_log(PLUG_WARN, "no threads: working task by task\n");
+		for (size_t i = 0; i < ntasks; i++)
+			tasks[i].queued = false;
+	}
+}
+
+int plug_init(enum plug_stage s)
+{
+	char why[256];
+	struct stat st;
+
+	stage = s;
+	ntasks = 0;
+	disabled = inventoried = first_done = recorded = false;
+	if (plug_criu_check(why, sizeof(why)) < 0) {
+		plug_log(PLUG_ERR, "refusing to run: %s; load CRIU's own cuda_plugin or a build of "
+			 "rtid's against this CRIU's source\n", why);
+		return -1;
+	}
+	if (s == PLUG_PRE_DUMP || (s == PLUG_RESTORE && !plug_criu_inventory_take())) {
+		disabled = true;
+		return 0;
+	}
+	plug_serve_settings();
+	if (stat("/proc/driver/nvidia/gpus/", &st) < 0 || !S_ISDIR(st.st_mode)) {
+		plug_log(PLUG_INFO, "no GPU device found: disabled\n");
+		disabled = true;
+		return 0;
+	}
+	if (!plug_serve_present() && !plug_tool_usable()) {
+		plug_log(PLUG_WARN, "neither rtid serve nor a cuda-checkpoint that knows --action "
+			 "on PATH: disabled\n");
+		disabled = true;
+		return 0;
+	}
+	plug_log(PLUG_INFO, "initialized: stage %d, built for CRIU " RTID_CRIU_VERSION ", %s\n", s,
+		 plug_serve_present() ? "rtid serve present" : "cuda-checkpoint only");
+	plug_criu_interrupt_only();
+	return 0;
+}
+
+int plug_pause(int pid)
+{
+	char msg[200];
+	struct task *t;
+	int tid;
+	enum plug_state st;
+
+	if (disabled)
+		return -ENOTSUP;
+	if (find(pid))
+		return 0; /* paused already: CRIU may ask again */
+	if ((tid = plug_restore_tid(pid)) <= 0) {
+		if (tid == 0)
+			plug_log(PLUG_INFO, "no need to pause devices on pid %d\n", pid);
+		return tid == 0 ? 0 : -1;
+	}
+	if ((st = plug_get_state(pid, tid)) == ST_UNKNOWN) {
+		plug_log(PLUG_ERR, "no CUDA state for pid %d\n", pid);
+		return -1;
+	}
+	if (!inventoried && plug_criu_inventory_add() < 0) {
+		plug_log(PLUG_ERR, "cannot add " PLUG_NAME " to the inventory\n");
+		return -1;
+	}
+	inventoried = true;
+	if (ntasks == PLUG_TASKS_MAX) {
+		plug_log(PLUG_ERR, "more than %d CUDA tasks\n", PLUG_TASKS_MAX);
+		return -1;
+	}
+	if (st == ST_RUNNING) {
+		plug_log(PLUG_INFO, "pausing devices on pid %d\n", pid);
+		if (plug_act(RTID__OP_LOCK, pid, plug_criu_timeout_s() * 1000, msg, sizeof(msg)) < 0) {
+			plug_log(PLUG_ERR, "PAUSE_DEVICES failed on pid %d: %s\n", pid, msg);
+			if (plug_criu_alarm() && plug_act(RTID__OP_UNLOCK, pid, 0, msg, sizeof(msg)) < 0)
+				plug_log(PLUG_ERR, "cannot unlock pid %d, which may hang: %s\n", pid, msg);
+			return -1;
+		}
+	}
+	t = &tasks[ntasks++];
+	*t = (struct task){ .pid = pid, .tid = tid, .initial = st };
+	return 0;
+}
+
+/* The record for the restore: every CUDA task of the dump by its ns pid. */
+static void record(void)
+{
+	static int ns[PLUG_TASKS_MAX];
+	int e;
+
+	for (size_t i = 0; i < ntasks; i++)
+		if ((ns[i] = plug_nspid(tasks[i].pid)) < 0) {
+			plug_log(PLUG_WARN, "no NSpid for pid %d: no record\n", tasks[i].pid);
+			return;
+		}
+	if ((e = plug_record_write(plug_criu_image_dir(), ns, ntasks)) < 0)
+		plug_log(PLUG_WARN, "cannot write " PLUG_RECORD ": %s\n", strerror(-e));
+}
+
+int plug_checkpoint(int pid)
+{
+	static const int ops[] = { RTID__OP_CHECKPOINT };
+	struct task *t;
+
+	if (disabled)
+		return -ENOTSUP;
+	if (!first_done) {
+		first_done = true;
+		record();
+		for (size_t i = 0; i < ntasks && plug_serve_present(); i++)
+			if (tasks[i].initial != ST_CHECKPOINTED)
+				resume(&tasks[i]);
+		start_all(RTID__OP_CHECKPOINT, -1);
+	}
+	if (!(t = find(pid))) {
+		plug_log(PLUG_INFO, "no need to checkpoint devices on pid %d\n", pid);
+		return 0;
+	}
+	if (t->initial == ST_CHECKPOINTED) {
+		plug_log(PLUG_INFO, "pid %d already in a checkpointed state\n", pid);
+		return 0;
+	}
+	plug_log(PLUG_INFO, "Checkpointing CUDA devices on pid %d restore_tid %d\n", pid, t->tid);
+	if (resume(t) < 0)
+		return -1;
+	return finish(t, ops, 1, false);
+}
+
+/* The first call of a restore: the tasks the record names, restored side by
+ * side; each one's restore tid asked again. false without a record. */
+static bool restore_all(void)
+{
+	static int ns[PLUG_TASKS_MAX], pids[PLUG_TASKS_MAX];
+	size_t n, np = plug_criu_tasks(pids, PLUG_TASKS_MAX);
+	int e = plug_record_read(plug_criu_image_dir(), ns, PLUG_TASKS_MAX, &n), tid;
+
+	if (e < 0) {
+		if (e != -ENOENT)
+			plug_log(PLUG_WARN, PLUG_RECORD " unreadable: working task by task\n");
+		return false;
+	}
+	for (size_t i = 0; i < np && ntasks < PLUG_TASKS_MAX; i++) {
+		int mine = plug_nspid(pids[i]);
+		bool named = false;
+
+		for (size_t k = 0; k < n && !named; k++)
+			named = mine == ns[k];
+		if (!named || (tid = plug_restore_tid(pids[i])) <= 0) {
+			if (named)
+				plug_log(PLUG_WARN, "pid %d (%d in its namespace) had CUDA at the dump "
+					 "and has no restore thread now\n", pids[i], mine);
+			continue;
+		}
+		tasks[ntasks] = (struct task){ .pid = pids[i], .tid = tid, .initial = ST_RUNNING };
+		if (plug_serve_present())
+			resume(&tasks[ntasks]); /* a failure is its own call's to report */
+		ntasks++;
+	}
+	start_all(RTID__OP_RESTORE, RTID__OP_UNLOCK);
+	return true;
+}
+
+int plug_resume_late(int pid)
+{
+	static const int ops[] = { RTID__OP_RESTORE, RTID__OP_UNLOCK };
+	struct task *t, one;
+	int tid;
+
+	if (disabled)
+		return -ENOTSUP;
+	if (!first_done) {
+		first_done = true;
+		recorded = restore_all();
+	}
+	if (!(t = find(pid))) {
+		if (recorded)
+			return 0; /* no CUDA task at the dump */
+		/* An image without our record: this task alone, as CRIU's plugin. */
+		if ((tid = plug_restore_tid(pid)) <= 0) {
+			if (tid == 0)
+				plug_log(PLUG_INFO, "no need to resume devices on pid %d\n", pid);
+			return tid == 0 ? 0 : -1;
+		}
+		one = (struct task){ .pid = pid, .tid = tid, .initial = ST_RUNNING };
+		t = &one;
+	}
+	plug_log(PLUG_INFO, "resuming devices on pid %d\n", pid);
+	plug_log(PLUG_DEBUG, "Restore thread pid %d found for real pid %d\n", t->tid, pid);
+	if (resume(t) < 0)
+		return -1;
+	return finish(t, ops, 2, false);
+}
+
+/* A dump that failed, or -R: every task back as it was at PAUSE_DEVICES,
+ * by the state the driver reports now (a checkpoint may have run or not). */
+static void roll_back(struct task *t)
+{
+	char msg[200];
+	enum plug_state now;
+
+	if (resume(t) < 0)
+		return;
+	now = plug_get_state(t->pid, t->tid);
+	if (now == ST_CHECKPOINTED && t->initial != ST_CHECKPOINTED &&
+	    plug_act(RTID__OP_RESTORE, t->pid, 0, msg, sizeof(msg)) < 0)
+		plug_log(PLUG_ERR, "pid %d: restore failed: %s\n", t->pid, msg);
+	else if (now != ST_RUNNING && t->initial == ST_RUNNING &&
+		 plug_act(RTID__OP_UNLOCK, t->pid, 0, msg, sizeof(msg)) < 0)
+		plug_log(PLUG_ERR, "pid %d: unlock failed, it may hang: %s\n", t->pid, msg);
+	interrupt(t);
+}
+
+void plug_fini(enum plug_stage s, int ret)
+{
+	if (disabled)
+		return;
+	plug_log(PLUG_INFO, "finished stage %d err %d\n", s, ret);
+	/* Work started whose call never came ends here, and its thread stops. */
+	plug_run_settle();
+	for (size_t i = 0; i < ntasks; i++)
+		if (tasks[i].queued) {
+			tasks[i].queued = false;
+			if (jobs[i].end != ANS_VALUE)
+				plug_log(PLUG_ERR, "pid %d: %s\n", tasks[i].pid, jobs[i].msg);
+			if (s == PLUG_DUMP)
+				interrupt(&tasks[i]);
+		}
+	if (s == PLUG_DUMP && (ret != 0 || plug_criu_leave_running()))
+		for (size_t i = 0; i < ntasks; i++)
+			roll_back(&tasks[i]);
+	ntasks = 0;
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The plugin's record in the image directory: which tasks were CUDA tasks
+ * at the dump, keyed by their pid in the dumped pid namespace (the last
+ * NSpid: entry: host pids change under runc and Podman, and CRIU restores
+ * that one), and the driver version. A restore with the record restores its
+ * tasks side by side; without one (an image of CRIU's own plugin) it works
+ * task by task. CRIU ignores files it does not know in the directory.
+ *
+ *   rtid-cuda-plugin 1
+ *   driver 580.159.03          ("-" where it could not be read)
+ *   task 42                    (one line per CUDA task) */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "basic/basic.h"
+#include "basic/parse.h"
+#include "plugin/plugin.h"
+
+#define HEAD "rtid-cuda-plugin 1"
+
+struct last {
+	int pid;
+};
+
+/* "NSpid:\t100\t1": the last number of the line. */
+static int nspid_line(const char *line, size_t len, bool whole, void *arg)
+{
+	char num[16];
+	size_t end = len, start;
+
+	if (len < 6 || memcmp(line, "NSpid:", 6))
+		return 0;
+	if (!whole)
+		return -EINVAL;
+	while (end > 6 && (line[end - 1] == ' ' || line[end - 1] == '\t'))
+		end--;
+	for (start = end; start > 6 && line[start - 1] != ' ' && line[start - 1] != '\t'; start--)
+		;
+	if (end - start == 0 || end - start >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, line + start, end - start);
+	num[end - start] = '\0';
+	return rtid__parse_pid(num, &((struct last *)arg)->pid) < 0 ? -EINVAL : 1;
+}
+
+int plug_nspid(int pid)
+{
+	char path[64];
+	struct last l = { -1 };
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	return rtid__read_lines(AT_FDCWD, path, nspid_line, &l) == 0 ? l.pid : -1;
+}
+
+static void driver_version(char *out, size_t len)
+{
+	char buf[512];
+	ssize_t n = rtid__read_at(AT_FDCWD, "/proc/driver/nvidia/version", buf, sizeof(buf), 0);
+
+	if (n <= 0 || rtid__parse_driver_version(buf, (size_t)n, out, len) < 0)
+		snprintf(out, len, "-");
+}
+
+int plug_record_write(int dirfd, const int *nspids, size_t n)
+{
+	char ver[64];
+	FILE *f;
+	int fd = openat(dirfd, PLUG_RECORD, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+			0600), e;
+
+	if (fd < 0)
+		return -errno;
+	if (!(f = fdopen(fd, "w"))) {
+		e = errno;
+		close(fd);
+		return -e;
+	}
+	driver_version(ver, sizeof(ver));
+	fprintf(f, HEAD "\ndriver %s\n", ver);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "task %d\n", nspids[i]);
+	e = ferror(f) ? -EIO : 0;
+	return fclose(f) < 0 || e ? -EIO : 0;
+}
+
+struct reading {
+	int *pids;
+	size_t max, n;
+	unsigned line;
+};
+
+static int record_line(const char *line, size_t len, bool whole, void *arg)
+{
+	struct reading *r = arg;
+	char num[16];
+
+	if (!whole)
+		return -EINVAL;
+	if (r->line++ == 0)
+		return len == strlen(HEAD) && !memcmp(line, HEAD, len) ? 0 : -EINVAL;
+	if (len >= 7 && !memcmp(line, "driver ", 7))
+		return 0;
+	if (len < 6 || len - 5 >= sizeof(num) || memcmp(line, "task ", 5) || r->n == r->max)
+		return -EINVAL;
+	memcpy(num, line + 5, len - 5);
+	num[len - 5] = '\0';
+	return rtid__parse_pid(num, &r->pids[r->n++]) < 0 ? -EINVAL : 0;
+}
+
+int plug_record_read(int dirfd, int *nspids, size_t max, size_t *n)
+{
+	struct reading r = { .pids = nspids, .max = max };
+	int e = rtid__read_lines(dirfd, PLUG_RECORD, record_line, &r);
+
+	if (e < 0)
+		return e == -ENOENT ? e : -EINVAL;
+	if (r.line == 0)
+		return -EINVAL;
+	*n = r.n;
+	return 0;
+}

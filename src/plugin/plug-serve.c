@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Asking rtid serve: one request per connection (so K actions side by side
+ * are K connections), through the client of proto/, which keeps every action
+ * exactly once (an action the daemon said it started is never run again).
+ * Safe on any thread: it only talks to the daemon. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/basic.h"
+#include "basic/parse.h"
+#include "config.h"
+#include "plugin/plugin.h"
+#include "proto/service-client.h"
+#include "rules/rules.h"
+
+#define WAIT_DEFAULT 2.0          /* a query (RTID_SERVICE_TIMEOUT), as the shim */
+#define ACTION_WAIT_DEFAULT 660.0 /* an action to start (RTID_SERVICE_ACTION_TIMEOUT) */
+
+/* Seconds from the environment: a decimal > 0, else def. */
+static double seconds(const char *name, double def)
+{
+	const char *v = getenv(name);
+	char *end;
+	double s;
+
+	if (!v || !*v)
+		return def;
+	errno = 0;
+	s = strtod(v, &end);
+	return errno || *end || !(s > 0) || s > 86400 ? def : s;
+}
+
+#define SYSTEM_CONF RTID_DEFAULT_SHIM_CONF /* /etc/rtid/shim.conf (-Ddefaults) */
+
+/* The settings of the daemon's clients that the plugin reads. */
+static const char *const names[] = {
+	"RTID_SOCKET", "RTID_SERVE_UID", "RTID_SERVICE_TIMEOUT", "RTID_SERVICE_ACTION_TIMEOUT",
+};
+
+static int setting(const char *line, size_t len, bool whole, void *arg)
+{
+	char buf[RTID__LINE_PIECE + 1];
+	const char *eq = memchr(line, '=', len);
+
+	(void)arg;
+	if (!whole || !eq)
+		return 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if ((size_t)(eq - line) == strlen(names[i]) && !memcmp(line, names[i], strlen(names[i]))) {
+			size_t n = len - (size_t)(eq + 1 - line);
+
+			while (n && (eq[n] == ' ' || eq[n] == '\t' || eq[n] == '\r'))
+				n--;
+			memcpy(buf, eq + 1, n);
+			buf[n] = '\0';
+			setenv(names[i], buf, 0); /* the environment wins */
+		}
+	return 0;
+}
+
+void plug_serve_settings(void)
+{
+	const char *env = getenv("RTID_SHIM_CONF"), *path = env ? env : SYSTEM_CONF;
+	struct stat st;
+
+	/* As the shim reads it: set and empty, no file; trusted only when
+	 * nobody but root and us can change it. */
+	if (!*path || stat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return;
+	rtid__read_lines(AT_FDCWD, path, setting, NULL);
+}
+
+bool plug_serve_present(void)
+{
+	struct stat st;
+
+	return stat(rtid__svc_path(NULL), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+/* Only a daemon of root's, ours, or RTID_SERVE_UID's is believed, as the shim
+ * believes it: anyone else listening there could lie. */
+static bool trusted(int fd)
+{
+	const char *want = getenv("RTID_SERVE_UID");
+	struct ucred cr;
+	socklen_t n = sizeof(cr);
+	int uid;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0)
+		return false;
+	return cr.uid == 0 || cr.uid == geteuid() ||
+	       (want && rtid__parse_pid(want, &uid) == 0 && (uid_t)uid == cr.uid);
+}
+
+static enum plug_ans failed(char *msg, size_t len, const struct rtid__svc_ans *a, int r)
+{
+	if (r < 0)
+		snprintf(msg, len, "rtid serve started it and the answer was lost: %s; its "
+			 "outcome is unknown, so it is not run again", strerror(-r));
+	else if (a->kind == RTID__SVC_CUERR)
+		snprintf(msg, len, "%s (%s)", strcmp(a->text, "-") ? a->text : "driver error",
+			 a->name);
+	else
+		snprintf(msg, len, "rtid serve started it and could not tell its outcome (%s); "
+			 "it is not run again", a->name);
+	return ANS_FAILED;
+}
+
+enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, char *msg,
+			     size_t len)
+{
+	struct rtid__svc_req q = { .op = op, .pid = pid, .timeout_ms = timeout_ms };
+	const char *path = rtid__svc_path(NULL);
+	struct rtid__svc_conn c;
+	struct rtid__svc_ans a;
+	bool action = op >= RTID__OP_LOCK;
+	double wait = action ? seconds("RTID_SERVICE_ACTION_TIMEOUT", ACTION_WAIT_DEFAULT) +
+				       timeout_ms / 1000.0
+			     : seconds("RTID_SERVICE_TIMEOUT", WAIT_DEFAULT);
+	int r;
+
+	msg[0] = '\0';
+	if ((r = rtid__svc_open(path, &c)) < 0) {
+		snprintf(msg, len, "rtid serve at %s: cannot connect: %s", path, strerror(-r));
+		return ANS_TO_TOOL;
+	}
+	if (!trusted(c.fd)) {
+		snprintf(msg, len, "rtid serve at %s: not trusted (not root's nor ours)", path);
+		rtid__svc_close(&c);
+		return ANS_TO_TOOL;
+	}
+	r = rtid__svc_call(&c, &q, rtid__now() + wait, &a);
+	rtid__svc_close(&c);
+	if (c.started && (r < 0 || a.kind == RTID__SVC_UNKNOWN || a.kind == RTID__SVC_ERROR ||
+			  a.kind == RTID__SVC_DENIED))
+		return failed(msg, len, &a, r);
+	if (r < 0) {
+		snprintf(msg, len, "rtid serve at %s: no answer: %s", path, strerror(-r));
+		return ANS_TO_TOOL;
+	}
+	switch (a.kind) {
+	case RTID__SVC_TID:
+	case RTID__SVC_STATE:
+		*value = a.value;
+		return ANS_VALUE;
+	case RTID__SVC_DONE:
+		*value = 0;
+		return ANS_VALUE;
+	case RTID__SVC_CUERR:
+		if (action)
+			return failed(msg, len, &a, 0);
+		/* A query the driver failed, other than its "none": the daemon's
+		 * own attach may be what failed; the tool asks with its own. */
+		if (op == RTID__OP_RESTORE_TID && rtid__driver_said(a.value) == RTID__SAID_NONE)
+			return ANS_NONE;
+		snprintf(msg, len, "rtid serve at %s: %s --pid %d: driver error %s", path,
+			 rtid__svc_op_name(op), pid, a.name);
+		return ANS_TO_TOOL;
+	default: /* error, denied: nothing was started */
+		snprintf(msg, len, "rtid serve at %s: %s: %s", path,
+			 a.kind == RTID__SVC_DENIED ? "denied" : a.name, a.text);
+		return ANS_TO_TOOL;
+	}
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* rtid's CUDA plugin for CRIU: the pieces and what they share. Only
+ * plug-criu.c and plugin.c see CRIU's headers; everything else is rtid's
+ * own code on basic/, rules/ and proto/. */
+#ifndef RTID_PLUGIN_H
+#define RTID_PLUGIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PLUG_NAME "cuda_plugin" /* CRIU's own plugin's: the inventory names it */
+#define PLUG_PREFIX "rtid_cuda_plugin: "
+#define PLUG_TASKS_MAX 4096
+#define PLUG_PARALLEL_DEFAULT 8
+#define PLUG_RECORD "rtid-cuda.txt" /* in the image directory */
+
+enum plug_level { PLUG_ERR = 1, PLUG_WARN, PLUG_INFO, PLUG_DEBUG };
+enum plug_stage { PLUG_DUMP, PLUG_PRE_DUMP, PLUG_RESTORE };
+enum plug_state { ST_UNKNOWN = -1, ST_RUNNING, ST_LOCKED, ST_CHECKPOINTED };
+
+/* --- plug-criu.c: CRIU's internals, for the version built against --- */
+/* A line in CRIU's log at level, with the plugin's prefix. */
+void plug_log(enum plug_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* 0 when the running CRIU is the version the plugin was built for (its
+ * version string and the size of its options agree), else -EPROTO with why. */
+int plug_criu_check(char *why, size_t len);
+unsigned plug_criu_timeout_s(void);     /* --timeout */
+bool plug_criu_leave_running(void);     /* -R: the tree lives on after the dump */
+bool plug_criu_alarm(void);             /* CRIU's --timeout alarm went off */
+int plug_criu_inventory_add(void);      /* 0 or -1: the dump needs cuda_plugin */
+bool plug_criu_inventory_take(void);    /* the dump needed cuda_plugin (restore) */
+void plug_criu_interrupt_only(void);    /* the freezer must leave our thread alone */
+int plug_criu_image_dir(void);          /* CRIU's descriptor of the image directory */
+/* The host pids of the tasks CRIU will call RESUME_DEVICES_LATE for, in its
+ * order: the count (at most max), from CRIU's task tree. */
+size_t plug_criu_tasks(int *pids, size_t max);
+struct plug_sigset {
+	uint64_t w[2];
+};
+/* Let the restore thread run (all signals but SIGTRAP blocked, its mask in
+ * *save), and stop it again with its mask back; on CRIU's thread, which
+ * traces it. 0 or -1 (said in the log). */
+int plug_thread_resume(int tid, struct plug_sigset *save);
+int plug_thread_interrupt(int tid, const struct plug_sigset *save);
+
+/* --- plug-tool.c: the real tool, spawned as CRIU's plugin spawns it --- */
+/* Run cuda-checkpoint (found on PATH) with args (argv[1..], NULL-ended):
+ * stdout and stderr into buf (NUL-terminated, the rest drained). Its exit
+ * status, or -1 when it could not run or was killed. */
+int plug_tool_run(const char *const *args, char *buf, size_t len);
+/* Whether the tool is there and knows --action (CRIU's plugin's init test). */
+bool plug_tool_usable(void);
+
+/* --- plug-serve.c: rtid serve --- */
+enum plug_ans {
+	ANS_VALUE,   /* *value: the tid, the state, or 0 for a done action */
+	ANS_NONE,    /* a query: no CUDA in this process */
+	ANS_FAILED,  /* the driver failed it (msg); an action: not to be run again */
+	ANS_TO_TOOL, /* nothing reached the driver through the daemon: the tool's turn */
+};
+/* The daemon's settings from the shim's settings file (RTID_SHIM_CONF, else
+ * /etc/rtid/shim.conf, the default compiled in) where the environment lacks them: RTID_SOCKET,
+ * RTID_SERVE_UID, RTID_SERVICE_TIMEOUT, RTID_SERVICE_ACTION_TIMEOUT. Engines
+ * run CRIU with an environment of their own. */
+void plug_serve_settings(void);
+/* Whether a daemon is set up (its socket exists). */
+bool plug_serve_present(void);
+/* Ask the daemon op (enum rtid__worker_op) for pid. Thread-safe; no spawn. */
+enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, char *msg,
+			     size_t len);
+
+/* --- plug-ops.c: one call, the daemon first, else the tool (CRIU's thread) --- */
+/* The restore tid: > 0, 0 for none (no CUDA), -1 on an error. The tid is a
+ * live thread of pid. */
+int plug_restore_tid(int pid);
+enum plug_state plug_get_state(int pid, int tid);
+/* An action: 0 or -1 (msg). tool: the daemon said "the tool's turn". */
+int plug_act_tool(int op, int pid, unsigned timeout_ms, char *msg, size_t len);
+int plug_act(int op, int pid, unsigned timeout_ms, char *msg, size_t len);
+
+/* --- plug-run.c: actions side by side, K at a time, on threads that only
+ * talk to the daemon --- */
+struct plug_job {
+	int pid;
+	int ops[2], nops; /* run in order; the second only after the first is done */
+	/* Filled by the run: how many ops are done, and how it ended. */
+	int done;
+	enum plug_ans end; /* ANS_VALUE: all done; ANS_FAILED; ANS_TO_TOOL from ops[done] */
+	char msg[128];
+	int state; /* 0 not to run, 1 queued, 2 running, 3 ended */
+};
+/* Start the jobs of v (n of them) whose state is 1 on at most k threads.
+ * 0 or a negative errno (none started). */
+int plug_run_start(struct plug_job *jobs, size_t n, unsigned k);
+/* Wait for job j (one of the started) to end. */
+void plug_run_wait(struct plug_job *j);
+/* Wait for every started job and the threads. */
+void plug_run_settle(void);
+/* The setting: RTID_PLUGIN_PARALLEL (1..64), else the default. */
+unsigned plug_run_parallel(void);
+
+/* --- plug-record.c: which tasks were CUDA tasks, in the image directory --- */
+/* The last NSpid: entry of pid (its pid in the innermost namespace), or -1. */
+int plug_nspid(int pid);
+/* Write the record: ns pids of the CUDA tasks and the driver version. */
+int plug_record_write(int dirfd, const int *nspids, size_t n);
+/* Read it: 0 and the ns pids (*n), -ENOENT without a record, or -EINVAL. */
+int plug_record_read(int dirfd, int *nspids, size_t max, size_t *n);
+
+/* --- plug-hooks.c: the hooks --- */
+int plug_init(enum plug_stage stage);
+void plug_fini(enum plug_stage stage, int ret);
+int plug_pause(int pid);
+int plug_checkpoint(int pid);
+int plug_resume_late(int pid);
+
+#endif
