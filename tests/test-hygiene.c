@@ -105,8 +105,12 @@ static pid_t start(char *const argv[], rlim_t nofile)
 		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
 			_exit(126);
 		close(fifo_fd);
-		if (ignore_hup)
-			signal(SIGHUP, SIG_IGN);
+		/* Dispositions of our own, not the caller's: under nohup, or in
+		 * the background of a shell, SIGHUP or SIGINT come ignored, and
+		 * rtid keeps an ignored signal ignored. */
+		signal(SIGHUP, ignore_hup ? SIG_IGN : SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
 		execv(argv[0], argv);
 		_exit(127);
 	}

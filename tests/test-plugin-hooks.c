@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -270,6 +272,36 @@ static void test_checkpoint_failures(void **state)
 	assert_int_equal(count_calls("--action unlock"), 1);
 }
 
+/* A task gone before the dump's first checkpoint has no NSpid: no record is
+ * written (a restore then works task by task), and that is said. */
+static void test_record_of_a_task_gone(void **state)
+{
+	char v[32], p[200];
+	pid_t child;
+	int st;
+
+	(void)state;
+	if ((child = fork()) == 0) {
+		pause();
+		_exit(0);
+	}
+	snprintf(v, sizeof(v), "%d", child);
+	setenv("T_PID", v, 1);
+	setenv("T_TID", v, 1); /* its main thread */
+	snprintf(p, sizeof(p), "%s/" PLUG_RECORD, dir);
+	unlink(p);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(child), 0);
+	assert_int_equal(count_calls("--action lock"), 1);
+	assert_int_equal(kill(child, SIGKILL), 0);
+	assert_int_equal(waitpid(child, &st, 0), child);
+	plug_checkpoint(child);
+	snprintf(v, sizeof(v), "no NSpid for pid %d: no record", child);
+	assert_non_null(strstr(logged, v));
+	assert_int_equal(access(p, F_OK), -1);
+	plug_fini(PLUG_DUMP, -1);
+}
+
 /* A failed dump, or -R: back as at the pause, whatever the driver did. */
 static void test_roll_back(void **state)
 {
@@ -473,6 +505,7 @@ int main(void)
 		cmocka_unit_test_setup(test_pause_failures, setup),
 		cmocka_unit_test_setup(test_checkpoint_failures, setup),
 		cmocka_unit_test_setup(test_roll_back, setup),
+		cmocka_unit_test_setup(test_record_of_a_task_gone, setup),
 		cmocka_unit_test_setup(test_restore, setup),
 		cmocka_unit_test_setup(test_side_by_side, setup),
 		cmocka_unit_test_setup(test_runner, setup),

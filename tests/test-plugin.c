@@ -204,6 +204,44 @@ static void test_nspid(void **state)
 	assert_int_equal(plug_nspid(0x3ffffff0), -1); /* no such process */
 }
 
+/* The last NSpid: entry, or none: blanks after it are not part of it; an
+ * empty line, a number too long, a line too long to read whole, or a
+ * status without the line give none. */
+static void test_nspid_shapes(void **state)
+{
+	static char big[9000];
+
+	(void)state;
+	{
+		char d[300];
+
+		snprintf(d, sizeof(d), "%s/proc", dir);
+		assert_int_equal(mkdir(d, 0755), 0);
+		for (int pid = 10; pid <= 15; pid++) {
+			snprintf(d, sizeof(d), "%s/proc/%d", dir, pid);
+			assert_int_equal(mkdir(d, 0755), 0);
+		}
+	}
+	put("proc/10/status", "Name:\tx\nNSpid:\t10\t3 \t\n");
+	put("proc/11/status", "Name:\tx\nNSpid:\t\n");
+	put("proc/12/status", "Name:\tx\nNSpid:\t12\t12345678901234567\n");
+	put("proc/13/status", "Name:\tx\n");
+	put("proc/14/status", "Name:\tx\nNSpid:\t14\t1\n");
+	snprintf(big, sizeof(big), "Name:\tx\nNSpid:\t15%*s\t2\n", 8000, "");
+	put("proc/15/status", big);
+	{
+		char root[200];
+
+		snprintf(root, sizeof(root), "%s/proc", dir);
+		assert_int_equal(plug_nspid_at(root, 10), 3);
+		assert_int_equal(plug_nspid_at(root, 11), -1);
+		assert_int_equal(plug_nspid_at(root, 12), -1);
+		assert_int_equal(plug_nspid_at(root, 13), -1);
+		assert_int_equal(plug_nspid_at(root, 14), 1);
+		assert_int_equal(plug_nspid_at(root, 15), -1);
+	}
+}
+
 /* --- the tool --- */
 
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -495,6 +533,75 @@ static void test_silent_socket(void **state)
 	assert_non_null(strstr(msg, "cannot connect"));
 }
 
+/* A daemon that says what it is told, one connection: the lines of said,
+ * each its own message, then it hangs up. */
+static pid_t scripted_daemon(const char *sock, const char *const *said)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, c;
+	pid_t pid;
+	char req[256];
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	unlink(sock);
+	assert_true((fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	if ((pid = fork()) == 0) {
+		if ((c = accept(fd, NULL, NULL)) < 0)
+			_exit(1);
+		for (size_t i = 0; said[i]; i++) {
+			if (send(c, said[i], strlen(said[i]), MSG_NOSIGNAL) < 0)
+				_exit(1);
+			/* The client's hello and its request, read before any
+			 * answer: a socket closed with either unread would
+			 * reset the connection instead of ending it. */
+			if (i == 0 && (recv(c, req, sizeof(req), 0) <= 0 ||
+				       recv(c, req, sizeof(req), 0) <= 0))
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(fd);
+	return pid;
+}
+
+/* An action the daemon said it started is never the tool's turn, whatever
+ * comes after: an answer lost, or an outcome it cannot tell, is a failure
+ * that says it is not run again. */
+static void test_started_then_no_outcome(void **state)
+{
+	char sock[200], msg[300];
+	int v = -5, st, r;
+	pid_t pid;
+
+	(void)state;
+	snprintf(sock, sizeof(sock), "%s/scripted.sock", dir);
+	setenv("RTID_SOCKET", sock, 1);
+	pid = scripted_daemon(sock, (const char *const[]){ "hello 2 actions",
+		"started checkpoint 7 1000", NULL });
+	r = plug_serve_ask(RTID__OP_CHECKPOINT, 7, 0, &v, msg, sizeof(msg));
+	assert_int_equal(r, ANS_FAILED);
+	assert_non_null(strstr(msg, "the answer was lost"));
+	assert_non_null(strstr(msg, "not run again"));
+	assert_int_equal(v, -5);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	pid = scripted_daemon(sock, (const char *const[]){ "hello 2 actions",
+		"started checkpoint 7 1000", "unknown checkpoint 7 timeout x", NULL });
+	assert_int_equal(plug_serve_ask(RTID__OP_CHECKPOINT, 7, 0, &v, msg, sizeof(msg)), ANS_FAILED);
+	assert_non_null(strstr(msg, "could not tell its outcome (timeout)"));
+	assert_int_equal(v, -5);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* Refused before it started: the tool's turn. */
+	pid = scripted_daemon(sock, (const char *const[]){ "hello 2 actions",
+		"error checkpoint 7 busy x", NULL });
+	assert_int_equal(plug_serve_ask(RTID__OP_CHECKPOINT, 7, 0, &v, msg, sizeof(msg)), ANS_TO_TOOL);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	unsetenv("RTID_SOCKET");
+}
+
 /* A daemon of someone else's (not root's, not ours) could lie: not believed,
  * the tool's turn; unless RTID_SERVE_UID names its owner. Root only (the
  * listener drops to nobody). */
@@ -593,6 +700,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_record_refuses_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_write_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nspid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nspid_shapes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_output_and_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_killed_or_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_no_pipe_no_wait, setup, teardown),
@@ -604,6 +712,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_daemon_denies_actions, setup_daemon,
 						teardown_daemon),
 		cmocka_unit_test_setup_teardown(test_silent_socket, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_started_then_no_outcome, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untrusted_daemon, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settings_file, setup, teardown),
 	};

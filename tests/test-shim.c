@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -204,6 +205,20 @@ static void other_failures(void **state)
 	c = criu(query);
 	assert_int_equal(c.status, 231);
 	assert_non_null(strstr(c.out, "no such executable"));
+	/* One that is executable but no program (no ELF, no #!): the exec
+	 * fails, and the shim says so with its own code, never the tool's. */
+	{
+		char bad[600];
+
+		write_file(test_dir, "not-a-program", "not a program\n");
+		snprintf(bad, sizeof(bad), "%s/not-a-program", test_dir);
+		assert_int_equal(chmod(bad, 0755), 0);
+		setenv("RTID_REAL_TOOL", bad, 1);
+		c = criu(help);
+		assert_int_equal(c.status, 231);
+		assert_non_null(strstr(c.out, "cannot run"));
+		assert_non_null(strstr(c.out, "Exec format error"));
+	}
 	unsetenv("RTID_REAL_TOOL");
 	/* Called from something the shim started: no recursion. */
 	setenv("RTID_SHIM_ACTIVE", "1", 1);

@@ -47,13 +47,18 @@ static int nspid_line(const char *line, size_t len, bool whole, void *arg)
 	return rtid__parse_pid(num, &((struct last *)arg)->pid) < 0 ? -EINVAL : 1;
 }
 
-int plug_nspid(int pid)
+int plug_nspid_at(const char *proc_root, int pid)
 {
-	char path[64];
+	char path[4096];
 	struct last l = { -1 };
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	snprintf(path, sizeof(path), "%s/%d/status", proc_root, pid);
 	return rtid__read_lines(AT_FDCWD, path, nspid_line, &l) == 0 ? l.pid : -1;
+}
+
+int plug_nspid(int pid)
+{
+	return plug_nspid_at("/proc", pid);
 }
 
 static void driver_version(char *out, size_t len)

@@ -102,8 +102,10 @@ void plug_run_settle(void);
 unsigned plug_run_parallel(void);
 
 /* --- plug-record.c: which tasks were CUDA tasks, in the image directory --- */
-/* The last NSpid: entry of pid (its pid in the innermost namespace), or -1. */
+/* The last NSpid: entry of pid (its pid in the innermost namespace), or -1:
+ * from /proc, or from the proc tree at proc_root. */
 int plug_nspid(int pid);
+int plug_nspid_at(const char *proc_root, int pid);
 /* Write the record: ns pids of the CUDA tasks and the driver version. */
 int plug_record_write(int dirfd, const int *nspids, size_t n);
 /* Read it: 0 and the ns pids (*n), -ENOENT without a record, or -EINVAL. */
