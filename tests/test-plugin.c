@@ -594,6 +594,31 @@ static void test_started_then_no_outcome(void **state)
 	assert_int_equal(v, -5);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* Waits set to what is no number of seconds (a letter after it, none,
+	 * more than a day) are the defaults: the answer is still taken. */
+	{
+		static const char *const bad[] = { "2x", "0", "-3", "90000", "" };
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			setenv("RTID_SERVICE_TIMEOUT", bad[i], 1);
+			setenv("RTID_SERVICE_ACTION_TIMEOUT", bad[i], 1);
+			pid = scripted_daemon(sock, (const char *const[]){ "hello 2 actions",
+				"started checkpoint 7 1000", "done checkpoint 7", NULL });
+			v = -5;
+			assert_int_equal(plug_serve_ask(RTID__OP_CHECKPOINT, 7, 0, &v, msg, sizeof(msg)),
+					 ANS_VALUE);
+			assert_int_equal(v, 0);
+			assert_int_equal(waitpid(pid, &st, 0), pid);
+			pid = scripted_daemon(sock, (const char *const[]){ "hello 2 actions",
+				"state get-state 7 locked", NULL });
+			assert_int_equal(plug_serve_ask(RTID__OP_GET_STATE, 7, 0, &v, msg, sizeof(msg)),
+					 ANS_VALUE);
+			assert_int_equal(waitpid(pid, &st, 0), pid);
+		}
+		unsetenv("RTID_SERVICE_TIMEOUT");
+		unsetenv("RTID_SERVICE_ACTION_TIMEOUT");
+		v = -5;
+	}
 	/* Refused before it started: the tool's turn. */
 	pid = scripted_daemon(sock, (const char *const[]){ "hello 2 actions",
 		"error checkpoint 7 busy x", NULL });

@@ -782,6 +782,8 @@ static void test_record_malformed_and_refused(void **state)
 	assert_int_equal(rtid_proc_start_time("/proc", getpid(), &self_start), 0);
 	snprintf(text, sizeof(text),
 		 "rtid-inflight 1\n"
+		 "0 5 4005 0\n"                  /* no worker */
+		 "4294967296 5 4006 0\n"         /* a worker beyond any pid */
 		 "%d 0 4001 0\n"                 /* no start time */
 		 "%d %llu 0 0\n"                 /* no process */
 		 "%d %llu 4294967296 0\n"        /* a process beyond any pid */
@@ -795,7 +797,8 @@ static void test_record_malformed_and_refused(void **state)
 	catch_log(do_load, &s, &cfg);
 	assert_int_equal(s.nheld, 1);
 	assert_true(sv_in_driver(&s, getpid()));
-	assert_false(sv_in_driver(&s, 4001) || sv_in_driver(&s, 4002));
+	assert_false(sv_in_driver(&s, 4001) || sv_in_driver(&s, 4002) ||
+		     sv_in_driver(&s, 4005) || sv_in_driver(&s, 4006));
 	assert_non_null(strstr(caught, "a malformed line; the rest is ignored"));
 	assert_non_null(strstr(caught, "has a call inside the driver from a previous daemon"));
 	/* Still held at exit: the record keeps it, and the daemon says so. */
