@@ -464,6 +464,63 @@ static void test_side_by_side(void **state)
 /* RTID_PLUGIN_PARALLEL: 1..64, anything else the default; jobs not queued
  * (state 0) are passed over, a job the daemon cannot take ends "the tool's
  * turn" with why. */
+/* A checkpoint that fails while another task's is still running says which
+ * are still pending (the driver may hold one behind a peer, as in an NCCL
+ * job); the other's work goes on and ends well. One at a time
+ * (RTID_PLUGIN_PARALLEL=1), each checkpoint 1 s: the second still runs when
+ * the first's failure is said. */
+static void test_failure_says_pending(void **state)
+{
+	static struct daemon d;
+	char text[900], sock[200], want[64];
+	struct rtid__svc_ans a;
+	pid_t child;
+	int pids[3] = { me, 0, 0 };
+
+	(void)state;
+	if ((child = fork()) == 0) {
+		pause();
+		_exit(0);
+	}
+	pids[1] = child;
+	snprintf(text, sizeof(text),
+		 "title hooks\nproves hooks\ndriver 580.159.03\nbackend api\n"
+		 "task %d %d python3\ntask %d %d cuda00001400006\nanswer %d tid %d\n"
+		 "task %d %d cuda00001400006\nanswer %d tid %d\n"
+		 "expect driver %d tid=%d\nexpect driver %d tid=%d\n",
+		 me, me, me, thread_tid, me, thread_tid, child, child, child, child,
+		 me, thread_tid, child, child);
+	hd_prepare(&d, text, pids);
+	setenv("RTID_MOCK_SLOW_OPS", "checkpoint", 1);
+	setenv("RTID_MOCK_SLOW_S", "1", 1);
+	hd_start(&d, ((const char *const[]){ "--actions", NULL }));
+	unsetenv("RTID_MOCK_SLOW_OPS");
+	unsetenv("RTID_MOCK_SLOW_S");
+	snprintf(sock, sizeof(sock), "%s", getenv("RTID_SOCKET"));
+	setenv("RTID_SOCKET", d.sock, 1);
+	setenv("RTID_PLUGIN_PARALLEL", "1", 1);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	assert_int_equal(plug_pause(child), 0);
+	/* Ours unlocked behind the plugin's back: its checkpoint fails. */
+	assert_int_equal(hd_ask(&d, RTID__OP_UNLOCK, me, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_DONE);
+	assert_int_equal(plug_checkpoint(me), -1);
+	snprintf(want, sizeof(want), "still pending: %d\n", child);
+	assert_non_null(strstr(logged, want));
+	assert_int_equal(plug_checkpoint(child), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_GET_STATE, child, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_STATE);
+	assert_string_equal(rtid__svc_state_name(a.value), "checkpointed");
+	plug_fini(PLUG_DUMP, -1);
+	assert_int_equal(count_calls("--action"), 0); /* the tool never ran */
+	unsetenv("RTID_PLUGIN_PARALLEL");
+	setenv("RTID_SOCKET", sock, 1);
+	hd_cleanup(&d);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+}
+
 static void test_runner(void **state)
 {
 	static const char *const bad[] = { "", "0", "65", "12x", "-3", "99999999999" };
@@ -506,6 +563,7 @@ int main(void)
 		cmocka_unit_test_setup(test_checkpoint_failures, setup),
 		cmocka_unit_test_setup(test_roll_back, setup),
 		cmocka_unit_test_setup(test_record_of_a_task_gone, setup),
+		cmocka_unit_test_setup(test_failure_says_pending, setup),
 		cmocka_unit_test_setup(test_restore, setup),
 		cmocka_unit_test_setup(test_side_by_side, setup),
 		cmocka_unit_test_setup(test_runner, setup),
