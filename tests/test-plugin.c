@@ -665,7 +665,7 @@ static void test_untrusted_daemon(void **state)
 	unsetenv("RTID_SERVE_UID");
 	assert_int_equal(plug_serve_ask(RTID__OP_GET_STATE, 100, 0, &v, msg, sizeof(msg)),
 			 ANS_TO_TOOL);
-	assert_non_null(strstr(msg, "not trusted (not root's nor ours)"));
+	assert_non_null(strstr(msg, "not trusted: it runs as uid 65534, not root"));
 	setenv("RTID_SERVE_UID", "12", 1); /* someone else */
 	assert_int_equal(plug_serve_ask(RTID__OP_GET_STATE, 100, 0, &v, msg, sizeof(msg)),
 			 ANS_TO_TOOL);
@@ -715,6 +715,34 @@ static void test_settings_file(void **state)
 	assert_null(getenv("RTID_SERVE_UID"));
 	setenv("RTID_SHIM_CONF", "", 1);
 	unsetenv("RTID_SERVICE_TIMEOUT");
+	/* A name is the whole name; a carriage return is a blank; a line too
+	 * long to read whole is passed over. */
+	{
+		static char text[12000];
+		size_t n = (size_t)snprintf(text, sizeof(text), "RTID_SERVE_UIDX=1\nRTID_SERVE_UID=77\r\n"
+					    "RTID_SERVICE_TIMEOUT=");
+		memset(text + n, '9', 9000);
+		snprintf(text + n + 9000, sizeof(text) - n - 9000, "\n");
+		put("shim.conf", text);
+	}
+	chmod(p, 0600);
+	setenv("RTID_SHIM_CONF", p, 1);
+	plug_serve_settings();
+	assert_string_equal(getenv("RTID_SERVE_UID"), "77");
+	assert_null(getenv("RTID_SERVE_UIDX"));
+	assert_null(getenv("RTID_SERVICE_TIMEOUT"));
+	unsetenv("RTID_SERVE_UID");
+	/* No file there; a file of another user's (root only). */
+	setenv("RTID_SHIM_CONF", "/nonexistent/shim.conf", 1);
+	plug_serve_settings();
+	assert_null(getenv("RTID_SERVE_UID"));
+	if (geteuid() == 0) {
+		assert_int_equal(chown(p, 4321, 0), 0);
+		setenv("RTID_SHIM_CONF", p, 1);
+		plug_serve_settings();
+		assert_null(getenv("RTID_SERVE_UID"));
+	}
+	setenv("RTID_SHIM_CONF", "", 1);
 }
 
 int main(void)

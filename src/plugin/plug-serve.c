@@ -84,21 +84,6 @@ bool plug_serve_present(void)
 	return stat(rtid__svc_path(NULL), &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
-/* Only a daemon of root's, ours, or RTID_SERVE_UID's is believed, as the shim
- * believes it: anyone else listening there could lie. */
-static bool trusted(int fd)
-{
-	const char *want = getenv("RTID_SERVE_UID");
-	struct ucred cr;
-	socklen_t n = sizeof(cr);
-	int uid;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0)
-		return false;
-	return cr.uid == 0 || cr.uid == geteuid() ||
-	       (want && rtid__parse_pid(want, &uid) == 0 && (uid_t)uid == cr.uid);
-}
-
 static enum plug_ans failed(char *msg, size_t len, const struct rtid__svc_ans *a, int r)
 {
 	if (r < 0)
@@ -121,6 +106,8 @@ enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, c
 	struct rtid__svc_conn c;
 	struct rtid__svc_ans a;
 	bool action = op >= RTID__OP_LOCK;
+	char whybuf[160];
+	const char *why;
 	double wait = action ? seconds("RTID_SERVICE_ACTION_TIMEOUT", ACTION_WAIT_DEFAULT) +
 				       timeout_ms / 1000.0
 			     : seconds("RTID_SERVICE_TIMEOUT", WAIT_DEFAULT);
@@ -131,8 +118,8 @@ enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, c
 		snprintf(msg, len, "rtid serve at %s: cannot connect: %s", path, strerror(-r));
 		return ANS_TO_TOOL;
 	}
-	if (!trusted(c.fd)) {
-		snprintf(msg, len, "rtid serve at %s: not trusted (not root's nor ours)", path);
+	if ((why = rtid__svc_untrusted(&c, whybuf, sizeof(whybuf)))) {
+		snprintf(msg, len, "rtid serve at %s: not trusted: %s", path, why);
 		rtid__svc_close(&c);
 		return ANS_TO_TOOL;
 	}

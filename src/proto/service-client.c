@@ -3,6 +3,7 @@
  * silent or slow costs at most the caller's deadline. */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "basic/basic.h"
+#include "basic/parse.h"
 #include "proto/service-client.h"
 
 /* A test build's default socket lies under its build tree (-Ddefaults):
@@ -76,6 +78,25 @@ static ssize_t await(int fd, char *buf, double until)
 		if (n > 0 || (errno != EAGAIN && errno != EINTR))
 			return -EIO; /* overlong, or broken */
 	}
+}
+
+const char *rtid__svc_untrusted(const struct rtid__svc_conn *c, char *buf, size_t len)
+{
+	const char *want = getenv("RTID_SERVE_UID");
+	struct ucred cr;
+	socklen_t n = sizeof(cr);
+	int uid;
+
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0) {
+		snprintf(buf, len, "its credentials cannot be read: %s", strerror(errno));
+		return buf;
+	}
+	if (cr.uid == 0 || cr.uid == geteuid() ||
+	    (want && rtid__parse_pid(want, &uid) == 0 && (uid_t)uid == cr.uid))
+		return NULL;
+	snprintf(buf, len, "it runs as uid %u, not root%s", (unsigned)cr.uid,
+		 want ? " nor RTID_SERVE_UID" : "");
+	return buf;
 }
 
 /* Our wait for a queued action ran out: close both halves. From then on the

@@ -27,6 +27,12 @@ const char *rtid__svc_path(const char *path);
  * daemon's backlog is full, or another negative errno. */
 int rtid__svc_open(const char *path, struct rtid__svc_conn *c);
 
+/* Whether the daemon at the other end of c may be believed: only root's,
+ * ours, or the uid RTID_SERVE_UID names (anyone else listening on the path
+ * could lie). NULL when it may, else why not, in buf. The shim and the CRIU
+ * plugin both ask this. */
+const char *rtid__svc_untrusted(const struct rtid__svc_conn *c, char *buf, size_t len);
+
 /* Send q and wait until `until` (monotonic seconds) for its answer. Returns 0
  * and *out, -ETIMEDOUT, -EPROTO when the daemon refused us (our version, or
  * busy), -EIO for a closed connection or a malformed or mismatched answer.

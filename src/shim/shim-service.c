@@ -96,28 +96,6 @@ static const char *refused(const struct rtid__svc_req *q)
 	return v == RTID__REQ_OK ? NULL : rtid__request_why(v);
 }
 
-/* The daemon answers only when it is root's, ours, or the uid named by
- * RTID_SERVE_UID: anyone else listening on the path could lie. NULL when it
- * may be trusted, else why not (in buf). */
-static const char *untrusted(int fd, char *buf, size_t len)
-{
-	const char *want = getenv("RTID_SERVE_UID");
-	struct ucred cr;
-	socklen_t n = sizeof(cr);
-	int uid;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0) {
-		snprintf(buf, len, "its credentials cannot be read: %s", strerror(errno));
-		return buf;
-	}
-	if (cr.uid == 0 || cr.uid == geteuid() ||
-	    (want && rtid__parse_pid(want, &uid) == 0 && (uid_t)uid == cr.uid))
-		return NULL;
-	snprintf(buf, len, "it runs as uid %u, not root%s", (unsigned)cr.uid,
-		 want ? " nor RTID_SERVE_UID" : "");
-	return buf;
-}
-
 static double env_seconds(const char *name, double def)
 {
 	const char *v = getenv(name);
@@ -216,7 +194,7 @@ bool shim_try_service(int argc, char **argv, int *rc, bool *to_tool)
 		shim_note("rtid serve at %s: cannot connect: %s", path, strerror(-r));
 		return false;
 	}
-	if ((why = untrusted(c.fd, buf, sizeof(buf)))) {
+	if ((why = rtid__svc_untrusted(&c, buf, sizeof(buf)))) {
 		shim_note("rtid serve at %s: not trusted: %s", path, why);
 		rtid__svc_close(&c);
 		return false;
