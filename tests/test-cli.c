@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -305,6 +306,37 @@ static void driver_version_from_the_environment(void **state)
 	assert_int_equal(remove_version(), 0);
 }
 
+/* A setting set and empty is no setting: RTID_DRIVER_VERSION="" is the
+ * running driver's, RTID_CUDA_CHECKPOINT="" the cuda-checkpoint on PATH. */
+static void empty_settings_are_unset(void **state)
+{
+	char bin[600], link[700], path[4200];
+	const char *old_path = getenv("PATH");
+
+	(void)state;
+	setenv("FAKE_TID_100", "102", 1);
+	setenv("RTID_DRIVER_VERSION", "", 1);
+	assert_int_equal(rtid("resolve 100"), 0);
+	assert_string_equal(table_field(slurp(out_path), 100, 1), "102");
+	assert_null(strstr(slurp(err_path), "RTID_DRIVER_VERSION"));
+	unsetenv("RTID_DRIVER_VERSION");
+	snprintf(bin, sizeof(bin), "%s/bin", root);
+	assert_int_equal(mkdir(bin, 0755), 0);
+	snprintf(link, sizeof(link), "%s/cuda-checkpoint", bin);
+	assert_int_equal(symlink(env_path("FAKE_TOOL"), link), 0);
+	snprintf(path, sizeof(path), "%s:%s", bin, old_path ? old_path : "/usr/bin:/bin");
+	setenv("PATH", path, 1);
+	setenv("RTID_CUDA_CHECKPOINT", "", 1);
+	assert_int_equal(rtid("resolve 100"), 0);
+	assert_string_equal(table_field(slurp(out_path), 100, 1), "102");
+	setenv("PATH", path + strlen(bin) + 1, 1);
+	setenv("RTID_CUDA_CHECKPOINT", env_path("FAKE_TOOL"), 1);
+	unsetenv("FAKE_TID_100");
+	/* A pattern that is no regex is refused by name. */
+	assert_int_equal(rtid("resolve --mode scan --unattested --pattern '(' 100"), 2);
+	assert_non_null(strstr(slurp(err_path), "invalid --pattern"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +349,7 @@ int main(void)
 		cmocka_unit_test(unattested_flag_warns),
 		cmocka_unit_test(table_and_environment),
 		cmocka_unit_test(driver_version_from_the_environment),
+		cmocka_unit_test(empty_settings_are_unset),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

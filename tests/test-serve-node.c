@@ -133,6 +133,71 @@ static void test_long_action_holds_up_no_one(void **state)
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
 }
 
+/* The daemon's count of requests queued and not yet at a worker. */
+static void queued_stat(void *ctx, const char *stat)
+{
+	if (!strncmp(stat, "queued ", 7))
+		*(long *)ctx = strtol(stat + 7, NULL, 10);
+}
+
+static long queued_now(void)
+{
+	struct rtid__svc_conn c;
+	long n = -1;
+
+	assert_int_equal(rtid__svc_open(d.sock, &c), 0);
+	assert_int_equal(rtid__svc_status(&c, rtid__now() + 10, queued_stat, &n), 0);
+	rtid__svc_close(&c);
+	return n;
+}
+
+/* The line of the driver's log where the nth event for pid is, or -1. */
+static int log_line(const char *event, int pid)
+{
+	char *text = strdup(slurp(d.log)), *line = text, *next, we[80], wp[32];
+	int at = -1;
+
+	snprintf(we, sizeof(we), "\"event\":\"%s\"", event);
+	snprintf(wp, sizeof(wp), "\"pid\":%d,", pid);
+	for (int i = 0; line && *line; line = next, i++) {
+		if ((next = strchr(line, '\n')))
+			*next++ = '\0';
+		if (strstr(line, we) && strstr(line, wp))
+			at = i; /* the last */
+	}
+	free(text);
+	return at;
+}
+
+/* Two queries about one process, asked one after the other while its
+ * action runs: both wait for the action, and the later never passes the
+ * earlier, queued as it is (each process's requests in the order asked). */
+static void test_queued_requests_keep_their_order(void **state)
+{
+	struct shim_bg ck, q1, q2;
+	struct shim_run r;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions", "--timeout", "600"));
+	lock(100);
+	checkpoint_running(&ck, "100");
+	hd_shim_start(&d, ARGS("--get-state", "--pid", "100"), &q1);
+	while (queued_now() < 1) /* the daemon has it: the next is later */
+		;
+	hd_shim_start(&d, ARGS("--get-restore-tid", "--pid", "100"), &q2);
+	while (queued_now() < 2)
+		;
+	assert_true(hd_log_time(&d, "checkpoint-end", 100, 0) < 0); /* both behind it */
+	assert_int_equal(hd_shim_wait(&ck).status, 0);
+	r = hd_shim_wait(&q1);
+	assert_string_equal(r.out, "checkpointed\n");
+	r = hd_shim_wait(&q2);
+	assert_int_equal(r.status, 0);
+	assert_true(log_line("get-state", 100) > log_line("checkpoint-end", 100));
+	assert_true(log_line("start", 100) > log_line("get-state", 100));
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+}
+
 /* The client of a started action goes away (its CRIU was killed): the
  * action runs to its end, its answer is dropped, and the process's next
  * request waits for it rather than overlap it. */
@@ -784,6 +849,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_long_action_holds_up_no_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_queued_requests_keep_their_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_leaves_mid_action, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_waiting_past_its_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_bound, setup, teardown),

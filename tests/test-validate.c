@@ -218,6 +218,20 @@ static void one_process_ten_times_is_one(void **state)
 	assert_int_equal(entry_of(a1, V).agree, 2);
 }
 
+/* An attestation named without a folder is in the working directory. */
+static void attestation_in_the_working_directory(void **state)
+{
+	char cmd[4096], path[600];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' validate --driver-version " V " --attestation "
+		 "here.json --report '%s' 1000 >'%s' 2>&1", test_dir, env_path("RTID_BIN"), report,
+		 out_path);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/here.json", test_dir);
+	assert_int_equal(entry_of(path, V).agree, 1);
+}
+
 static void one_mismatch_fails_and_revokes(void **state)
 {
 	json_t *r;
@@ -760,6 +774,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 
 		cmocka_unit_test(twelve_agree_then_scan_is_used),
+		cmocka_unit_test(attestation_in_the_working_directory),
 		cmocka_unit_test(one_mismatch_fails_and_revokes),
 		cmocka_unit_test(one_process_ten_times_is_one),
 		cmocka_unit_test(progress_on_a_terminal),
