@@ -481,14 +481,20 @@ static void listing_has_headroom(void **state)
 	close(rootfd);
 }
 
-/* A pidfd's number as the kernel shows it: this process's, and pid 1's (a
- * number of one digit is a number); a file that is no pidfd has none. */
+/* A pidfd's number as the kernel shows it: a file that is no pidfd has
+ * none; this process's, and pid 1's (a number of one digit is a number). */
 static void pidfd_numbers(void **state)
 {
 	int fd, v = -5;
 
 	(void)state;
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_int_equal(rtid__pidfd_pid(fd, &v), -ENOENT);
+	assert_int_equal(v, -5);
+	close(fd);
 	fd = rtid__pidfd_open(getpid());
+	if (fd < 0 && errno == ENOSYS)
+		skip(); /* valgrind 3.19 has no pidfd_open */
 	assert_true(fd >= 0);
 	assert_int_equal(rtid__pidfd_pid(fd, &v), 0);
 	assert_int_equal(v, getpid());
@@ -497,11 +503,6 @@ static void pidfd_numbers(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(rtid__pidfd_pid(fd, &v), 0);
 	assert_int_equal(v, 1);
-	close(fd);
-	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	v = -5;
-	assert_int_equal(rtid__pidfd_pid(fd, &v), -ENOENT);
-	assert_int_equal(v, -5);
 	close(fd);
 }
 

@@ -446,8 +446,14 @@ static void other_ns_once(size_t m)
 static void test_other_pid_namespace(void **state)
 {
 	(void)state;
-	for (size_t m = 0; m < N_METHODS; m++)
+	for (size_t m = 0; m < N_METHODS; m++) {
+		/* valgrind 3.19 has no pidfd_send_signal (ENOSYS): the proof of
+		 * the /proc method cannot be made under it, and the daemon
+		 * rightly refuses the client unproven. */
+		if (m == 1 && getenv("RTID_UNDER_VALGRIND"))
+			continue;
 		other_ns_once(m);
+	}
 }
 
 /* A pid taken on purpose (clone3 with set_tid, root): a process that waits
@@ -547,8 +553,16 @@ static void connector_gone(size_t m, bool reuse, unsigned char *kinds)
 	if (reuse)
 		r = take_pid(hk, hold[1]);
 	kill(d.pid, SIGCONT);
-	if (reuse && r < 0 && (errno == ENOSYS || errno == EPERM))
-		skip(); /* no clone3 with set_tid here (Linux 5.5, root) */
+	if (reuse && r < 0 && (errno == ENOSYS || errno == EPERM)) {
+		/* No clone3 with set_tid here (Linux 5.5, root; valgrind has
+		 * none). The namespace's processes end first: K's child reads
+		 * no go and exits, and with it the rest; left running, they
+		 * would hold the test's output open and its runner would wait
+		 * for ever. */
+		close(go[1]);
+		assert_int_equal(waitpid(p, &st, 0), p);
+		skip();
+	}
 	assert_true(!reuse || r == hk);
 	assert_int_equal(write(go[1], "g", 1), 1);
 	assert_int_equal(read(out[0], kinds, 2), 2);
@@ -914,9 +928,10 @@ static void test_rss_flat(void **state)
 	printf("rtid serve over %ld requests: VmRSS %ld kB before, %ld kB after; fds %d, %d\n",
 	       total, rss0, rss1, fds0, fds1);
 	assert_true(rss0 > 0);
-	/* A sanitizer keeps freed memory in quarantine, so RSS measures it, not
-	 * the daemon; the fds still must not grow. */
-	if (!getenv("RTID_UNDER_SANITIZER"))
+	/* A sanitizer keeps freed memory in quarantine, and valgrind freed
+	 * blocks in its queue (20 MB), so RSS measures them, not the daemon;
+	 * the fds still must not grow. */
+	if (!getenv("RTID_UNDER_SANITIZER") && !getenv("RTID_UNDER_VALGRIND"))
 		assert_true(rss1 <= rss0 + 64);
 	assert_int_equal(fds1, fds0);
 	assert_int_equal(hd_log_count(&d, "cuInit"), 1);
