@@ -375,7 +375,7 @@ static void start_with(size_t m, const char *const *extra)
  * numbers it, and refuses a number it cannot place (the shim then asks the
  * real tool, in the caller's namespace). Needs root for unshare; the daemon
  * reads the real /proc here. */
-static void other_ns_once(size_t m)
+static void other_ns_once(size_t m, int runs)
 {
 	int go[2], res[2], hp[2], st, host = 0, got[3] = { 0 };
 	char text[256];
@@ -438,13 +438,15 @@ static void other_ns_once(size_t m)
 	assert_int_equal(got[2], RTID__SVC_DENIED); /* no pid 2 in its namespace */
 	assert_true(hd_said(&d, "another pid namespace"));
 	/* the driver asked once each time */
-	assert_int_equal(hd_log_count(&d, "\"event\":\"start\""), (int)m + 1);
+	assert_int_equal(hd_log_count(&d, "\"event\":\"start\""), runs);
 	assert_int_equal(hd_stop(&d), 0);
 }
 
 /* ... by each way of telling which process connected (methods). */
 static void test_other_pid_namespace(void **state)
 {
+	int runs = 0;
+
 	(void)state;
 	for (size_t m = 0; m < N_METHODS; m++) {
 		/* valgrind 3.19 has no pidfd_send_signal (ENOSYS): the proof of
@@ -452,7 +454,7 @@ static void test_other_pid_namespace(void **state)
 		 * rightly refuses the client unproven. */
 		if (m == 1 && getenv("RTID_UNDER_VALGRIND"))
 			continue;
-		other_ns_once(m);
+		other_ns_once(m, ++runs);
 	}
 }
 
@@ -501,6 +503,14 @@ static void connector_gone(size_t m, bool reuse, unsigned char *kinds)
 	if (p == 0) {
 		pid_t init, k, k2;
 
+		/* Only the test's ends open here: go's write end held by none
+		 * of these, so that closing it ends K's child. */
+		close(go[1]);
+		close(out[0]);
+		close(hostpid[0]);
+		close(reaped[0]);
+		close(hold[0]);
+		close(hold[1]);
 		if (unshare(CLONE_NEWPID) < 0 || (init = fork()) < 0)
 			_exit(77);
 		if (init > 0)
