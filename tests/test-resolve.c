@@ -252,6 +252,14 @@ static void batch_keeps_order_and_errors_apart(void **state)
 	assert_int_equal(r[3].error, RTID_ERR_NO_SUCH_PROCESS);
 	assert_int_equal(r[4].error, RTID_ERR_TOOL_FAILED);
 	assert_int_equal(count_lines(log_path), 3);
+	/* More jobs than one wait can handle is that many: the same answers. */
+	cfg.jobs = 100000;
+	assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(rtid_resolve_many(ctx, pids, 5, r), 0);
+	rtid_ctx_free(ctx);
+	assert_int_equal(r[0].error, RTID_ERR_NO_SUCH_PROCESS);
+	assert_int_equal(r[1].tid, 102);
+	assert_int_equal(r[4].error, RTID_ERR_TOOL_FAILED);
 	unsetenv("FAKE_TID_100");
 	unsetenv("FAKE_EXIT_300");
 	unsetenv("FAKE_EXIT_200");

@@ -555,6 +555,8 @@ static void pid_namespace_translation(void **state)
 	assert_int_equal(rtid__pid_to_ns(tree, "pid:[111]", 999, &v), -ENOENT);
 	assert_int_equal(rtid__pid_to_ns(tree, "pid:[111]", 100, &v), 0);
 	assert_int_equal(v, 1);
+	/* A process gone holds nothing. */
+	assert_int_equal(rtid__holds_file(tree, 999, "socket:[1]"), -ENOENT);
 	rm_tree(tree);
 	free(tree);
 }

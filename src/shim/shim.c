@@ -110,6 +110,7 @@ static int pass_through(char **argv)
 	RTID__COV_DUMP();
 	execv(path, argv);
 	e = errno;
+	RTID__COV_RESUME();
 	fprintf(stderr, SHIM ": cannot run %s: %s\n", path, strerror(e));
 	shim_note("cannot run %s: %s: exit %d", path, strerror(e), EXIT_UNKNOWN);
 	free(path);
