@@ -339,12 +339,14 @@ static void test_attach_fails(void **state)
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
 	assert_true(hd_said(&d, "cuInit failed"));
 	assert_true(hd_said(&d, "a new attach after a backoff"));
-	/* The backoff doubles: after the third failed attach, none for 0.2 s. */
+	/* The backoff doubles: from the second failed attach on, the next is
+	 * at least 0.2 s away. Counted from however many attaches there were
+	 * by now (a slow run, valgrind's, may have made a third already). */
 	{
 		double t3 = -1, t4 = -1;
-		int n = hd_log_count(&d, "cuInit");
+		int n = hd_log_count(&d, "cuInit"), n0 = n;
 
-		assert_int_equal(n, 2);
+		assert_true(n >= 2);
 		for (int i = 0; i < 1000 * time_factor() && t4 < 0; i++) {
 			double t0 = rtid__now();
 
@@ -353,14 +355,14 @@ static void test_attach_fails(void **state)
 			assert_string_equal(a.name, "worker-failed");
 			if (hd_log_count(&d, "cuInit") > n) {
 				n++;
-				if (n == 3)
+				if (n == n0 + 1)
 					t3 = t0;
 				else
 					t4 = rtid__now();
 			}
 			poll(NULL, 0, 10);
 		}
-		assert_int_equal(n, 4);
+		assert_int_equal(n, n0 + 2);
 		assert_true(t4 - t3 >= 0.2);
 	}
 }
