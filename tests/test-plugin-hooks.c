@@ -234,6 +234,14 @@ static void test_pause_failures(void **state)
 	assert_int_equal(plug_pause(me), -1);
 	assert_int_equal(count_calls("--action unlock"), 1);
 	assert_non_null(strstr(logged, "which may hang: cuda-checkpoint exit 3: cannot unlock"));
+	/* The alarm, and the unlock that undoes the lock works: nothing hangs. */
+	setup(NULL);
+	setenv("T_FAIL", "lock", 1);
+	alarm_went = true;
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), -1);
+	assert_int_equal(count_calls("--action unlock"), 1);
+	assert_null(strstr(logged, "which may hang"));
 }
 
 static void test_checkpoint_failures(void **state)
@@ -270,6 +278,16 @@ static void test_checkpoint_failures(void **state)
 	setenv("T_STATE", "locked", 1);
 	plug_fini(PLUG_DUMP, -1);
 	assert_int_equal(count_calls("--action unlock"), 1);
+	/* Checkpointed, but its thread cannot be stopped again: the call fails
+	 * (CRIU must not go on with a thread running), the checkpoint ran once. */
+	setup(NULL);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	interrupt_r = -1;
+	assert_int_equal(plug_checkpoint(me), -1);
+	assert_int_equal(count_calls("--action checkpoint"), 1);
+	interrupt_r = 0;
+	plug_fini(PLUG_DUMP, 0);
 }
 
 /* A task gone before the dump's first checkpoint has no NSpid: no record is
@@ -326,6 +344,25 @@ static void test_roll_back(void **state)
 	setup(NULL);
 	assert_int_equal(plug_init(PLUG_DUMP), 0);
 	assert_int_equal(plug_pause(me), 0);
+	plug_fini(PLUG_DUMP, -1);
+	assert_int_equal(count_calls("--action unlock"), 0);
+	assert_int_equal(count_calls("--action restore"), 0);
+	/* Back as it was at the pause: checkpointed before the dump, it stays
+	 * checkpointed; locked before it, it stays locked. */
+	setup(NULL);
+	setenv("T_STATE", "checkpointed", 1);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	assert_int_equal(plug_checkpoint(me), 0);
+	plug_fini(PLUG_DUMP, -1);
+	assert_int_equal(count_calls("--action"), 0);
+	setup(NULL);
+	setenv("T_STATE", "locked", 1);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	assert_int_equal(count_calls("--action lock"), 0);
+	assert_int_equal(plug_checkpoint(me), 0);
+	assert_int_equal(count_calls("--action checkpoint"), 1);
 	plug_fini(PLUG_DUMP, -1);
 	assert_int_equal(count_calls("--action unlock"), 0);
 	assert_int_equal(count_calls("--action restore"), 0);

@@ -594,6 +594,23 @@ static void test_started_then_no_outcome(void **state)
 	assert_int_equal(v, -5);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* Started, then refused or failed by the driver: failed, never the
+	 * tool's turn, the driver's words said. */
+	pid = scripted_daemon(sock, (const char *const[]){ "hello 2 actions",
+		"started checkpoint 7 1000", "denied checkpoint 7 not yours", NULL });
+	assert_int_equal(plug_serve_ask(RTID__OP_CHECKPOINT, 7, 0, &v, msg, sizeof(msg)), ANS_FAILED);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	pid = scripted_daemon(sock, (const char *const[]){ "hello 2 actions",
+		"started checkpoint 7 1000", "cuerr checkpoint 7 999 CUDA_ERROR_UNKNOWN it broke", NULL });
+	assert_int_equal(plug_serve_ask(RTID__OP_CHECKPOINT, 7, 0, &v, msg, sizeof(msg)), ANS_FAILED);
+	assert_non_null(strstr(msg, "it broke (CUDA_ERROR_UNKNOWN)"));
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	/* A state the plugin has no name for (the driver's "failed") is
+	 * unknown, never taken for running. */
+	pid = scripted_daemon(sock, (const char *const[]){ "hello 2 actions",
+		"state get-state 7 failed", NULL });
+	assert_int_equal(plug_get_state(7, 7), ST_UNKNOWN);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
 	/* Waits set to what is no number of seconds (a letter after it, none,
 	 * more than a day) are the defaults: the answer is still taken. */
 	{
