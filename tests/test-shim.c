@@ -348,6 +348,28 @@ static void long_call_logged_cut(void **state)
 	assert_non_null(cut);
 	assert_null(strstr(text, arg)); /* never the whole argument */
 	assert_int_equal(count_lines(log_path), 1); /* the tool ran once */
+	/* A note longer than a log line (a long call refused for a very long
+	 * path) is cut to one whole line, never split into two. */
+	{
+		char tool[3100], *help[] = { "cuda-checkpoint", "--toggle", arg, NULL };
+		const char *nl;
+
+		unlink(log);
+		snprintf(tool, sizeof(tool), "/nonexistent/");
+		memset(tool + strlen(tool), 'x', sizeof(tool) - 1 - strlen(tool));
+		tool[sizeof(tool) - 1] = '\0';
+		setenv("RTID_REAL_TOOL", tool, 1);
+		setenv("RTID_SHIM_LOG", log, 1);
+		c = criu(help);
+		unsetenv("RTID_SHIM_LOG");
+		unsetenv("RTID_REAL_TOOL");
+		assert_int_equal(c.status, 231);
+		text = slurp(log);
+		nl = strchr(text, '\n');
+		assert_non_null(nl);
+		assert_int_equal(nl[1], '\0'); /* one line */
+		assert_int_equal((int)(nl + 1 - text), 2047);
+	}
 }
 
 /* A setting the shim cannot use sends every call to the real tool, rtid serve

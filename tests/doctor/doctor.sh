@@ -10,7 +10,8 @@ set -eu
 rtid=$RTID_BIN
 tmp=$(mktemp -d)
 daemon=""
-trap '[ -n "$daemon" ] && kill $daemon 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+hangup=""
+trap 'for p in $daemon $hangup; do kill $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "doctor test: $*" >&2; exit 1; }
 
 r=$tmp/root
@@ -264,6 +265,22 @@ doctor 1 "not c['rtid-serve']['ok'] and 'not attached to the driver (1 attach st
 rm -r "$r/run/systemd"
 doctor 1 "'stderr says why the driver attach fails' in c['rtid-serve']['fix']"
 stop
+# Something on the socket that takes the connection and hangs up at once.
+rm -f "$tmp/s"
+mkfifo "$tmp/hangup-ready"
+python3 -c "
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(sys.argv[1]); s.listen(8)
+open(sys.argv[2], 'w').write('listening\\n')
+while True:
+    c, _ = s.accept(); c.close()
+" "$tmp/s" "$tmp/hangup-ready" &
+hangup=$!
+read -r _ < "$tmp/hangup-ready"
+doctor 1 "not c['rtid-serve']['ok'] and 'no answer to status' in c['rtid-serve']['detail']"
+kill "$hangup"; wait "$hangup" 2>/dev/null || true; hangup=""
+rm -f "$tmp/s"
 serve --actions
 # CRIU older than its CUDA plugin (Debian 12's 3.17), and one that says no version.
 printf '#!/bin/sh\necho Version: 3.17\n' > "$r/usr/sbin/criu"
