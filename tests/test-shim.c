@@ -411,6 +411,18 @@ static void bad_setting_asks_no_daemon(void **state)
 	fd = accept(l, NULL, NULL);
 	assert_true(fd >= 0);
 	close(fd);
+	/* A process that is not there is not asked of the daemon (the request
+	 * rule refuses it first): the real tool's answer, the reason logged. */
+	{
+		char *gone[] = { "cuda-checkpoint", "--get-state", "--pid", "4343", NULL };
+
+		c = criu(gone);
+		assert_string_equal(c.out, "running\n");
+		assert_int_equal(accept(l, NULL, NULL), -1);
+		assert_int_equal(errno, EAGAIN);
+		assert_non_null(strstr(slurp(log), "get-state --pid 4343: "));
+		assert_non_null(strstr(slurp(log), ": not asked of rtid serve"));
+	}
 	close(l);
 	unlink(a.sun_path);
 	snprintf(log, sizeof(log), "%s/proc/4242/status", test_dir);

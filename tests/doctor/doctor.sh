@@ -217,6 +217,12 @@ RTID_SHIM_CONF=$tmp/big.conf RTID_SOCKET=$tmp/s "$rtid" doctor --root "$r" --jso
 grep -q 'larger than 16 KiB' "$tmp/o.json" || fail "a huge settings file is not named"
 printf '  RTID_SOCKET=%s/s \t\r\n\n\t# c\nRTID_REAL_TOOL=%s/nothing\n' "$tmp" "$tmp" > "$tmp/shim.conf"
 doctor 1 "c['shim-settings']['ok'] and not c['real-tool']['ok'] and 'not an executable' in c['real-tool']['detail']"
+# The old name of the setting, where the file has no new one; the new one
+# wins where it has both, in either order.
+printf 'RTID_SOCKET=%s/s\nRTID_CUDA_CHECKPOINT=%s/old-name\n' "$tmp" "$tmp" > "$tmp/shim.conf"
+doctor 1 "not c['real-tool']['ok'] and 'old-name' in c['real-tool']['detail']"
+printf 'RTID_SOCKET=%s/s\nRTID_REAL_TOOL=%s/new-name\nRTID_CUDA_CHECKPOINT=%s/old-name\n' "$tmp" "$tmp" "$tmp" > "$tmp/shim.conf"
+doctor 1 "'new-name' in c['real-tool']['detail'] and 'old-name' not in c['real-tool']['detail']"
 printf 'RTID_SOCKET=%s/s\nRTID_REAL_TOOL=%s\n' "$tmp" "$rtid" > "$tmp/shim.conf"
 doctor 1 "not c['real-tool']['ok'] and 'rtid itself' in c['real-tool']['detail']"
 printf 'RTID_SOCKET=%s/s\nRTID_REAL_TOOL=%s/usr/bin/cuda-checkpoint\n' "$tmp" "$r" > "$tmp/shim.conf"
