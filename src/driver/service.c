@@ -62,6 +62,18 @@ static void service_batch(struct rtid__driver *d, const int *pids, const bool *n
 		fail_from(need, i, n, out, RTID_ERR_WORKER_FAILED, msg);
 		return;
 	}
+	/* Believed as the shim believes it, or not asked at all. */
+	if (i < n) {
+		char why[120];
+		const char *w = rtid__svc_untrusted(&c, why, sizeof(why));
+
+		if (w) {
+			snprintf(msg, sizeof(msg), "rtid serve at %s: not trusted: %s", path, w);
+			fail_from(need, i, n, out, RTID_ERR_WORKER_FAILED, msg);
+			rtid__svc_close(&c);
+			return;
+		}
+	}
 	for (; i < n; i++) {
 		struct rtid__svc_req q = { .op = RTID__OP_RESTORE_TID, .pid = pids[i] };
 		double t0 = rtid__now(), until = t0 + d->timeout_s;
