@@ -412,6 +412,17 @@ static void odd_paths(void **state)
 	assert_int_equal(rtid_attest_update(path_in(longname), add_fn, NULL, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "not a file name"));
+	/* One that fits, with no room left for its temporary name: refused,
+	 * nothing written. */
+	{
+		char name[241];
+
+		memset(name, 'm', sizeof(name) - 1);
+		name[sizeof(name) - 1] = '\0';
+		assert_int_equal(rtid_attest_update(path_in(name), add_fn, NULL, err, sizeof(err)),
+				 -ENAMETOOLONG);
+		assert_int_equal(access(path_in(name), F_OK), -1);
+	}
 	assert_int_equal(rtid_attest_save(NULL, path_in("x.json")), -EINVAL);
 	assert_int_equal(rtid__file_replace(NULL, "x", 1), -EINVAL);
 	assert_int_equal(rtid__file_replace(path_in("x.json"), NULL, 1), -EINVAL);

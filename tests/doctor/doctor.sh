@@ -176,6 +176,9 @@ mv "$r/usr/lib/criu/cuda_plugin.so" "$tmp/plugin.so"
 doctor 1 "not c['criu-cuda-plugin']['ok'] and 'no cuda_plugin.so' in c['criu-cuda-plugin']['detail']"
 mv "$tmp/plugin.so" "$r/usr/lib/criu/cuda_plugin.so"
 mkdir -p "$r/opt/criu"
+# A runc.conf that names no libdir: CRIU's own directory, which has the plugin.
+printf 'tcp-established\n# libdir /opt/criu\n' > "$r/etc/criu/runc.conf"
+doctor 0 "c['criu-cuda-plugin']['ok'] and 'runc.conf' not in c['criu-cuda-plugin']['detail']"
 printf 'tcp-established\n\t lib-dir /opt/criu' > "$r/etc/criu/runc.conf" # the other spelling, no newline
 doctor 1 "'runc.conf names libdir /opt/criu' in c['criu-cuda-plugin']['detail']"
 printf 'tcp-established\n  libdir /opt/criu\n' > "$r/etc/criu/runc.conf"
