@@ -382,3 +382,41 @@ int hd_fd_count(pid_t pid)
 		closedir(dir);
 	return n - 2;
 }
+
+pid_t hd_listener_as(uid_t uid, const char *sock, int *release)
+{
+	int ready[2], done[2];
+	char c;
+	pid_t pid;
+
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(done), 0);
+	if ((pid = fork()) == 0) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		int fd;
+
+		close(ready[0]);
+		close(done[1]);
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+		if (setgid((gid_t)uid) < 0 || setuid(uid) < 0 ||
+		    (fd = socket(AF_UNIX, SOCK_SEQPACKET, 0)) < 0 ||
+		    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 4) < 0)
+			_exit(1);
+		(void)!write(ready[1], "r", 1);
+		(void)!read(done[0], &c, 1); /* until the parent closes it */
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	close(ready[1]);
+	close(done[0]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	*release = done[1];
+	return pid;
+}
+
+void hd_listener_end(pid_t pid, int release)
+{
+	close(release);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+}

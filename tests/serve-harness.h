@@ -61,6 +61,11 @@ int hd_log_self(const struct daemon *d, const char *needle);
 bool hd_said(const struct daemon *d, const char *needle);
 /* A raw connection to the socket (no greeting sent), or -1. */
 int hd_connect_raw(const char *sock);
+/* A listener of another user's on sock (a process run as uid, which binds it
+ * and listens, never accepting): its pid, once it listens; it ends when
+ * *release is closed (hd_listener_end). Root only. */
+pid_t hd_listener_as(uid_t uid, const char *sock, int *release);
+void hd_listener_end(pid_t pid, int release);
 /* Read one message with a timeout; its length, 0 at EOF, -1 on timeout. */
 int hd_recv(int fd, char *buf, size_t cap, double seconds);
 long hd_rss_kb(pid_t pid);

@@ -26,22 +26,10 @@
 
 #include "plugin/plugin.h"
 #include "proto/serve-proto.h"
+#include "plug-log.h"
 #include "serve-harness.h"
 
-static char logged[16384];
 static char dir[90], calls[200];
-
-void plug_log(enum plug_level level, const char *fmt, ...)
-{
-	size_t n = strlen(logged);
-	va_list ap;
-
-	(void)level;
-	va_start(ap, fmt);
-	if (n < sizeof(logged) - 1)
-		vsnprintf(logged + n, sizeof(logged) - n, fmt, ap);
-	va_end(ap);
-}
 
 /* CRIU's side, as each test sets it. */
 static const char *check_why;

@@ -23,21 +23,8 @@
 
 #include "plugin/plugin.h"
 #include "proto/serve-proto.h"
+#include "plug-log.h"
 #include "serve-harness.h"
-
-static char logged[8192];
-
-void plug_log(enum plug_level level, const char *fmt, ...)
-{
-	size_t n = strlen(logged);
-	va_list ap;
-
-	(void)level;
-	va_start(ap, fmt);
-	if (n < sizeof(logged) - 1)
-		vsnprintf(logged + n, sizeof(logged) - n, fmt, ap);
-	va_end(ap);
-}
 
 static char dir[90], bin[320], path_env[4096];
 
@@ -650,8 +637,8 @@ static void test_started_then_no_outcome(void **state)
 static void test_untrusted_daemon(void **state)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char msg[300], c;
-	int ready[2], done[2], v;
+	char msg[300];
+	int release, v;
 	pid_t pid;
 
 	(void)state;
@@ -659,24 +646,7 @@ static void test_untrusted_daemon(void **state)
 		skip();
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/other.sock", dir);
 	assert_int_equal(chmod(dir, 01777), 0); /* nobody binds its socket here */
-	assert_int_equal(pipe(ready), 0);
-	assert_int_equal(pipe(done), 0);
-	if ((pid = fork()) == 0) {
-		int fd;
-
-		close(ready[0]);
-		close(done[1]);
-		if (setgid(65534) < 0 || setuid(65534) < 0 ||
-		    (fd = socket(AF_UNIX, SOCK_SEQPACKET, 0)) < 0 ||
-		    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 4) < 0)
-			_exit(1);
-		(void)!write(ready[1], "r", 1);
-		(void)!read(done[0], &c, 1); /* until the parent closes it */
-		_exit(0);
-	}
-	close(ready[1]);
-	close(done[0]);
-	assert_int_equal(read(ready[0], &c, 1), 1);
+	pid = hd_listener_as(65534, sa.sun_path, &release);
 	setenv("RTID_SOCKET", sa.sun_path, 1);
 	setenv("RTID_SERVICE_TIMEOUT", "0.2", 1);
 	unsetenv("RTID_SERVE_UID");
@@ -693,9 +663,7 @@ static void test_untrusted_daemon(void **state)
 	assert_non_null(strstr(msg, "no answer"));
 	unsetenv("RTID_SERVE_UID");
 	unsetenv("RTID_SERVICE_TIMEOUT");
-	close(ready[0]);
-	close(done[1]);
-	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	hd_listener_end(pid, release);
 }
 
 /* --- the settings file --- */

@@ -825,40 +825,19 @@ static void test_service_backend(void **state)
 	/* Someone else's listener (not root's, not ours) is not believed, as
 	 * the shim does not believe it: no answer taken from it. Root only. */
 	if (geteuid() == 0) {
-		char sockdir[] = "/tmp/rtid-other-XXXXXX", sock[64], c;
-		int ready[2], done[2];
+		char sockdir[] = "/tmp/rtid-other-XXXXXX", sock[64];
+		int release;
 		pid_t pid;
 
 		assert_non_null(mkdtemp(sockdir));
 		assert_int_equal(chmod(sockdir, 01777), 0);
 		snprintf(sock, sizeof(sock), "%s/s", sockdir);
-		assert_int_equal(pipe(ready), 0);
-		assert_int_equal(pipe(done), 0);
-		if ((pid = fork()) == 0) {
-			struct sockaddr_un sa = { .sun_family = AF_UNIX };
-			int fd;
-
-			close(ready[0]);
-			close(done[1]);
-			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
-			if (setgid(65534) < 0 || setuid(65534) < 0 ||
-			    (fd = socket(AF_UNIX, SOCK_SEQPACKET, 0)) < 0 ||
-			    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 4) < 0)
-				_exit(1);
-			(void)!write(ready[1], "r", 1);
-			(void)!read(done[0], &c, 1); /* until the parent closes it */
-			_exit(0);
-		}
-		close(ready[1]);
-		close(done[0]);
-		assert_int_equal(read(ready[0], &c, 1), 1);
+		pid = hd_listener_as(65534, sock, &release);
 		cfg.service_socket = sock;
 		assert_int_equal(rtid_ctx_new(&cfg, &ctx), 0);
 		assert_int_equal(rtid_resolve_many(ctx, pids, 2, r), 0);
 		rtid_ctx_free(ctx);
-		close(ready[0]);
-		close(done[1]);
-		assert_int_equal(waitpid(pid, NULL, 0), pid);
+		hd_listener_end(pid, release);
 		unlink(sock);
 		rmdir(sockdir);
 		assert_int_equal(r[0].error, RTID_ERR_WORKER_FAILED);
