@@ -431,6 +431,11 @@ static int check_once(const struct sim_params *p, const struct sim_workload *w,
 	}
 	fakeproc_stop(fp, mnt);
 	unlink(cf);
+	/* What a daemon run here leaves: its lock file (kept by design, so
+	 * that a second daemon on the path is refused), and its socket. */
+	snprintf(buf, sizeof(buf), "%s.lock", sock);
+	unlink(buf);
+	unlink(sock);
 	rmdir(mnt);
 	rmdir(dir);
 	r = verdict(p, w, s, scale, k, &c, real, load);
