@@ -1,5 +1,7 @@
 /* Finding candidate CUDA processes for rtid validate --all. */
+#include <dlfcn.h>
 #include <errno.h>
+#include <regex.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +12,83 @@
 
 #include "helpers.h"
 #include "rtid.h"
+
+/* The allocator and the pattern compiler as the library calls them (this
+ * program's definitions are the ones its static code binds to), forwarding
+ * to the next ones (libc's, or a sanitizer's, or valgrind's: RTLD_NEXT keeps
+ * the allocator one). While fail_growth is set, growing a block that exists
+ * fails as a full heap does, and the block refused is remembered
+ * (refused_block) until it is freed (refused_freed). patterns: patterns
+ * compiled and not yet freed. The heap's own figures (mallinfo2) count
+ * blocks cached by libc as in use, so they cannot tell a leak. */
+static bool fail_growth, refused_freed;
+static void *refused_block;
+static int patterns;
+
+static void *next_fn(const char *name)
+{
+	void *f = dlsym(RTLD_NEXT, name);
+
+	if (!f)
+		abort();
+	return f;
+}
+
+void *realloc(void *p, size_t size)
+{
+	static void *(*next)(void *, size_t);
+
+	if (fail_growth && p) {
+		refused_block = p;
+		refused_freed = false;
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!next)
+		next = (void *(*)(void *, size_t))next_fn("realloc");
+	return next(p, size);
+}
+
+void free(void *p)
+{
+	static void (*next)(void *);
+	static bool resolving;
+
+	if (p && p == refused_block) {
+		refused_freed = true;
+		refused_block = NULL;
+	}
+	if (!next) {
+		if (resolving)
+			return; /* dlsym freeing while it finds free: kept, harmlessly */
+		resolving = true;
+		next = (void (*)(void *))next_fn("free");
+		resolving = false;
+	}
+	next(p);
+}
+
+int regcomp(regex_t *re, const char *pattern, int flags)
+{
+	static int (*next)(regex_t *, const char *, int);
+	int r;
+
+	if (!next)
+		next = (int (*)(regex_t *, const char *, int))next_fn("regcomp");
+	r = next(re, pattern, flags);
+	patterns += r == 0;
+	return r;
+}
+
+void regfree(regex_t *re)
+{
+	static void (*next)(regex_t *);
+
+	if (!next)
+		next = (void (*)(regex_t *))next_fn("regfree");
+	patterns--;
+	next(re);
+}
 
 static void finds_gpu_holders_and_named_threads(void **state)
 {
@@ -29,17 +108,28 @@ static void finds_gpu_holders_and_named_threads(void **state)
 	write_file(root, "20/fd/.keep", "");
 	snprintf(p, sizeof(p), "%s/20/fd/1", root);
 	assert_int_equal(symlink("/dev/pts/0", p), 0);
+	snprintf(p, sizeof(p), "%s/20/fd/5", root); /* as long as the prefix, another device */
+	assert_int_equal(symlink("socket:[123456]", p), 0);
+	write_file(root, "40/task/40/comm", "python3\n"); /* the prefix's device alone */
+	write_file(root, "40/fd/.keep", "");
+	snprintf(p, sizeof(p), "%s/40/fd/7", root);
+	assert_int_equal(symlink("/dev/nvidia", p), 0);
+	write_file(root, "50/task/50/comm", "python3\n"); /* a prefix of the prefix */
+	write_file(root, "50/fd/.keep", "");
+	snprintf(p, sizeof(p), "%s/50/fd/2", root);
+	assert_int_equal(symlink("/dev/nvidi", p), 0);
 	write_file(root, "self/task/1/comm", "x\n");              /* not a pid */
 	fds = count_fds();
 	assert_int_equal(rtid_find_candidates(root, NULL, &pids, &n), 0);
 	assert_int_equal(count_fds(), fds); /* every fd directory looked at closed */
-	assert_int_equal(n, 2);
+	assert_int_equal(n, 3);
 	assert_int_equal(pids[0], 10);
 	assert_int_equal(pids[1], 30);
+	assert_int_equal(pids[2], 40);
 	free(pids);
 	/* A custom pattern changes which names count. */
 	assert_int_equal(rtid_find_candidates(root, "^bash$", &pids, &n), 0);
-	assert_int_equal(n, 2);
+	assert_int_equal(n, 3);
 	assert_int_equal(pids[1], 20);
 	free(pids);
 	rm_tree(root);
@@ -85,6 +175,61 @@ static void errors(void **state)
 	assert_int_equal(n, 99);
 }
 
+/* A pattern of the caller's is compiled for each search and freed on every
+ * way out: after one that found some, one that found none, and one whose
+ * root is gone. */
+static void keeps_no_pattern(void **state)
+{
+	char *root = tmp_dir();
+	int *pids = NULL;
+	size_t n = 0;
+
+	(void)state;
+	write_file(root, "100/task/100/comm", "cuda00001400006\n");
+	patterns = 0;
+	assert_int_equal(rtid_find_candidates(root, "^cuda", &pids, &n), 0);
+	assert_int_equal(n, 1);
+	free(pids);
+	assert_int_equal(patterns, 0);
+	assert_int_equal(rtid_find_candidates(root, "^none$", &pids, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(patterns, 0);
+	assert_int_equal(rtid_find_candidates("/nonexistent", "^cuda", &pids, &n), -ENOENT);
+	assert_int_equal(patterns, 0);
+	rm_tree(root);
+	free(root);
+}
+
+/* More candidates than the first list holds, and no memory to grow it: the
+ * search fails with -ENOMEM, writes neither out-parameter (no partial list
+ * taken for the whole) and keeps nothing. */
+static void no_memory_to_grow(void **state)
+{
+	char *root = tmp_dir(), p[64];
+	int *pids = (int *)0x1;
+	size_t n = 99;
+
+	(void)state;
+	for (int pid = 100; pid < 200; pid++) {
+		snprintf(p, sizeof(p), "%d/task/%d/comm", pid, pid);
+		write_file(root, p, "cuda00001400006\n");
+	}
+	fail_growth = true;
+	refused_freed = false;
+	assert_int_equal(rtid_find_candidates(root, NULL, &pids, &n), -ENOMEM);
+	fail_growth = false;
+	assert_true(refused_freed); /* the list so far */
+	assert_ptr_equal(pids, (int *)0x1);
+	assert_int_equal(n, 99);
+	/* With memory, all hundred. */
+	assert_int_equal(rtid_find_candidates(root, NULL, &pids, &n), 0);
+	assert_int_equal(n, 100);
+	assert_int_equal(pids[99], 199);
+	free(pids);
+	rm_tree(root);
+	free(root);
+}
+
 static void real_proc_never_lists_itself(void **state)
 {
 	int *pids = NULL;
@@ -103,6 +248,8 @@ int main(void)
 		cmocka_unit_test(finds_gpu_holders_and_named_threads),
 		cmocka_unit_test(sorted_by_pid),
 		cmocka_unit_test(errors),
+		cmocka_unit_test(keeps_no_pattern),
+		cmocka_unit_test(no_memory_to_grow),
 		cmocka_unit_test(real_proc_never_lists_itself),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

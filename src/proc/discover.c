@@ -10,9 +10,13 @@
 #include "basic/parse.h"
 #include "proc/proc.h"
 
+/* A GPU device node's path starts so: the driver's /dev/nvidia0..N,
+ * nvidiactl, nvidia-uvm. */
+#define NV_DEV "/dev/nvidia"
+
 static bool holds_nvidia(const char *proc_root, int pid)
 {
-	char path[4096], link[256];
+	char path[4096], link[sizeof(NV_DEV)];
 	struct dirent *de;
 	bool found = false;
 	DIR *d;
@@ -23,13 +27,12 @@ static bool holds_nvidia(const char *proc_root, int pid)
 	d = opendir(path);
 	if (!d)
 		return false; /* gone, or not ours to look at */
+	/* Only the prefix matters: readlinkat truncates a longer target to the
+	 * buffer and writes no NUL, so nothing here depends on the length. */
 	while (!found && (de = readdir(d))) {
-		ssize_t n = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+		ssize_t n = readlinkat(dirfd(d), de->d_name, link, sizeof(link));
 
-		if (n > 0) {
-			link[n] = '\0';
-			found = strncmp(link, "/dev/nvidia", 11) == 0;
-		}
+		found = n >= (ssize_t)strlen(NV_DEV) && !memcmp(link, NV_DEV, strlen(NV_DEV));
 	}
 	closedir(d);
 	return found;
@@ -103,7 +106,7 @@ int rtid_find_candidates(const char *proc_root, const char *pattern, int **pids,
 		free(v);
 		return r;
 	}
-	if (cnt > 1) /* v is NULL when nothing was found: qsort must not see it */
+	if (v) /* NULL when nothing was found: qsort must not see it */
 		qsort(v, cnt, sizeof(*v), cmp_int);
 	*pids = v;
 	*n = cnt;
