@@ -454,8 +454,9 @@ int sim_check(const struct sim_params *p, const struct sim_workload *w,
 	 * by side, batched actions (the restore-tid phase is all --check runs). */
 	if (s->backend == SIM_BACKEND_PLUGIN || s->runs > 1 || s->queue || s->batch) {
 		fprintf(stderr, "rtid-sim: --check runs the restore-tid phase through the resolver, "
-			"which has no plugin, runs:R, queue or batch:K to check '%s' against\n",
-			s->name);
+			"which has no plugin, runs:R, queue or batch:K to check '%s' against%s\n",
+			s->name, s->backend == SIM_BACKEND_PLUGIN ? " (rtid's plugin is checked "
+			"against the real CRIU by make bench, part 7: sim/README.md)" : "");
 		return 2;
 	}
 	/* The costs the model is given are this run's own (batch_costs), and

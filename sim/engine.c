@@ -235,6 +235,17 @@ static double phase_batch(struct sim *m, enum sim_hook h, bool tid_only)
 	return t;
 }
 
+/* How many processes a hook serves at once. rtid's plugin as built
+ * (src/plugin, doc/plugin.md) locks one task after another in PAUSE_DEVICES
+ * (each lock under CRIU's --timeout, in CRIU's order) and runs the
+ * checkpoints, and the restores with their unlocks, K at a time. */
+static unsigned slots(const struct sim_strategy *s, enum sim_hook h)
+{
+	if (s->backend == SIM_BACKEND_PLUGIN && h == SIM_PAUSE)
+		return 1;
+	return s->k ? s->k : 1;
+}
+
 /* One hook over all processes on K slots (batch:K: phase_batch); returns
  * its wall time. tid_only: just the get-tid calls. */
 static double phase(struct sim *m, enum sim_hook h, bool tid_only)
@@ -247,7 +258,7 @@ static double phase(struct sim *m, enum sim_hook h, bool tid_only)
 	unit = calloc(m->w->n ? m->w->n : 1, sizeof(*unit));
 	for (size_t i = 0; unit && i < m->w->n; i++)
 		unit[i] = calls(m, h, i, tid_only, -1);
-	end = unit ? on_slots(unit, m->w->n, m->s->k ? m->s->k : 1) : 0;
+	end = unit ? on_slots(unit, m->w->n, slots(m->s, h)) : 0;
 	free(unit);
 	return end;
 }

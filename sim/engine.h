@@ -17,12 +17,18 @@ enum sim_tid { SIM_TID_DRIVER, SIM_TID_SCAN, SIM_TID_CANARY };
  * that talks to it with no spawn at all (plugin). */
 enum sim_backend { SIM_BACKEND_SPAWN, SIM_BACKEND_API, SIM_BACKEND_SERVE, SIM_BACKEND_PLUGIN };
 
+/* rtid's plugin's default of processes at once (RTID_PLUGIN_PARALLEL): what
+ * "plugin" without parallel:K models. The bench's model check (bench/plugin.c)
+ * holds the two equal: it runs the plugin at its own default. */
+#define SIM_PLUGIN_K 8
+
 struct sim_strategy {
 	enum sim_tid tid;
 	enum sim_backend backend;
 	bool toggle; /* restore+unlock as one --toggle call; lock+checkpoint as another */
 	bool coalesced; /* restore+unlock as one call (nvsnap's resume); the dump as it is */
-	unsigned k;  /* processes at once in each hook (parallel:K; 1 = serial) */
+	unsigned k;  /* processes at once in each hook (parallel:K; 1 = serial; plugin:
+		      * SIM_PLUGIN_K, and its locks one by one) */
 	unsigned batch; /* batch:K: the plugin gets every pid at once (criu PR #3105): its
 			 * queries per pid as today, then the hook's actions K at once,
 			 * locks and unlocks all at once, a launch job's one by one */

@@ -139,6 +139,11 @@ int sim_strategy_parse_why(const char *s, struct sim_strategy *out, char *why, s
 	if ((seen & P_QUEUE) && !(seen & (P_SERVE | P_PLUGIN)))
 		return snprintf(why, len, "queue is how a daemon schedules: it needs serve or plugin"),
 		       -EINVAL;
+	/* plugin alone is rtid's plugin as built: K at its default
+	 * (RTID_PLUGIN_PARALLEL, src/plugin/plugin.h); plugin+batch:K is the
+	 * plugin a changed CRIU would allow (criu PR #3105). */
+	if ((seen & P_PLUGIN) && !(seen & (P_PARALLEL | P_BATCH)))
+		st.k = SIM_PLUGIN_K;
 	st.toggle = seen & P_TOGGLE;
 	st.coalesced = seen & P_COALESCED;
 	st.queue = seen & P_QUEUE;

@@ -74,10 +74,12 @@ static void launch_job_runs_one_by_one(void **state)
 }
 
 /* plugin: the daemon without any spawn: no process started, no attach in
- * the operation, each call a round trip to the daemon. */
+ * the operation, each call a round trip to the daemon (one at a time here,
+ * as serve's calls are, to compare the two call by call). */
 static void plugin_spawns_nothing(void **state)
 {
-	struct sim_result p = run("sglang-103", "plugin", 1), s = run("sglang-103", "serve", 1);
+	struct sim_result p = run("sglang-103", "plugin+parallel:1", 1),
+			  s = run("sglang-103", "serve", 1);
 
 	(void)state;
 	assert_int_equal(p.spawns, 0);
@@ -86,6 +88,39 @@ static void plugin_spawns_nothing(void **state)
 	/* sglang-103's restore: 103 GPU processes x 3 calls, 12 CPU-only x 1 */
 	assert_true(fabs(s.restore_plugin_s - p.restore_plugin_s -
 			 (103 * 3 + 12) * sim_defaults.spawn_overhead_s) < 1e-9);
+}
+
+/* plugin alone is rtid's plugin as built (doc/plugin.md): its locks one
+ * after another whatever K, its checkpoints and its restores with their
+ * unlocks K at a time, K at the plugin's default (8) unless named. */
+static void plugin_as_built(void **state)
+{
+	struct sim_workload w;
+	struct sim_result one, built, eight, four;
+	double ckpt, rest;
+
+	(void)state;
+	assert_int_equal(sim_workload_synthetic(16, 20, &w), 0);
+	one = run_w(&w, "plugin+parallel:1", 4);
+	built = run_w(&w, "plugin", 4);
+	eight = run_w(&w, "plugin+parallel:8", 4);
+	four = run_w(&w, "plugin+parallel:4", 4);
+	assert_int_equal(SIM_PLUGIN_K, 8);
+	assert_true(fabs(built.dump_s - eight.dump_s) < 1e-9);
+	assert_true(fabs(built.restore_s - eight.restore_s) < 1e-9);
+	/* Checkpoints, restores: 16 equal processes on K slots take 16/K of one's. */
+	ckpt = one.hooks[SIM_CHECKPOINT][SIM_GET_TID] + one.hooks[SIM_CHECKPOINT][SIM_CKPT];
+	rest = sim_hook_total(&one, SIM_RESUME);
+	assert_true(fabs(one.restore_plugin_s - rest) < 1e-9);
+	assert_true(fabs(eight.restore_plugin_s - rest / 8) < 1e-9);
+	assert_true(fabs(four.restore_plugin_s - rest / 4) < 1e-9);
+	/* Locks: the pause hook takes as long as one by one, whatever K. */
+	assert_true(fabs((one.dump_plugin_s - ckpt) - (eight.dump_plugin_s - ckpt / 8)) < 1e-9);
+	assert_true(fabs((one.dump_plugin_s - ckpt) - sim_hook_total(&one, SIM_PAUSE)) < 1e-9);
+	assert_true(sim_hook_total(&one, SIM_PAUSE) > 0);
+	/* A serial plugin is serve without the spawns: parallel:8 is not. */
+	assert_true(eight.dump_plugin_s < one.dump_plugin_s);
+	sim_workload_free(&w);
 }
 
 /* R runs at once: with requests for different processes side by side each
@@ -113,6 +148,7 @@ int main(void)
 		cmocka_unit_test(batch_locks_all_first_then_k_at_a_time),
 		cmocka_unit_test(launch_job_runs_one_by_one),
 		cmocka_unit_test(plugin_spawns_nothing),
+		cmocka_unit_test(plugin_as_built),
 		cmocka_unit_test(runs_share_the_daemon),
 	};
 
