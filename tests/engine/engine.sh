@@ -12,7 +12,15 @@
 # driver attach, the driver saw each action once, the restored container runs on, and nothing is
 # left (containers, processes, mounts, files).
 #
-#   engine.sh runc|podman|containerd
+#   engine.sh runc|podman|containerd|runc-plugin
+#
+# runc-plugin: runc with rtid's own CUDA plugin (src/plugin) in CRIU's
+# libdir, named by CRIU's settings file as an operator names it there
+# (doc/plugin.md); the plugin finds the daemon by the shim's settings file at
+# its compiled default, which in a test build is under the build tree
+# (RTID_NODE_ROOT). Asserted instead of the shim's answers: no tool and no
+# shim was run at all, the plugin's record is in the image, and the same
+# driver-side checks.
 #
 # Needs root, runc (and podman or containerd), busybox (static), the rtid-static build and
 # CRIU with its CUDA plugin (RTID_CRIU_DIR, else ../shared/tools/criu beside
@@ -21,6 +29,11 @@
 set -eu
 engine=$1
 name=engine-$engine
+plugin=""
+if [ "$engine" = runc-plugin ]; then
+	engine=runc
+	plugin=yes
+fi
 fail() {
 	echo "$name: FAIL: $*" >&2
 	for f in "$T/serve.log" "$T/shim.log" "$T/real/calls" "$T/engine.out" \
@@ -50,6 +63,14 @@ busybox=$(command -v busybox || true)
 	skip "no static busybox (apt-get install busybox-static)"
 [ -x "${RTID_STATIC:-}" ] || skip "no self-contained rtid (rtid-static needs jansson's static library)"
 [ -x "${ENGINE_TASK:-}" ] || skip "no static stand-in process (needs libc's static library)"
+if [ -n "$plugin" ]; then
+	[ -n "${RTID_PLUGIN:-}" ] && [ -f "$RTID_PLUGIN" ] || skip "rtid's CUDA plugin is not built"
+	# Its settings file is the node's own unless this build keeps its
+	# defaults in the build tree: never touched then.
+	[ -n "${RTID_NODE_ROOT:-}" ] || skip "this build's defaults are the node's (-Ddefaults=node)"
+	node_conf=$RTID_NODE_ROOT/etc/rtid/shim.conf
+	[ ! -e "$node_conf" ] || skip "$node_conf exists and is not this test's"
+fi
 
 # A mount namespace of our own: /proc/driver holds a GPU for the plugin, and
 # every mount the engine makes goes away with the namespace.
@@ -80,6 +101,7 @@ cleanup() {
 		done
 	fi
 	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon"
+	[ -n "$plugin" ] && rm -f "$node_conf"
 	rm -rf "$T" # a failure has printed the logs that tell why (fail)
 	exit "$rc"
 }
@@ -110,7 +132,13 @@ exit 1
 EOF
 chmod 755 "$T/real/cuda-checkpoint"
 ln -s "$(readlink -f "$criu_dir/criu")" "$T/criu/criu"
-ln -s "$(readlink -f "$criu_dir/cuda_plugin.so")" "$T/plugins/cuda_plugin.so"
+if [ -n "$plugin" ]; then
+	ln -s "$(readlink -f "$RTID_PLUGIN")" "$T/plugins/cuda_plugin.so"
+	mkdir -p "$(dirname "$node_conf")"
+	cp "$T/node/etc/rtid/shim.conf" "$node_conf"
+else
+	ln -s "$(readlink -f "$criu_dir/cuda_plugin.so")" "$T/plugins/cuda_plugin.so"
+fi
 printf 'libdir %s\n' "$T/plugins" > "$T/criu.conf"
 path=$T/node/bin:$T/criu:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 cp "$busybox" "$T/rootfs/bin/busybox"
@@ -166,23 +194,39 @@ grep -q "Checkpointing CUDA devices on pid $pid restore_tid $tid" "$(engine_log 
 	fail "CRIU did not checkpoint pid $pid with its restore thread $tid"
 attaches=$(grep -c '"event":"cuInit"' "$T/driver.log" || true)
 [ "$attaches" -ge 1 ] || fail "the driver was never attached for the dump"
+if [ -n "$plugin" ]; then
+	grep -q "rtid_cuda_plugin: initialized" "$(engine_log dump)" ||
+		fail "CRIU did not load rtid's plugin for the dump"
+	[ -f "$T/img/rtid-cuda.txt" ] || fail "the plugin's record is not in the image"
+fi
 engine_restore >> "$T/engine.out" 2>&1 || fail "restore failed"
 pid2=$(engine_pid) || fail "no pid for the restored container"
 tid2=$(restore_tid "$pid2") || fail "no restore thread in the restored pid $pid2"
-grep -q "Restore thread pid $tid2 found for real pid $pid2" "$(engine_log restore)" ||
-	fail "CRIU did not restore pid $pid2 with its restore thread $tid2"
+if [ -n "$plugin" ]; then
+	grep -q "rtid_cuda_plugin: resuming devices on pid $pid2" "$(engine_log restore)" ||
+		fail "rtid's plugin did not resume pid $pid2"
+else
+	grep -q "Restore thread pid $tid2 found for real pid $pid2" "$(engine_log restore)" ||
+		fail "CRIU did not restore pid $pid2 with its restore thread $tid2"
+fi
 runs "$pid2" || fail "the restored container does not run on (a thread stays stopped)"
 engine_alive || fail "the engine does not see the restored container running"
 
-# Every call about the process went to the daemon: the real tool saw -h only.
-if grep -v '^-h$' "$T/real/calls" 2>/dev/null; then
-	fail "the real tool was run for the calls above"
+if [ -n "$plugin" ]; then
+	# No spawn at all: neither the tool nor the shim ran.
+	[ ! -e "$T/real/calls" ] || fail "the real tool was run: $(cat "$T/real/calls")"
+	[ ! -s "$T/shim.log" ] || fail "the shim was run"
+else
+	# Every call about the process went to the daemon: the real tool saw -h only.
+	if grep -v '^-h$' "$T/real/calls" 2>/dev/null; then
+		fail "the real tool was run for the calls above"
+	fi
+	for op in "get-restore-tid --pid $pid:" "lock --pid $pid:" "checkpoint --pid $pid:" \
+		"get-restore-tid --pid $pid2:" "restore --pid $pid2:" "unlock --pid $pid2:"; do
+		grep -F "$op answered by rtid serve" "$T/shim.log" > /dev/null ||
+			fail "the shim's log has no \"$op answered by rtid serve\""
+	done
 fi
-for op in "get-restore-tid --pid $pid:" "lock --pid $pid:" "checkpoint --pid $pid:" \
-	"get-restore-tid --pid $pid2:" "restore --pid $pid2:" "unlock --pid $pid2:"; do
-	grep -F "$op answered by rtid serve" "$T/shim.log" > /dev/null ||
-		fail "the shim's log has no \"$op answered by rtid serve\""
-done
 # The restore paid no attach (the daemon's workers stayed attached since the
 # dump); each action reached the driver once, for the right process.
 [ "$(grep -c '"event":"cuInit"' "$T/driver.log")" = "$attaches" ] ||
@@ -207,4 +251,4 @@ grep -q "$T" /proc/self/mountinfo && fail "mounts under $T are left"
 kill "$daemon" && wait "$daemon" || fail "rtid serve did not stop cleanly"
 daemon=""
 pgrep -f "$T" > /dev/null && fail "processes of the run are left: $(pgrep -a -f "$T")"
-echo "$name: checkpointed pid $pid (restore tid $tid) and restored it as $pid2 (restore tid $tid2); every call answered by rtid serve"
+echo "$name: checkpointed pid $pid (restore tid $tid) and restored it as $pid2 (restore tid $tid2); every call answered by rtid serve${plugin:+, asked by rtid's plugin}"
