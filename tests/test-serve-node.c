@@ -171,9 +171,13 @@ static int log_line(const char *event, int pid)
 
 /* Two queries about one process, asked one after the other while its
  * action runs: both wait for the action, and the later never passes the
- * earlier, queued as it is (each process's requests in the order asked). */
+ * earlier, queued as it is (each process's requests in the order asked),
+ * also when the later holds a lower place among the daemon's clients (it
+ * takes the first free one): four connections held while the first query
+ * comes, closed before the second. */
 static void test_queued_requests_keep_their_order(void **state)
 {
+	struct rtid__svc_conn hold[4];
 	struct shim_bg ck, q1, q2;
 	struct shim_run r;
 
@@ -181,9 +185,16 @@ static void test_queued_requests_keep_their_order(void **state)
 	hd_start(&d, ARGS("--actions", "--timeout", "600"));
 	lock(100);
 	checkpoint_running(&ck, "100");
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(rtid__svc_open(d.sock, &hold[i]), 0);
 	hd_shim_start(&d, ARGS("--get-state", "--pid", "100"), &q1);
 	while (queued_now() < 1) /* the daemon has it: the next is later */
 		;
+	for (int i = 0; i < 4; i++)
+		rtid__svc_close(&hold[i]);
+	/* Two round trips: the daemon has seen the four leave (a place each). */
+	assert_int_equal(queued_now(), 1);
+	assert_int_equal(queued_now(), 1);
 	hd_shim_start(&d, ARGS("--get-restore-tid", "--pid", "100"), &q2);
 	while (queued_now() < 2)
 		;

@@ -186,22 +186,13 @@ void sv_worker_readable(struct server *s, unsigned k)
 }
 
 /* Whether nothing for client i's process is inside the driver (sv_in_driver:
- * a worker killed but not yet reaped, or a previous daemon's, included), or
- * waits before it. */
+ * a worker killed but not yet reaped, or a previous daemon's, included). An
+ * older request for the process still waiting cannot pass it: sv_dispatch
+ * goes through the requests oldest first, and the first of them it hands
+ * puts the process in the driver. */
 static bool its_turn(const struct server *s, int i)
 {
-	const struct client *c = &s->c[i];
-
-	if (sv_in_driver(s, c->process))
-		return false;
-	for (unsigned k = 0; k < s->cfg->max_clients; k++) {
-		const struct client *o = &s->c[k];
-
-		if (o->fd >= 0 && o->queued && !o->inflight && o->process == c->process &&
-		    o->seq < c->seq)
-			return false;
-	}
-	return true;
+	return !sv_in_driver(s, s->c[i].process);
 }
 
 static int idle_worker(const struct server *s)
