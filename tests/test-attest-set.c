@@ -441,6 +441,10 @@ static void identities(void **state)
 		write_file(test_dir, "78/stat", "");
 		assert_int_equal(rtid_proc_start_time(test_dir, 78, &v), -EINVAL);
 		assert_true(v == 5);
+		/* pid 1 is a process like any other (a container's init). */
+		write_file(test_dir, "1/stat", "1 (init) S 0 1 1 0 -1 4 1 0 0 0 5 3 0 0 20 0 1 0 9 1\n");
+		assert_int_equal(rtid_proc_start_time(test_dir, 1, &v), 0);
+		assert_true(v == 9);
 	}
 }
 
