@@ -209,6 +209,59 @@ static void test_queued_requests_keep_their_order(void **state)
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
 }
 
+/* A request waiting for a worker holds back its process's later ones: with
+ * the pool full (two workers, a checkpoint of 100 on one, the other still
+ * attaching), a query about 200 waits, and a lock of 200 asked next, at a
+ * lower client place, is neither refused "busy" (its shim would run the tool
+ * beside the daemon's query to come) nor run before the query. The
+ * checkpoint ends before the spare attaches: its worker takes the query,
+ * then the lock. */
+static void test_waiting_query_holds_back_its_action(void **state)
+{
+	struct rtid__svc_conn hold[4];
+	struct shim_bg ck, q, lk;
+	struct shim_run r;
+	FILE *f;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions", "--workers", "2", "--timeout", "600"));
+	/* Workers started from now on (the first is attached) attach for
+	 * longer than the checkpoint takes: the spare the lock of 100 starts. */
+	f = fopen(d.casefile, "a");
+	assert_non_null(f);
+	fprintf(f, "attach-delay %g\n", 4 * time_factor());
+	fclose(f);
+	lock(100);
+	checkpoint_running(&ck, "100");
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(rtid__svc_open(d.sock, &hold[i]), 0);
+	hd_shim_start(&d, ARGS("--get-state", "--pid", "200"), &q);
+	while (queued_now() < 1) /* the daemon has it, waiting for a worker */
+		;
+	for (int i = 0; i < 4; i++)
+		rtid__svc_close(&hold[i]);
+	assert_int_equal(queued_now(), 1);
+	assert_int_equal(queued_now(), 1);
+	hd_shim_start(&d, ARGS("--action", "lock", "--pid", "200", "--timeout", "1000"), &lk);
+	/* Until the daemon has the lock: queued behind the query, or answered. */
+	while (queued_now() < 2 && !hd_said(&d, "lock 200 for uid"))
+		;
+	assert_true(hd_log_time(&d, "checkpoint-end", 100, 0) < 0); /* the pool still full */
+	assert_int_equal(driver_calls("get-state", 200), 0);      /* the query still waiting */
+	assert_false(hd_said(&d, "lock 200 for uid"));
+	r = hd_shim_wait(&q);
+	assert_string_equal(r.out, "running\n");
+	assert_int_equal(r.status, 0);
+	r = hd_shim_wait(&lk);
+	assert_string_equal(r.out, "");
+	assert_int_equal(r.status, 0);
+	assert_false(hd_said(&d, "error busy"));
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+	assert_int_equal(driver_calls("lock", 200), 1);
+	assert_true(log_line("lock", 200) > log_line("get-state", 200));
+	assert_int_equal(hd_shim_wait(&ck).status, 0);
+}
+
 /* The client of a started action goes away (its CRIU was killed): the
  * action runs to its end, its answer is dropped, and the process's next
  * request waits for it rather than overlap it. */
@@ -861,6 +914,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_long_action_holds_up_no_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queued_requests_keep_their_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_waiting_query_holds_back_its_action, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_client_leaves_mid_action, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_waiting_past_its_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_bound, setup, teardown),

@@ -16,6 +16,9 @@
 #include "proto/service-client.h"
 #include "serve/serve.h"
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 static const char serve_help[] =
 	"Usage: rtid serve [OPTIONS]\n"
 	"Hold one driver attach for this node and answer get-restore-tid and get-state\n"
@@ -35,7 +38,8 @@ static const char serve_help[] =
 	"                         (default 600)\n"
 	"  --attach-timeout SECONDS  deadline of the driver attach (default 120)\n"
 	"  --client-timeout SECONDS  a client's time to send each message (default 5)\n"
-	"  --max-clients N        clients at once, 1..1024 (default 64; fewer when the fd\n"
+	"  --max-clients N        clients at once, 1.." STR(SERVE_MAX_CLIENTS)
+	" (default 64; fewer when the fd\n"
 	"                         limit is lower, said at start)\n"
 	"  --max-per-uid N        connections of one uid other than root (default\n"
 	"                         max-clients / 4)\n"
@@ -110,7 +114,7 @@ static int option(struct serve_cfg *cfg, int c, const char *arg)
 	case O_ITIMEOUT: return seconds(arg, &cfg->attach_timeout_s, "--attach-timeout");
 	case O_CTIMEOUT: return seconds(arg, &cfg->client_timeout_s, "--client-timeout");
 	case O_MAXC:
-		if (cli_parse_count(arg, 1024, &cfg->max_clients) < 0)
+		if (cli_parse_count(arg, SERVE_MAX_CLIENTS, &cfg->max_clients) < 0)
 			return bad("--max-clients", arg);
 		return 0;
 	case O_PERUID:

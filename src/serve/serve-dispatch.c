@@ -185,14 +185,28 @@ void sv_worker_readable(struct server *s, unsigned k)
 	sv_answer(s, i, &a);
 }
 
-/* Whether nothing for client i's process is inside the driver (sv_in_driver:
- * a worker killed but not yet reaped, or a previous daemon's, included). An
- * older request for the process still waiting cannot pass it: sv_dispatch
- * goes through the requests oldest first, and the first of them it hands
- * puts the process in the driver. */
-static bool its_turn(const struct server *s, int i)
+/* Whether the request of client queue[j] may go to a worker, or be refused
+ * for want of one, in this round (queue: the round's requests, oldest
+ * first): nothing for its process is inside the driver (sv_in_driver: a
+ * worker killed but not yet reaped, or a previous daemon's, included), and
+ * no older request for the process is still queued. An older one left
+ * waiting for a worker is not in the driver yet: without the second test a
+ * later action on the process is refused "busy" (its client then runs the
+ * tool beside the daemon's call to come) or handed before it. Not its turn:
+ * it stays queued, for a later round, in order. */
+static bool its_turn(const struct server *s, const int *queue, unsigned j)
 {
-	return !sv_in_driver(s, s->c[i].process);
+	const struct client *c = &s->c[queue[j]];
+
+	if (sv_in_driver(s, c->process))
+		return false;
+	for (unsigned o = 0; o < j; o++) {
+		const struct client *e = &s->c[queue[o]];
+
+		if (e->fd >= 0 && e->queued && !e->inflight && e->process == c->process)
+			return false;
+	}
+	return true;
 }
 
 static int idle_worker(const struct server *s)
@@ -267,8 +281,8 @@ static void hand(struct server *s, int i, unsigned k)
  * a worker that is attaching or one that runs a query (it is free soon);
  * with neither (the backoff, or only actions running), they fail at once:
  * their clients ask the tool now rather than wait for a driver that keeps
- * failing, or behind an action. */
-static void grow(struct server *s, const int *waiting, unsigned nw)
+ * failing, or behind an action. True when it failed some. */
+static bool grow(struct server *s, const int *waiting, unsigned nw)
 {
 	unsigned starting = in_state(s, SW_STARTING);
 	unsigned want = nw + (sv_busy(s, true) > 0 && idle_worker(s) < 0);
@@ -285,15 +299,22 @@ static void grow(struct server *s, const int *waiting, unsigned nw)
 		starting++;
 	}
 	if (starting > 0 || sv_busy(s, false) > sv_busy(s, true))
-		return;
+		return false;
 	for (unsigned j = 0; j < nw; j++)
 		sv_fail(s, waiting[j], "worker-failed", s->pool.why);
+	return nw > 0;
 }
 
-void sv_dispatch(struct server *s)
+/* One pass over the requests not yet with a worker, oldest first. True when
+ * another pass is due at once: grow failed requests left waiting while a
+ * later one was held back (its_turn), maybe for them, and nothing else would
+ * wake the loop for it before its own deadline. Each such pass answers at
+ * least one request, so the passes end. */
+static bool dispatch_round(struct server *s)
 {
 	unsigned max = s->cfg->max_clients, nq = 0, nw = 0;
-	int queue[1024], waiting[1024];
+	int queue[SERVE_MAX_CLIENTS], waiting[SERVE_MAX_CLIENTS];
+	bool held = false;
 
 	/* The requests not yet with a worker, oldest first. */
 	for (unsigned i = 0; i < max; i++) {
@@ -311,8 +332,12 @@ void sv_dispatch(struct server *s)
 	for (unsigned j = 0; j < nq; j++) {
 		int i = queue[j], k;
 
-		if (s->c[i].fd < 0 || !its_turn(s, i))
+		if (s->c[i].fd < 0)
 			continue;
+		if (!its_turn(s, queue, j)) {
+			held = true;
+			continue;
+		}
 		if (s->c[i].req.op >= RTID__OP_LOCK && sv_busy(s, true) + 1 >= s->pool.n) {
 			sv_fail(s, i, "busy", "every worker that may run an action is busy; not started");
 			continue;
@@ -326,5 +351,11 @@ void sv_dispatch(struct server *s)
 		else if (sv_still_allowed(s, i)) /* the request rule again, on the facts of now */
 			hand(s, i, (unsigned)k);
 	}
-	grow(s, waiting, nw);
+	return grow(s, waiting, nw) && held;
+}
+
+void sv_dispatch(struct server *s)
+{
+	while (dispatch_round(s))
+		;
 }

@@ -10,6 +10,11 @@
 #include "basic/basic.h"
 #include "proto/serve-proto.h"
 
+/* --max-clients at most: the daemon's dispatch lists every waiting request in
+ * arrays of this size on its stack (sv_dispatch), so the option's bound and
+ * theirs are one number. A plain literal: the help text spells it. */
+#define SERVE_MAX_CLIENTS 1024
+
 struct serve_cfg {
 	const char *socket_path;  /* default RTID__SVC_SOCKET_DEFAULT */
 	const char *worker;       /* rtid-cuda-worker */
@@ -24,7 +29,7 @@ struct serve_cfg {
 	double action_timeout_s;  /* an action's deadline (lock: plus its own timeout) */
 	double attach_timeout_s;  /* the worker's cuInit */
 	double client_timeout_s;  /* a client's time to send each message */
-	unsigned max_clients;
+	unsigned max_clients;     /* 1..SERVE_MAX_CLIENTS */
 	unsigned max_per_uid;     /* connections of one uid other than root (0: max_clients / 4) */
 	unsigned workers;         /* attaches at most; actions take at most workers - 1 */
 	int ready_fd;             /* -1: none */
