@@ -16,58 +16,67 @@
 #include "basic/parse.h"
 #include "proc/proc.h"
 
+#define PID_DIGITS 10 /* INT_MAX's; the kernel writes no leading zeros */
+#define PID_TOKEN (PID_DIGITS + 1) /* and its NUL */
+
 int rtid__pidns_of(const char *proc_root, int pid, char *buf, size_t len)
 {
-	char path[4096];
+	char path[4096], link[128];
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/%d/ns/pid", proc_root, pid);
-	n = readlink(path, buf, len - 1);
-	if (n < 0)
+	n = readlink(path, link, sizeof(link));
+	if (n == -1)
 		return -errno;
+	/* A name cut to fit could equal another cut the same way: refused. */
+	if ((size_t)n >= sizeof(link) || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	memcpy(buf, link, (size_t)n);
 	buf[n] = '\0';
 	return 0;
 }
 
-/* The last number of an NSpid: line: the pid in its own namespace (0 when
- * the line is not NSpid:, -EINVAL when it is and is malformed or cut). */
+/* The last number of an NSpid: line, the pid in the process's own namespace,
+ * into *arg (0 when the line is another; -EINVAL when it is malformed, cut,
+ * or a second one: every number is checked whole). The line is read to its
+ * end and the file too, so a second NSpid: line is seen. */
 static int nspid_line(const char *line, size_t len, bool whole, void *arg)
 {
 	const char *p = line + 6, *end = line + len;
-	char tok[16];
-	int last = 0, v;
+	int *out = arg, last = 0, v;
 
-	if (len < 6 || memcmp(line, "NSpid:", 6))
+	if (len < 6 || memcmp(line, "NSpid:", 6) != 0)
 		return 0;
-	if (!whole)
+	if (!whole || *out != 0)
 		return -EINVAL;
-	/* Numbers separated by tabs, each checked whole. */
-	while (p < end) {
-		size_t n = 0;
+	for (;;) {
+		char tok[PID_TOKEN];
+		const char *t;
 
-		while (p < end && (*p == ' ' || *p == '\t'))
+		while (p != end && (*p == ' ' || *p == '\t'))
 			p++;
-		while (p + n < end && p[n] != ' ' && p[n] != '\t')
-			n++;
-		if (n == 0)
+		if (p == end)
 			break;
-		if (n >= sizeof(tok))
+		for (t = p; t != end && *t != ' ' && *t != '\t'; t++)
+			;
+		if (t - p > PID_DIGITS)
 			return -EINVAL;
-		memcpy(tok, p, n);
-		tok[n] = '\0';
+		memcpy(tok, p, (size_t)(t - p));
+		tok[t - p] = '\0';
 		if (rtid__parse_pid(tok, &v) < 0)
 			return -EINVAL;
 		last = v;
-		p += n;
+		p = t;
 	}
-	if (last <= 0)
+	if (last == 0)
 		return -EINVAL;
-	*(int *)arg = last;
-	return 1;
+	*out = last;
+	return 0;
 }
 
 /* The pid's number in its own namespace, from <proc>/<pid>/status read line
- * by line: NSpid: comes after Groups:, which may be longer than any buffer. */
+ * by line: NSpid: comes after Groups:, which may be longer than any buffer.
+ * -ENOTSUP when there is no NSpid: line (a kernel before 4.1). */
 static int own_nspid(const char *proc_root, int pid, int *out)
 {
 	char path[4096];
@@ -77,8 +86,8 @@ static int own_nspid(const char *proc_root, int pid, int *out)
 	r = rtid__read_lines(AT_FDCWD, path, nspid_line, &v);
 	if (r < 0)
 		return r;
-	if (v <= 0)
-		return -EINVAL;
+	if (v == 0)
+		return -ENOTSUP;
 	*out = v;
 	return 0;
 }
@@ -99,28 +108,24 @@ int rtid__pid_from_ns(const char *proc_root, const char *ns, int nspid, int *hos
 {
 	DIR *d = opendir(proc_root);
 	struct dirent *de;
-	int found = 0, pid, v;
+	int found = 0, r = 0, pid, v;
 
 	if (!d)
 		return -errno;
-	while ((de = readdir(d))) {
+	while (r == 0 && (de = readdir(d))) {
 		if (rtid__parse_pid(de->d_name, &pid) < 0 ||
 		    rtid__pid_to_ns(proc_root, ns, pid, &v) < 0 || v != nspid)
 			continue;
-		if (found)
-			found = -1;
-		else
-			found = pid;
-		if (found < 0)
-			break;
+		if (found != 0)
+			r = -ENOTUNIQ; /* never a guess */
+		found = pid;
 	}
 	closedir(d);
-	if (found == 0)
-		return -ESRCH;
-	if (found < 0)
-		return -ENOTUNIQ;
-	*host = found;
-	return 0;
+	if (r == 0 && found == 0)
+		r = -ESRCH;
+	if (r == 0)
+		*host = found;
+	return r;
 }
 
 int rtid__holds_file(const char *proc_root, int pid, const char *target)
@@ -145,39 +150,37 @@ int rtid__holds_file(const char *proc_root, int pid, const char *target)
 	return r;
 }
 
-/* The number of a Pid: line (0 when the line is another; -ESRCH for a
- * pidfd whose process is gone (-1) or has no number here (0)). */
+/* The number of a Pid: line into *arg (0 when the line is another). -ESRCH
+ * when it names no process of ours: -1 (the process is gone), 0 (it has no
+ * number in our namespace), anything else not a pid, a line cut, or a second
+ * Pid: line (the file is read to its end, so one is seen). */
 static int pid_line(const char *line, size_t len, bool whole, void *arg)
 {
-	char tok[16];
-	size_t n;
+	int *out = arg;
 
-	if (len < 4 || memcmp(line, "Pid:", 4))
+	if (len < 4 || memcmp(line, "Pid:", 4) != 0)
 		return 0;
-	line += 4;
-	len -= 4;
-	while (len && (*line == ' ' || *line == '\t'))
-		line++, len--;
-	for (n = 0; n < len && line[n] != ' ' && line[n] != '\t'; n++)
-		;
-	if (!whole || n == 0 || n >= sizeof(tok))
+	if (!whole || *out != 0 || rtid__parse_tid(line + 4, len - 4, out) < 0)
 		return -ESRCH;
-	memcpy(tok, line, n);
-	tok[n] = '\0';
-	return rtid__parse_pid(tok, (int *)arg) < 0 ? -ESRCH : 1;
+	return 0;
+}
+
+int rtid__fdinfo_pid(int dirfd, const char *path, int *pid)
+{
+	int v = 0, r = rtid__read_lines(dirfd, path, pid_line, &v);
+
+	if (r < 0)
+		return r;
+	if (v == 0)
+		return -ENOENT; /* no Pid: line: not a pidfd, or a kernel before 5.4 */
+	*pid = v;
+	return 0;
 }
 
 int rtid__pidfd_pid(int pidfd, int *pid)
 {
 	char path[64];
-	int v = 0, r;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	r = rtid__read_lines(AT_FDCWD, path, pid_line, &v);
-	if (r < 0)
-		return r;
-	if (v <= 0)
-		return -ENOENT; /* no Pid: line: not a pidfd, or a kernel before 5.4 */
-	*pid = v;
-	return 0;
+	return rtid__fdinfo_pid(AT_FDCWD, path, pid);
 }

@@ -65,7 +65,8 @@ int rtid__thread_of(const char *proc_root, int pid, int tid);
 
 /* --- pidns.c: numbers of another pid namespace, and whose a connection is --- */
 /* The pid namespace of <proc>/<pid> as its ns link reads ("pid:[INODE]"),
- * into buf. 0, or a negative errno. */
+ * into buf. 0, -ENAMETOOLONG when the name and its NUL do not fit in len
+ * (never a name cut), or a negative errno. */
 int rtid__pidns_of(const char *proc_root, int pid, char *buf, size_t len);
 /* The process that is nspid in the pid namespace ns (an ns link, as
  * rtid__pidns_of gives it), among the processes whose own namespace that is:
@@ -73,8 +74,9 @@ int rtid__pidns_of(const char *proc_root, int pid, char *buf, size_t len);
  * several are (never a guess). */
 int rtid__pid_from_ns(const char *proc_root, const char *ns, int nspid, int *host);
 /* The number the task host has in its own pid namespace, when that is ns:
- * 0 and *nspid, -EXDEV when it lives in another namespace, or a negative
- * errno. */
+ * 0 and *nspid, -EXDEV when it lives in another namespace, -ENOTSUP when
+ * its status has no NSpid: line (a kernel before 4.1), -EINVAL when that
+ * line is malformed, or a negative errno. */
 int rtid__pid_to_ns(const char *proc_root, const char *ns, int host, int *nspid);
 /* Whether the process pid holds an open file whose fd link reads target
  * exactly (a socket: "socket:[INODE]"): 0 when it does, -ENOENT when none
@@ -85,5 +87,8 @@ int rtid__holds_file(const char *proc_root, int pid, const char *target);
  * when that process is gone or has no number here; -ENOENT when the fd
  * shows no pid; or the read's negative errno. */
 int rtid__pidfd_pid(int pidfd, int *pid);
+/* The same from an fdinfo file at path (relative to dirfd): what
+ * rtid__pidfd_pid reads, for any file laid out as the kernel writes it. */
+int rtid__fdinfo_pid(int dirfd, const char *path, int *pid);
 
 #endif

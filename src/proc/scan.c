@@ -127,14 +127,14 @@ static void classify(int rootfd, int taskfd, int pid, const struct rtid__matcher
 	struct rtid__scan_seen seen = { .gone = process_gone(rootfd, pid), .err = w->err,
 					.incomplete = w->incomplete,
 					.candidates = w->candidates };
-	int err = 0;
+	int err = w->err; /* a re-read happens only after a walk with none */
 
 	if (rtid__scan_needs_reread(&seen))
 		seen.reread = reread(taskfd, w->first, m, &err);
 	out->candidates = w->candidates;
 	out->status = rtid__scan_rule(&seen);
 	if (out->status == RTID__SCAN_ERROR)
-		out->err = w->err ? w->err : err;
+		out->err = err;
 	if (out->status == RTID__SCAN_FOUND)
 		out->tid = w->first;
 }
@@ -142,7 +142,7 @@ static void classify(int rootfd, int taskfd, int pid, const struct rtid__matcher
 void rtid__scan(const char *proc_root, int pid, const struct rtid__matcher *m,
 		struct rtid__scan *out)
 {
-	struct walk w = { 0, 0, 0, false };
+	struct walk w = { 0 };
 	char path[32];
 	int rootfd, taskfd;
 

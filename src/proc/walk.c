@@ -50,25 +50,32 @@
 #define NAME_RECORD 280 /* the largest record of any name (NAME_MAX 255) */
 #define WALK_TRIES 4
 
-/* The Tgid: and Threads: lines of a status file. */
+/* The Tgid: and Threads: lines of a status file (-1: not seen). */
 struct status_want {
 	int tgid, threads;
 };
 
+/* Each key once: the file is read to its end, and a second Tgid: or
+ * Threads: line is not the kernel's (refused, neither is taken). Only
+ * Groups: grows long enough to be cut; a key of ours cut stays unseen, and
+ * rtid__status_read refuses a status without it. */
 static int status_line(const char *line, size_t len, bool whole, void *arg)
 {
 	struct status_want *w = arg;
-	int v;
+	int *slot, v;
 
-	/* Only Groups: grows that long. A key of ours cut stays unseen, and
-	 * rtid__status_read refuses a status without it. */
 	if (!whole)
 		return 0;
 	if (rtid__status_field(line, len, "Tgid", &v) == 0)
-		w->tgid = v;
+		slot = &w->tgid;
 	else if (rtid__status_field(line, len, "Threads", &v) == 0)
-		w->threads = v;
-	return w->tgid >= 0 && w->threads >= 0;
+		slot = &w->threads;
+	else
+		return 0;
+	if (*slot != -1)
+		return -EINVAL;
+	*slot = v;
+	return 0;
 }
 
 int rtid__status_read(int rootfd, int pid, int *tgid, int *threads)
