@@ -23,13 +23,15 @@ int plugin_model(const char *strategy, int n, double attach_s, double slow_s, do
 	for (size_t i = 0; i < w.n; i++)
 		w.procs[i].host_gib = 0;
 	/* The mocks' driver: every tool run attaches for attach_s, at the median
-	 * alone; a checkpoint or restore moves one GiB in slow_s. What a process
+	 * alone; a checkpoint or restore moves one GiB in slow_s, and a lock
+	 * waits slow_s (RTID_MOCK_SLOW_OPS, bench/plugin.c). What a process
 	 * start, a daemon call and CRIU's own work cost is the baseline's,
 	 * measured beside (the same run with no driver delay). */
 	p.attach_s = attach_s;
 	p.attach_sigma = 0;
 	p.attach_per_gpu_s = 0;
 	p.gpu_copy_gbps = slow_s > 0 ? GIB / slow_s : 1e12;
+	p.lock_s = slow_s;
 	p.spawn_overhead_s = p.api_query_s = p.scan_s = 0;
 	p.criu_base_dump_s = p.criu_base_restore_s = p.criu_per_process_s = 0;
 	sim_run(&p, &w, &s, 1, &r);

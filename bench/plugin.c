@@ -1,10 +1,11 @@
 /* rtid-bench part 7: the real CRIU dumping and restoring N stand-in CUDA
- * processes (N = 4, 16) whose checkpoint and restore are slow, three ways in
- * one run: rtid's CUDA plugin with rtid serve (side by side, K at its
+ * processes (N = 4, 16) whose lock, checkpoint and restore are slow, three
+ * ways in one run: rtid's CUDA plugin with rtid serve (side by side, K at its
  * default), CRIU's own plugin with the shim and rtid serve, and CRIU's own
  * plugin with the tool alone. The mocks' delays are scaled by
- * RTID_TIME_SCALE: a checkpoint or restore of SLOW_S, the tool's attach of
- * 2.724 s. Needs root, CRIU 4.2 (tests/criu/criu-run.c finds it) and the
+ * RTID_TIME_SCALE: a lock, checkpoint or restore of SLOW_S, the tool's attach
+ * of 2.724 s (the slow lock holds the model's locks one by one to the
+ * plugin's). Needs root, CRIU 4.2 (tests/criu/criu-run.c finds it) and the
  * plugin built; runs in a child of its own, in a mount namespace with a
  * tmpfs GPU under /proc/driver (rtid's plugin is enabled only where
  * /proc/driver/nvidia/gpus/ exists).
@@ -13,7 +14,10 @@
  * measured first with no driver delay at all: CRIU's own work, process starts
  * and daemon calls are what this machine makes them, and the model adds what
  * the delays add. RTID_BENCH_CHECK=1 (the CRIU suite's criu-plugin-model)
- * fails when the model misses a row by more than 25 %. */
+ * fails when the model misses a row by more than 25 %.
+ *
+ * The child's exit status is the part's: 0, 1 when the model misses a row,
+ * 2 when a run failed or could not be set up (never taken for a miss). */
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
@@ -31,8 +35,13 @@
 #include "bench.h"
 #include "casefile.h"
 #include "criu-run.h"
+#include "engine.h"
 #include "plugin-call.h"
 #include "plugin-model.h"
+#include "plugin/plugin.h"
+
+/* "plugin" alone is the plugin at its default: the simulator's is the plugin's. */
+_Static_assert(SIM_PLUGIN_K == PLUG_PARALLEL_DEFAULT, "sim/engine.h's K is not the plugin's");
 
 #define SLOW_S 25.0 /* scaled: 0.5 s at the bench's 0.02 */
 
@@ -43,6 +52,13 @@ static const char *const way_name[WAYS] = {
 
 static struct criu_env env;
 static char dir[600], img[700], path_env[2048];
+
+/* A set-up step of a run failed: a failed run (2), not a miss of the model. */
+static void setup_failed(const char *what, const char *path)
+{
+	fprintf(stderr, "rtid-bench: %s %s: %s\n", what, path, strerror(errno));
+	exit(2);
+}
 
 static void put(const char *rel, const char *text)
 {
@@ -56,7 +72,7 @@ static void put(const char *rel, const char *text)
 		*s = '/';
 	}
 	if (!(f = fopen(path, "w")) || fputs(text, f) < 0 || fclose(f) != 0)
-		exit(1);
+		setup_failed("cannot write", path);
 }
 
 static void link_to(const char *target, const char *rel)
@@ -65,7 +81,7 @@ static void link_to(const char *target, const char *rel)
 
 	snprintf(path, sizeof(path), "%s/%s", dir, rel);
 	if (symlink(target, path) < 0)
-		exit(1);
+		setup_failed("cannot link", path);
 }
 
 static void stage(enum way w, const struct tree *t)
@@ -97,8 +113,10 @@ static pid_t daemon_start(void)
 	pid_t pid;
 
 	snprintf(sock, sizeof(sock), "%s/rtid.sock", dir);
-	if ((pid = serve_spawn(argv, -1, 60)) <= 0)
-		exit(1);
+	if ((pid = serve_spawn(argv, -1, 60)) <= 0) {
+		fprintf(stderr, "rtid-bench: rtid serve did not start on %s\n", sock);
+		exit(2);
+	}
 	setenv("RTID_SOCKET", sock, 1);
 	return pid;
 }
@@ -129,8 +147,10 @@ static int seen(const char *op)
 static void one(enum way w, int n, double *dump_s, double *restore_s, int *ck, int *rs)
 {
 	char pid[16], libdir[PATH_MAX], states[700];
+	/* CRIU's --timeout bounds the seizing and PAUSE_DEVICES: the tool's 16
+	 * slow locks one by one, each with its attaches, pass its default 10 s. */
 	char *dump[] = { "dump", "-t", pid, "-D", img, "--shell-job", "-o", "dump.log", "-L", libdir,
-			 NULL };
+			 "--timeout", "60", NULL };
 	char *restore[] = { "restore", "-D", img, "--shell-job", "-o", "restore.log", "-d", "-L",
 			    libdir, NULL };
 	pid_t daemon = -1;
@@ -160,7 +180,7 @@ static void one(enum way w, int n, double *dump_s, double *restore_s, int *ck, i
 	*dump_s = *restore_s = -1;
 	if (task_start_n(false, n - 1, &t) < 0) {
 		fprintf(stderr, "rtid-bench: the stand-in tree did not start\n");
-		exit(1);
+		exit(2);
 	}
 	stage(w, &t);
 	if (w != TOOL)
@@ -192,15 +212,17 @@ static void one(enum way w, int n, double *dump_s, double *restore_s, int *ck, i
 }
 
 /* The way as the simulator names it (bench/plugin-model.c): rtid's plugin
- * at the K it runs with, the simulator's own default when it has none. */
+ * at the K it runs with, read by the plugin's own rule (plug_run_parallel:
+ * RTID_PLUGIN_PARALLEL from 1 to 64, else its default), "plugin" alone at
+ * the simulator's default. */
 static const char *model_name(enum way w, char *buf, size_t len)
 {
 	static const char *const names[WAYS] = { "plugin", "serve", "upstream" };
-	const char *k = getenv("RTID_PLUGIN_PARALLEL");
+	unsigned k = plug_run_parallel();
 
-	if (w != PLUGIN || !k || !*k)
+	if (w != PLUGIN || k == SIM_PLUGIN_K)
 		return names[w];
-	snprintf(buf, len, "plugin+parallel:%s", k);
+	snprintf(buf, len, "plugin+parallel:%u", k);
 	return buf;
 }
 
@@ -234,8 +256,8 @@ static int row(enum way w, int n, double slow, double attach, bool check)
 		mr += r0;
 		verdict = fabs(d - md) > TOLERANCE * md || fabs(r - mr) > TOLERANCE * mr;
 		printf("| %d | %s | %.2f | %.2f (%+.0f %%) | %.2f | %.2f (%+.0f %%) | %.2f, %.2f | "
-		       "%.2f | %d, %d |\n", n, way_name[w], d, md, (d - md) / md * 100, r, mr,
-		       (r - mr) / mr * 100, d0, r0, n * slow, ck, rs);
+		       "%.2f, %.2f | %d, %d |\n", n, way_name[w], d, md, (d - md) / md * 100, r, mr,
+		       (r - mr) / mr * 100, d0, r0, 2 * n * slow, n * slow, ck, rs);
 		fflush(stdout);
 		if (!verdict || !check || a == ATTEMPTS)
 			return verdict;
@@ -256,12 +278,12 @@ static int run(bool check)
 	int worst = 0;
 
 	snprintf(secs, sizeof(secs), "%g", SLOW_S);
-	setenv("RTID_MOCK_SLOW_OPS", "checkpoint,restore", 1);
+	setenv("RTID_MOCK_SLOW_OPS", "lock,checkpoint,restore", 1);
 	setenv("RTID_MOCK_SLOW_S", secs, 1);
-	printf("\n## The real CRIU, N CUDA processes, checkpoint and restore %.2f s each, "
+	printf("\n## The real CRIU, N CUDA processes, lock, checkpoint and restore %.2f s each, "
 	       "attach %.3f s: three ways, and the simulator's model\n\n", slow, attach);
 	printf("| N | way | dump s | model s | restore s | model s | no delay: dump, restore s | "
-	       "one by one, actions alone s | checkpoints, restores seen |\n"
+	       "one by one, actions alone: dump, restore s | checkpoints, restores seen |\n"
 	       "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		for (int w = 0; w < WAYS; w++) {
@@ -269,11 +291,11 @@ static int run(bool check)
 
 			worst = v > worst ? v : worst;
 		}
-	printf("\nrtid's plugin: K = %s side by side (RTID_PLUGIN_PARALLEL; default 8), "
-	       "rtid serve --workers 16. Model: `rtid-sim`'s engine (strategies plugin, serve, "
-	       "upstream) with the mocks' attach and actions, added to the run with no driver "
-	       "delay; %s %.0f %%.\n",
-	       getenv("RTID_PLUGIN_PARALLEL") ? getenv("RTID_PLUGIN_PARALLEL") : "8",
+	printf("\nrtid's plugin: K = %u side by side (RTID_PLUGIN_PARALLEL; default %d), its "
+	       "locks one by one; rtid serve --workers 16. Model: `rtid-sim`'s engine (strategies "
+	       "plugin, serve, upstream) with the mocks' attach and actions, added to the run with "
+	       "no driver delay; %s %.0f %%.\n",
+	       plug_run_parallel(), PLUG_PARALLEL_DEFAULT,
 	       worst == 0 ? "every row within" : worst == 1 ? "a row misses by more than"
 							: "a row failed; the others within",
 	       TOLERANCE * 100);
@@ -298,10 +320,12 @@ int bench_plugin(bool check)
 		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 		    mount("gpu", "/proc/driver", "tmpfs", 0, "mode=0755") < 0 ||
 		    mkdir("/proc/driver/nvidia", 0755) < 0 || mkdir("/proc/driver/nvidia/gpus", 0755) < 0) {
-			printf("\n## The real CRIU, three ways: skipped (no private /proc/driver: %s)\n",
-			       strerror(errno));
+			bool must = check && req && !strcmp(req, "1");
+
+			printf("\n## The real CRIU, three ways: %s (no private /proc/driver: %s)\n",
+			       must ? "failed, RTID_REQUIRE_CRIU=1" : "skipped", strerror(errno));
 			fflush(stdout);
-			_exit(77);
+			_exit(must ? 1 : 77);
 		}
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
 		st = run(check);

@@ -119,11 +119,17 @@ static double driver_call(struct sim *m, const struct sim_proc *pr)
 	}
 }
 
-static double copy_s(const struct sim *m, const struct sim_proc *pr, enum sim_call c)
+/* What an action takes in the driver beyond the call: the copy of a
+ * checkpoint, restore, toggle or resume, and the lock's wait (lock_s) of a
+ * lock or of the toggle that locks in PAUSE_DEVICES. */
+static double action_s(const struct sim *m, const struct sim_proc *pr, enum sim_hook h,
+		       enum sim_call c)
 {
 	bool moves = c == SIM_CKPT || c == SIM_RESTORE || c == SIM_TOGGLE || c == SIM_RESUME_CALL;
+	bool locks = c == SIM_LOCK || (c == SIM_TOGGLE && h == SIM_PAUSE);
 
-	return moves ? pr->gpu_gib * GIB / m->p->gpu_copy_gbps * queued(m) : 0;
+	return ((moves ? pr->gpu_gib * GIB / m->p->gpu_copy_gbps : 0) +
+		(locks ? m->p->lock_s : 0)) * queued(m);
 }
 
 /* How the strategy finds a restore tid. */
@@ -147,9 +153,10 @@ static double get_tid(struct sim *m, const struct sim_proc *pr)
 	}
 }
 
-static double call_cost(struct sim *m, const struct sim_proc *pr, enum sim_call c)
+static double call_cost(struct sim *m, const struct sim_proc *pr, enum sim_hook h,
+			enum sim_call c)
 {
-	return c == SIM_GET_TID ? get_tid(m, pr) : driver_call(m, pr) + copy_s(m, pr, c);
+	return c == SIM_GET_TID ? get_tid(m, pr) : driver_call(m, pr) + action_s(m, pr, h, c);
 }
 
 /* The calls of process i in hook h, summed and accounted per kind: which
@@ -171,7 +178,7 @@ static double calls(struct sim *m, enum sim_hook h, size_t i, bool tid_only, int
 		    (which > 1 && c != (enum sim_call)which))
 			continue;
 		m->call = call_key(i, h, c);
-		cost = call_cost(m, pr, c);
+		cost = call_cost(m, pr, h, c);
 		if (m->acct)
 			m->acct->hooks[h][c] += cost;
 		t += cost;

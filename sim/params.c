@@ -18,6 +18,7 @@ const struct sim_params sim_defaults = {
 	.scan_s = 0.0005,
 	.api_query_s = 0.0025,
 	.gpu_copy_gbps = 12.0,
+	.lock_s = 0.0,
 	.host_gbps = 2.0,
 	.criu_base_dump_s = 1.0,
 	.criu_base_restore_s = 1.5,
@@ -66,6 +67,9 @@ const struct sim_param_doc sim_param_docs[] = {
 	P(gpu_copy_gbps, "GB/s", "assumed", "PCIe gen4 x16 with staging: no public timing of a "
 				 "checkpoint or restore action gives the GPU memory it moved; "
 				 "the copies: sim/engine.c"),
+	P(lock_s, "s", "assumed", "no public figure times a lock alone: it waits for the work the "
+			   "process has in flight, which the workloads do not say (0: an idle "
+			   "process); bench/plugin-model.c sets the mocks' delay, sim/engine.c adds it"),
 	P(host_gbps, "GB/s", "fitted", "fitted: keeps vllm-8b's restore at the write-up's ~26 s; restores "
 			     "from network storage are slower (20.3 GiB in 38.7 s, "
 			     "https://github.com/ai-dynamo/dynamo/pull/13400)"),

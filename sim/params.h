@@ -16,6 +16,7 @@ struct sim_params {
 	double scan_s;            /* one scan of one process's threads */
 	double api_query_s;       /* one driver-API call in an attached process */
 	double gpu_copy_gbps;     /* device <-> host copy in checkpoint/restore actions */
+	double lock_s;            /* a lock's wait for the process's work in flight, beyond the call */
 	double host_gbps;         /* CRIU's dump/restore of host memory */
 	double criu_base_dump_s, criu_base_restore_s, criu_per_process_s;
 	double dump_timeout_s, restore_timeout_s;

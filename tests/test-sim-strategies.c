@@ -123,6 +123,44 @@ static void plugin_as_built(void **state)
 	sim_workload_free(&w);
 }
 
+/* lock_s: each lock waits that long in the driver (the toggle that locks
+ * too, not the one that unlocks), laid out as the hook lays its calls: one
+ * after another in the plugin's pause whatever K, K at a time under
+ * parallel:K, all at once under batch:K; the restore never locks. */
+static void a_lock_waits_lock_s(void **state)
+{
+	static const struct {
+		const char *strategy;
+		double more; /* the dump's increase for 16 locks of 1 s */
+	} t[] = {
+		{ "plugin", 16 },	    { "plugin+parallel:1", 16 }, { "upstream", 16 },
+		{ "serve", 16 },	    { "toggle", 16 },		 { "plugin+batch:8", 1 },
+		/* equal processes whose calls cost the same: their units add up */
+		{ "serve+parallel:8", 2 }, { "serve+parallel:4", 4 },
+	};
+	struct sim_params slow = sim_defaults;
+	struct sim_workload w;
+
+	(void)state;
+	slow.lock_s = 1;
+	assert_true(sim_defaults.lock_s == 0);
+	assert_int_equal(sim_workload_synthetic(16, 20, &w), 0);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct sim_strategy s;
+		struct sim_result a, b;
+
+		assert_int_equal(sim_strategy_parse(t[i].strategy, &s), 0);
+		sim_run(&sim_defaults, &w, &s, 5, &a);
+		sim_run(&slow, &w, &s, 5, &b);
+		if (fabs(b.dump_plugin_s - a.dump_plugin_s - t[i].more) > 1e-9 ||
+		    fabs(b.restore_plugin_s - a.restore_plugin_s) > 1e-9)
+			fail_msg("%s: dump +%.3f s (expected +%.0f), restore +%.3f s", t[i].strategy,
+				 b.dump_plugin_s - a.dump_plugin_s, t[i].more,
+				 b.restore_plugin_s - a.restore_plugin_s);
+	}
+	sim_workload_free(&w);
+}
+
 /* R runs at once: with requests for different processes side by side each
  * run takes what it takes alone; from one queue, each daemon call waits for
  * the others' (R times the daemon's share). */
@@ -149,6 +187,7 @@ int main(void)
 		cmocka_unit_test(launch_job_runs_one_by_one),
 		cmocka_unit_test(plugin_spawns_nothing),
 		cmocka_unit_test(plugin_as_built),
+		cmocka_unit_test(a_lock_waits_lock_s),
 		cmocka_unit_test(runs_share_the_daemon),
 	};
 

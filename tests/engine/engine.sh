@@ -69,7 +69,28 @@ if [ -n "$plugin" ]; then
 	# defaults in the build tree: never touched then.
 	[ -n "${RTID_NODE_ROOT:-}" ] || skip "this build's defaults are the node's (-Ddefaults=node)"
 	node_conf=$RTID_NODE_ROOT/etc/rtid/shim.conf
-	[ ! -e "$node_conf" ] || skip "$node_conf exists and is not this test's"
+	# The file this test writes there starts with this line and its pid: one
+	# whose writer is gone was left by a killed run, and is removed (else
+	# every later run would skip); any other file is not this test's.
+	marker="# written by tests/engine/engine.sh (engine-runc-plugin), removed when it ends; pid"
+	if [ -L "$node_conf" ]; then
+		skip "$node_conf is a link, not this test's file"
+	elif [ -e "$node_conf" ]; then
+		first=$(head -n 1 "$node_conf" 2> /dev/null || true)
+		case "$first" in
+		"$marker "*) writer=${first#"$marker "} ;;
+		*) skip "$node_conf exists and is not this test's" ;;
+		esac
+		case "$writer" in
+		'' | *[!0-9]*) skip "$node_conf exists and is not this test's" ;;
+		esac
+		if [ "$writer" != $$ ] &&
+			tr '\0' ' ' < "/proc/$writer/cmdline" 2> /dev/null | grep -q 'engine\.sh'; then
+			skip "$node_conf is in use by a run of this test (pid $writer)"
+		fi
+		rm -f "$node_conf"
+		echo "$name: removed $node_conf, left by a run that ended without its clean-up (pid $writer)"
+	fi
 fi
 
 # A mount namespace of our own: /proc/driver holds a GPU for the plugin, and
@@ -101,7 +122,9 @@ cleanup() {
 		done
 	fi
 	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon"
-	[ -n "$plugin" ] && rm -f "$node_conf"
+	# The settings file only when it is this run's (never one it found).
+	[ -n "$plugin" ] && [ "$(head -n 1 "$node_conf" 2> /dev/null)" = "$marker $$" ] &&
+		rm -f "$node_conf"
 	rm -rf "$T" # a failure has printed the logs that tell why (fail)
 	exit "$rc"
 }
@@ -135,7 +158,9 @@ ln -s "$(readlink -f "$criu_dir/criu")" "$T/criu/criu"
 if [ -n "$plugin" ]; then
 	ln -s "$(readlink -f "$RTID_PLUGIN")" "$T/plugins/cuda_plugin.so"
 	mkdir -p "$(dirname "$node_conf")"
-	cp "$T/node/etc/rtid/shim.conf" "$node_conf"
+	# noclobber: a file that appeared since the check above is left alone.
+	(set -C; { echo "$marker $$"; cat "$T/node/etc/rtid/shim.conf"; } > "$node_conf") ||
+		skip "$node_conf appeared during the run: not this test's"
 else
 	ln -s "$(readlink -f "$criu_dir/cuda_plugin.so")" "$T/plugins/cuda_plugin.so"
 fi

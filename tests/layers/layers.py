@@ -14,6 +14,7 @@ import collections
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -113,10 +114,29 @@ def objects(src, build):
 def libc_symbols():
     """The functions the C library defines: a test that defines one of them
     stands in for libc (test-discover's realloc, which fails on demand), and
-    the library's calls of it are calls of libc, not of the test."""
-    out = subprocess.run(['sh', '-c', 'nm -D --defined-only "$(gcc -print-file-name=libc.so.6)"'],
-                         capture_output=True, text=True, check=False).stdout
-    return {line.split()[2].split('@')[0] for line in out.splitlines() if len(line.split()) == 3}
+    the library's calls of it are calls of libc, not of the test. The library
+    is the one the configured compiler links (CC when set, else gcc). An empty
+    set would make every such stand-in a call into the test: that fails here,
+    loudly, rather than as a circle of calls elsewhere."""
+    cc = shlex.split(os.environ.get('CC', '')) or ['gcc']
+    try:
+        found = subprocess.run(cc + ['-print-file-name=libc.so.6'], capture_output=True,
+                               text=True, check=False)
+    except OSError as e:
+        sys.exit('layers: cannot run %s to find the C library: %s' % (' '.join(cc), e))
+    path = found.stdout.strip()
+    if found.returncode != 0 or not os.path.isabs(path):
+        sys.exit('layers: %s -print-file-name=libc.so.6 named no C library (%r, exit %d): %s'
+                 % (' '.join(cc), path, found.returncode, found.stderr.strip()))
+    out = subprocess.run(['nm', '-D', '--defined-only', path], capture_output=True, text=True,
+                         check=False)
+    syms = {line.split()[2].split('@')[0] for line in out.stdout.splitlines()
+            if len(line.split()) == 3}
+    if not syms or 'free' not in syms:
+        sys.exit('layers: no functions of the C library read from %s (nm -D exit %d%s): '
+                 'the stand-ins of libc in the tests could not be told from calls into them'
+                 % (path, out.returncode, ': ' + out.stderr.strip() if out.stderr.strip() else ''))
+    return syms
 
 
 def call_graph(src, build):
