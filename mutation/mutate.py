@@ -277,11 +277,16 @@ def build_map(work, tree, tests, covmap, names, tmpdir):
 
 
 def tests_for(mutant, covmap, usable):
-    """The names of the usable tests that executed the mutant's function."""
-    out = []
-    for name, rec in covmap["tests"].items():
-        if name in usable and mutant.func in rec["covers"].get(mutant.file, ()):
-            out.append(name)
+    """The names of the usable tests that executed the mutant's function. A
+    function no test of the map executed may be new since the map was made
+    (the map is made again for a changed test, not for changed src/): then
+    those that executed any function of its file, so that a new function is
+    never called a survivor for want of a test that ran it."""
+    tests = covmap["tests"]
+    out = [n for n, rec in tests.items()
+           if n in usable and mutant.func in rec["covers"].get(mutant.file, ())]
+    if not out:
+        out = [n for n, rec in tests.items() if n in usable and rec["covers"].get(mutant.file)]
     return out
 
 
@@ -397,7 +402,13 @@ def run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen, starte
     build = os.path.join(tree, "build")
     setup_build(tree, build, ["-Dwerror=false"])
     suites = DEFAULT_SUITES + a.suite
-    tests = {t["name"]: t for t in eligible(introspect(build), suites, EXCLUDED)}
+    listed = eligible(introspect(build), suites, EXCLUDED)
+    tests = {t["name"]: t for t in listed}
+    if len(tests) != len(listed):
+        # The map and the baseline are kept by name: two tests of one name
+        # would share one entry, and one of them would never run.
+        dup = sorted({t["name"] for t in listed if sum(u["name"] == t["name"] for u in listed) > 1})
+        sys.exit("mutation: tests share a name (%s): give each its own" % ", ".join(dup))
     # Mapped again: a test that changed (its fingerprint), and one that
     # failed when mapped (it may not have run all it covers).
     missing = sorted(n for n, t in tests.items() if n not in covmap["tests"]

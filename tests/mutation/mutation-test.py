@@ -196,6 +196,23 @@ class Fingerprint(unittest.TestCase):
                 fp = mutate.fingerprint(t, tree)
 
 
+class TestsFor(unittest.TestCase):
+    def test_function_then_file(self):
+        covmap = {"tests": {"a": {"covers": {"src/x.c": ["f"]}},
+                            "b": {"covers": {"src/x.c": ["g"], "src/y.c": ["h"]}},
+                            "c": {"covers": {"src/y.c": ["h"]}}}}
+        import dataclasses
+        m = operators.mutants("src/x.c", SAMPLE)[0]
+        f = dataclasses.replace(m, func="f")
+        self.assertEqual(mutate.tests_for(f, covmap, {"a", "b", "c"}), ["a"])
+        self.assertEqual(mutate.tests_for(f, covmap, {"b", "c"}), ["b"])
+        # A function no test ran (new since the map): every test of its file.
+        new = dataclasses.replace(m, func="new")
+        self.assertEqual(sorted(mutate.tests_for(new, covmap, {"a", "b", "c"})), ["a", "b"])
+        self.assertEqual(mutate.tests_for(dataclasses.replace(new, file="src/z.c"), covmap,
+                                          {"a", "b", "c"}), [])
+
+
 class Runner(unittest.TestCase):
     def test_timeout_kills_the_group_and_escapees(self):
         with tempfile.TemporaryDirectory() as tmp:
