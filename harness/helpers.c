@@ -159,6 +159,19 @@ void write_file(const char *root, const char *rel, const char *text)
 	refresh_status(path);
 }
 
+void ns_proc(const char *root, int pid, const char *ns, const char *status)
+{
+	char rel[64], path[4096];
+
+	snprintf(rel, sizeof(rel), "%d/status", pid);
+	write_file(root, rel, status);
+	snprintf(rel, sizeof(rel), "%d/ns/.keep", pid);
+	write_file(root, rel, "");
+	snprintf(path, sizeof(path), "%s/%d/ns/pid", root, pid);
+	if (symlink(ns, path) != 0)
+		abort();
+}
+
 void fake_process(const char *root, int pid, const struct fake_thread *t, size_t n)
 {
 	char rel[128], text[64];

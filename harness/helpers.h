@@ -23,6 +23,10 @@ int test_dir_teardown(void **state);
  * counting the task directories, as the scan proves its walk by them. */
 void write_file(const char *root, const char *rel, const char *text);
 
+/* A process of a proc-like tree for pidns.c: root/<pid>/status holding
+ * status, and root/<pid>/ns/pid a link reading ns. */
+void ns_proc(const char *root, int pid, const char *ns, const char *status);
+
 /* Lay out root/<pid>/task/<tid>/comm for each thread, comm + "\n". */
 struct fake_thread {
 	int tid;

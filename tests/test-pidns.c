@@ -18,19 +18,6 @@
 #include "basic/sys.h"
 #include "core/core.h"
 
-/* A process of the tree: its ns link and its status. */
-static void ns_proc(const char *tree, int pid, const char *ns, const char *status)
-{
-	char rel[64], path[600];
-
-	snprintf(rel, sizeof(rel), "%d/status", pid);
-	write_file(tree, rel, status);
-	snprintf(rel, sizeof(rel), "%d/ns/.keep", pid);
-	write_file(tree, rel, "");
-	snprintf(path, sizeof(path), "%s/%d/ns/pid", tree, pid);
-	assert_int_equal(symlink(ns, path), 0);
-}
-
 /* pid's number in its own namespace (pid:[1]), or the error. */
 static int own(const char *tree, int pid, const char *status)
 {

@@ -506,19 +506,6 @@ static void pidfd_numbers(void **state)
 	close(fd);
 }
 
-/* A fake proc tree for pidns.c: pid, the ns link its ns/pid reads, its status. */
-static void ns_proc(const char *tree, int pid, const char *ns, const char *status)
-{
-	char rel[64], path[600];
-
-	snprintf(rel, sizeof(rel), "%d/status", pid);
-	write_file(tree, rel, status);
-	snprintf(rel, sizeof(rel), "%d/ns/.keep", pid);
-	write_file(tree, rel, "");
-	snprintf(path, sizeof(path), "%s/%d/ns/pid", tree, pid);
-	assert_int_equal(symlink(ns, path), 0);
-}
-
 /* Numbers of another pid namespace: translated only when exactly one
  * process of that very namespace has the number last in NSpid. */
 static void pid_namespace_translation(void **state)
