@@ -208,6 +208,7 @@ int cuCheckpointProcessGetRestoreThreadId(int pid, int *tid)
 		return CUDA_ERROR_UNKNOWN;
 	}
 	mock_log(WHO, "start", pid, 0, NULL, NULL);
+	mock_slow_op("get-restore-tid"); /* a query the pool's only worker is busy with */
 	replace_file();
 	if (a->kind != CF_ANS_TID && !faulty("get-restore-tid")) {
 		*tid = pid + 1;
@@ -336,7 +337,8 @@ int cuCheckpointProcessGetState(int pid, int *state)
 
 /* One action: from state `from` to state `to`. An op named in
  * $RTID_MOCK_SLOW_OPS takes $RTID_MOCK_SLOW_S seconds (scaled), a stand-in
- * for a long checkpoint; every action logs "OP-end" when it returns. */
+ * for a long checkpoint (the restore-tid query too, as get-restore-tid);
+ * every action logs "OP-end" when it returns. */
 static int act(const char *op, int pid, const void *args, int from, int to)
 {
 	static const unsigned char zero[64];

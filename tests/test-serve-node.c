@@ -36,6 +36,8 @@ static const int node_pids[] = { 100, 200, 300, 400, 0 };
 
 static struct daemon d;
 
+static int greeted(int v);
+
 static int setup(void **state)
 {
 	(void)state;
@@ -260,6 +262,53 @@ static void test_waiting_query_holds_back_its_action(void **state)
 	assert_int_equal(driver_calls("lock", 200), 1);
 	assert_true(log_line("lock", 200) > log_line("get-state", 200));
 	assert_int_equal(hd_shim_wait(&ck).status, 0);
+}
+
+/* The pool's only worker runs a query (slow, in the stand-in driver): a
+ * query about another process waits for that worker, which is free soon,
+ * rather than fail at once (its shim would pay the real tool's attach). */
+static void test_query_waits_for_a_running_query(void **state)
+{
+	struct shim_bg q;
+	struct shim_run r;
+
+	(void)state;
+	setenv("RTID_MOCK_SLOW_OPS", "get-restore-tid", 1);
+	hd_start(&d, ARGS("--workers", "1", "--timeout", "600"));
+	hd_shim_start(&d, ARGS("--get-restore-tid", "--pid", "100"), &q);
+	hd_log_wait(&d, "start", 100, 0); /* the worker has it */
+	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 0, "201\n");
+	r = hd_shim_wait(&q);
+	assert_string_equal(r.out, "101\n");
+	assert_int_equal(r.status, 0);
+	assert_false(hd_said(&d, "worker-failed"));
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+	assert_true(log_line("start", 200) > log_line("start", 100));
+}
+
+/* An action whose client cannot hear "started" (its connection shut for
+ * reading: the notice's send fails) is never started: a client that is not
+ * told runs the tool itself, and the action would be applied twice. The
+ * connection ends; the process is as it was. */
+static void test_action_unheard_never_starts(void **state)
+{
+	struct pollfd p;
+	int fd;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions"));
+	fd = greeted(2);
+	assert_int_equal(shutdown(fd, SHUT_RD), 0);
+	assert_int_equal(send(fd, "lock 100 1000", 13, 0), 13);
+	/* The daemon closes its end: both directions shut, a hang-up here (no
+	 * event asked for: reading is shut, so POLLIN would be at once). */
+	p = (struct pollfd){ .fd = fd, .events = 0 };
+	assert_int_equal(poll(&p, 1, (int)(10000 * time_factor())), 1);
+	assert_true(p.revents & POLLHUP);
+	close(fd);
+	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "running\n");
+	assert_int_equal(driver_calls("lock", 100), 0);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
 }
 
 /* The client of a started action goes away (its CRIU was killed): the
@@ -916,6 +965,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_queued_requests_keep_their_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_waiting_query_holds_back_its_action, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_query_waits_for_a_running_query, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_action_unheard_never_starts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_leaves_mid_action, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_waiting_past_its_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_bound, setup, teardown),

@@ -325,6 +325,59 @@ static void bad_settings_reach_the_real_tool(void **state)
 	unsetenv("RTID_SHIM_LOG");
 }
 
+/* The log says what the scan said of each answer, so that an operator sees
+ * whether the mode set did its work: a canary cross-checks (it proves the
+ * naming itself, attested or not), except on a driver whose naming has a
+ * mismatch on record: the attestation is read in canary mode for that, and
+ * the driver alone answers; a cross-check that disagrees names the scan's
+ * tid; a scan that found nothing says why the tool answered; the driver
+ * mode says nothing more. The answer is the driver's each time. */
+static void modes_say_what_the_scan_said(void **state)
+{
+	static const struct {
+		const char *mode, *attestation, *tool, *pattern, *out, *said;
+	} calls[] = {
+		{ "canary", "att.json", "4244\n", NULL, "4244\n", "tid 4244; cross-check: agree\n" },
+		{ "canary", "none.json", "4244\n", NULL, "4244\n", "tid 4244; cross-check: agree\n" },
+		{ "canary", "revoked.json", "4244\n", NULL, "4244\n",
+		  "tid 4244; scan not used: unattested\n" },
+		{ "crosscheck", "att.json", "4242\n", NULL, "4242\n",
+		  "tid 4242; cross-check: mismatch (the scan named 4244)\n" },
+		{ "scan", "att.json", "4244\n", "^none$", "4244\n",
+		  "tid 4244; scan not used: zero-matches\n" },
+		{ "driver", "att.json", "4244\n", NULL, "4244\n", "(tool): tid 4244\n" },
+	};
+	char *query[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+	char log[600], path[600];
+
+	(void)state;
+	write_file(test_dir, "revoked.json", "{\"format\": 1, \"drivers\": {\"580.159.03\": "
+					"{\"agree\": 12, \"mismatch\": 1}}}");
+	snprintf(log, sizeof(log), "%s/shim-said.log", test_dir);
+	setenv("RTID_SHIM_LOG", log, 1);
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		struct criu_call c;
+
+		unlink(log);
+		unlink(log_path);
+		setenv("RTID_MODE", calls[i].mode, 1);
+		snprintf(path, sizeof(path), "%s/%s", test_dir, calls[i].attestation);
+		setenv("RTID_ATTESTATION", path, 1);
+		setenv("FAKE_STDOUT", calls[i].tool, 1);
+		if (calls[i].pattern)
+			setenv("RTID_PATTERN", calls[i].pattern, 1);
+		else
+			unsetenv("RTID_PATTERN");
+		c = criu(query);
+		assert_int_equal(c.status, 0);
+		assert_string_equal(c.out, calls[i].out);
+		assert_int_equal(count_lines(log_path), 1); /* the driver asked once */
+		if (!strstr(slurp(log), calls[i].said))
+			fail_msg("%s: the log lacks '%s': %s", calls[i].mode, calls[i].said, slurp(log));
+	}
+	unsetenv("RTID_SHIM_LOG");
+}
+
 /* A call too long for one log line is logged cut, marked "...", and still
  * reaches the real tool whole. */
 static void long_call_logged_cut(void **state)
@@ -346,6 +399,9 @@ static void long_call_logged_cut(void **state)
 	text = slurp(log);
 	cut = strstr(text, "aaa...: to the real tool");
 	assert_non_null(cut);
+	/* Cut at the most a call's arguments take in a line, 1023 bytes with
+	 * the "...". */
+	assert_int_equal(cut + 6 - strstr(text, "--toggle aaa"), 1023);
 	assert_null(strstr(text, arg)); /* never the whole argument */
 	assert_int_equal(count_lines(log_path), 1); /* the tool ran once */
 	/* A note longer than a log line (a long call refused for a very long
@@ -458,6 +514,7 @@ int main(void)
 		cmocka_unit_test_setup(driver_mode_gives_the_tools_tid, shim_reset),
 		cmocka_unit_test_setup(usable_settings_are_taken, shim_reset),
 		cmocka_unit_test_setup(long_call_logged_cut, shim_reset),
+		cmocka_unit_test_setup(modes_say_what_the_scan_said, shim_reset),
 		cmocka_unit_test_setup(inherited_sigchld_ignore, shim_reset),
 		cmocka_unit_test_setup(bad_version_variable_keeps_driver_mode, shim_reset),
 		cmocka_unit_test_setup(attested_scan_spawns_no_tool, shim_reset),

@@ -78,12 +78,26 @@ static bool switched(const char *v)
 	return v && *v && strcmp(v, "0") != 0;
 }
 
+/* A namespace read and not yet proven: given to the caller's ns only once
+ * it is (an unproven one is never seen). The ns link's text is at most
+ * "pid:[" 20 digits "]". */
+#define NS_MAX 64
+
+static int proven(const char *got, char *ns, size_t len)
+{
+	if (strlen(got) >= len)
+		return -ENAMETOOLONG;
+	memcpy(ns, got, strlen(got) + 1);
+	return 0;
+}
+
 /* The namespace of a pidfd's process by the kernel's word (6.11): 0,
  * -ESRCH when the process is gone, or -ENOTTY when the call is not to be
  * had (before 6.11; refused): /proc then, proven by the pidfd. */
 static int ns_by_ioctl(int pidfd, char *ns, size_t len)
 {
 	int nsfd = ioctl(pidfd, PIDFD_GET_PID_NAMESPACE, 0), e = errno;
+	char got[NS_MAX];
 	struct stat st;
 	bool ok;
 
@@ -94,8 +108,8 @@ static int ns_by_ioctl(int pidfd, char *ns, size_t len)
 	if (!ok)
 		return -ESRCH;
 	/* As the ns link reads: the namespace's inode number. */
-	snprintf(ns, len, "pid:[%llu]", (unsigned long long)st.st_ino);
-	return 0;
+	snprintf(got, sizeof(got), "pid:[%llu]", (unsigned long long)st.st_ino);
+	return proven(got, ns, len);
 }
 
 /* The namespace of a pidfd's process from /proc (6.5 to 6.10): read by its
@@ -103,11 +117,14 @@ static int ns_by_ioctl(int pidfd, char *ns, size_t len)
  * that its number was not another's meanwhile. */
 static int ns_by_proc(int pidfd, char *ns, size_t len)
 {
+	char got[NS_MAX];
 	int pid;
 
-	if (rtid__pidfd_pid(pidfd, &pid) < 0 || rtid__pidns_of("/proc", pid, ns, len) < 0)
+	if (rtid__pidfd_pid(pidfd, &pid) < 0 || rtid__pidns_of("/proc", pid, got, sizeof(got)) < 0)
 		return -ESRCH;
-	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 ? 0 : -ESRCH;
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+		return -ESRCH;
+	return proven(got, ns, len);
 }
 
 #ifdef SO_PEERPIDFD
@@ -185,15 +202,17 @@ static int peer_inode(int fd, unsigned long *ino)
 static int ns_by_socket(int fd, pid_t pid, char *ns, size_t len)
 {
 	unsigned long ino;
-	char target[48];
+	char target[48], got[NS_MAX];
 	int r;
 
-	if (pid <= 0 || rtid__pidns_of("/proc", pid, ns, len) < 0)
+	if (pid <= 0 || rtid__pidns_of("/proc", pid, got, sizeof(got)) < 0)
 		return -ESRCH;
 	if ((r = peer_inode(fd, &ino)) < 0)
 		return r;
 	snprintf(target, sizeof(target), "socket:[%lu]", ino);
-	return rtid__holds_file("/proc", pid, target) == 0 ? 0 : -ESRCH;
+	if (rtid__holds_file("/proc", pid, target) < 0)
+		return -ESRCH;
+	return proven(got, ns, len);
 }
 
 int sa_peer_ns(int fd, pid_t pid, char *ns, size_t len)

@@ -38,16 +38,6 @@ static int owner(const struct server *s, const struct sjob *j)
 	       ? j->client : -1;
 }
 
-/* The job of worker k is over: its client may ask again. */
-static void job_done(struct server *s, unsigned k)
-{
-	int i = owner(s, &s->pool.w[k].job);
-
-	if (i >= 0)
-		s->c[i].inflight = false;
-	s->pool.w[k].busy = false;
-}
-
 void sv_worker_down(struct server *s, unsigned k, const char *reason)
 {
 	struct sworker *w = &s->pool.w[k];
@@ -144,7 +134,7 @@ static void checked(const struct server *s, int i, struct rtid__svc_ans *a)
 void sv_worker_readable(struct server *s, unsigned k)
 {
 	struct sworker *w = &s->pool.w[k];
-	struct rtid__svc_ans a = { 0 };
+	struct rtid__svc_ans a = {}; /* translate() gives its kind on every path */
 	struct rtid__reply r;
 	ssize_t n;
 	int i;
@@ -173,8 +163,10 @@ void sv_worker_readable(struct server *s, unsigned k)
 		return;
 	}
 	s->pool.failures = 0;
+	/* The job is over; its client may ask again once answered (sv_answer
+	 * ends its request). */
 	i = owner(s, &w->job);
-	job_done(s, k);
+	w->busy = false;
 	if (i < 0) {
 		serve_log("%s %d ended after its client left; answer dropped",
 			  rtid__svc_op_name(w->job.op), w->job.pid);

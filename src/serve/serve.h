@@ -127,8 +127,9 @@ const char *sa_check(const struct serve_cfg *cfg, uid_t uid, bool may_act,
  * it (the namespace by PIDFD_GET_PID_NAMESPACE from 6.11, else read by the
  * pidfd's number and proven by the pidfd still alive), elsewhere read by
  * pid and proven by the peer socket among pid's fds. 0; -ESRCH when the
- * connecting process is gone or not proven; another negative errno when
- * nothing can prove it here (no unix_diag). Test switches:
+ * connecting process is gone or not proven; -ENAMETOOLONG when len cannot
+ * hold the link's text; another negative errno when nothing can prove it
+ * here (no unix_diag). ns is written only when proven. Test switches:
  * RTID_SERVE_NO_PEERPIDFD=1 (the fallback), RTID_SERVE_NO_PIDFD_NS=1. */
 int sa_peer_ns(int fd, pid_t pid, char *ns, size_t len);
 

@@ -81,30 +81,32 @@ static char *real_tool(char *why, size_t len)
 	return NULL;
 }
 
-/* The call's arguments, whole, for the log (cut with "..." past len). */
-static const char *args_of(char **argv, char *buf, size_t len)
+/* The call's arguments, whole, for the log (cut with "..." past ARGS_MAX). */
+#define ARGS_MAX 1024
+
+static const char *args_of(char **argv, char buf[ARGS_MAX])
 {
 	size_t n = 0;
 
 	buf[0] = '\0';
-	for (int i = 1; argv[i] && n < len; i++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%s", i > 1 ? " " : "", argv[i]);
-	if (n >= len && len > 4)
-		strcpy(buf + len - 4, "...");
+	for (int i = 1; argv[i] && n < ARGS_MAX; i++)
+		n += (size_t)snprintf(buf + n, ARGS_MAX - n, "%s%s", i > 1 ? " " : "", argv[i]);
+	if (n >= ARGS_MAX)
+		strcpy(buf + ARGS_MAX - 4, "...");
 	return argv[1] ? buf : "(no arguments)";
 }
 
 static int pass_through(char **argv)
 {
-	char why[1200], args[1024], *path = real_tool(why, sizeof(why));
+	char why[1200], args[ARGS_MAX], *path = real_tool(why, sizeof(why));
 	int e;
 
 	if (!path) {
 		fprintf(stderr, SHIM ": %s\n", why);
-		shim_note("%s: %s: exit %d", args_of(argv, args, sizeof(args)), why, EXIT_UNKNOWN);
+		shim_note("%s: %s: exit %d", args_of(argv, args), why, EXIT_UNKNOWN);
 		return EXIT_UNKNOWN;
 	}
-	shim_note("%s: to the real tool %s", args_of(argv, args, sizeof(args)), path);
+	shim_note("%s: to the real tool %s", args_of(argv, args), path);
 	setenv(GUARD, "1", 1);
 	cli_hygiene_before_exec();
 	RTID__COV_DUMP();
@@ -260,13 +262,30 @@ static void conf_note(void *ctx, const char *what)
 	shim_note("%s", what);
 }
 
+/* What the scan had to say about an answer, for the log: the cross-check's
+ * verdict (crosscheck, and canary where attested), or why the scan was not
+ * used; "" in driver mode. The answer is the driver's either way: this is
+ * how an operator sees whether the mode did what it was set for. */
+static const char *scan_said(const struct rtid_result *r, char *buf, size_t len)
+{
+	if (r->crosscheck == RTID_XC_MISMATCH)
+		snprintf(buf, len, "; cross-check: mismatch (the scan named %d)", r->scan_tid);
+	else if (r->crosscheck != RTID_XC_NONE)
+		snprintf(buf, len, "; cross-check: %s", rtid_xcheck_name(r->crosscheck));
+	else if (r->fallback != RTID_FB_NONE)
+		snprintf(buf, len, "; scan not used: %s", rtid_fallback_name(r->fallback));
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
 int cmd_shim(int argc, char **argv)
 {
 	struct rtid_result r;
 	struct cli_opts o = { 0 };
 	const char *bad, *value, *accepted;
-	bool to_tool = false;
-	char *tool, why[1200];
+	bool to_tool = false, answered;
+	char *tool, why[1200], said[80];
 	int pid, rc;
 
 	if (getenv(GUARD)) {
@@ -294,16 +313,16 @@ int cmd_shim(int argc, char **argv)
 	 * rtid's own queries go to the same real tool that a fallback would run. */
 	tool = real_tool(why, sizeof(why)); /* none: pass_through says why */
 	setenv(GUARD, "1", 1); /* the tool rtid spawns must not be the shim again */
-	if (!tool || configure(&o, tool) < 0 || resolve(&o, pid, &r) < 0) {
-		rtid_attest_free(o.attestation);
-		free(tool);
+	answered = tool && configure(&o, tool) == 0 && resolve(&o, pid, &r) == 0;
+	rtid_attest_free(o.attestation);
+	free(tool);
+	if (!answered) {
 		unsetenv(GUARD);
 		return pass_through(argv);
 	}
 	rc = reply(&r);
-	shim_note("--get-restore-tid --pid %d: answered by rtid (%s): %s%.0d", pid,
-		  rtid_source_name(r.source), r.tid > 0 ? "tid " : "none", r.tid > 0 ? r.tid : 0);
-	rtid_attest_free(o.attestation);
-	free(tool);
+	shim_note("--get-restore-tid --pid %d: answered by rtid (%s): %s%.0d%s", pid,
+		  rtid_source_name(r.source), r.tid > 0 ? "tid " : "none", r.tid > 0 ? r.tid : 0,
+		  scan_said(&r, said, sizeof(said)));
 	return rc;
 }

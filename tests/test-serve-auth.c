@@ -1,0 +1,287 @@
+/* Which pid namespace a client connected from (sa_peer_ns), asked in this
+ * process of a socket pair's end, with the kernel's answers under the test's
+ * hand where no process can be made to give them on cue: this program
+ * defines getsockopt, fstat and syscall, which the daemon's code linked here
+ * reaches (the real ones through dlsym), to hand over the pidfd of a process
+ * already gone, to fail the stat of the namespace's fd, and to have the
+ * process end between the read of its namespace and the proof. A client
+ * proven wrongly is placed in a namespace not its own, and its pids are
+ * read as another's: every way the proof fails must be -ESRCH, with nothing
+ * written. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "serve/serve.h"
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* as serve-auth.c: Linux 6.5, not in glibc 2.36 */
+#endif
+
+static int peer_pidfd = -1; /* >= 0: what SO_PEERPIDFD answers (a dup) */
+static bool fail_fstat;     /* the next fstat fails (EIO) */
+static int fstat_failed;    /* fstat calls failed so */
+static bool fail_proof;     /* pidfd_send_signal fails: the process is gone */
+static int proofs;          /* pidfd_send_signal calls */
+
+static void *next_fn(const char *name)
+{
+	void *f = dlsym(RTLD_NEXT, name);
+
+	if (!f)
+		abort();
+	return f;
+}
+
+int getsockopt(int fd, int level, int opt, void *val, socklen_t *len)
+{
+	int (*next)(int, int, int, void *, socklen_t *) =
+		(int (*)(int, int, int, void *, socklen_t *))next_fn("getsockopt");
+
+	if (level == SOL_SOCKET && opt == SO_PEERPIDFD && peer_pidfd >= 0 && *len >= sizeof(int)) {
+		int copy = dup(peer_pidfd);
+
+		memcpy(val, &copy, sizeof(copy));
+		*len = sizeof(copy);
+		return copy < 0 ? -1 : 0;
+	}
+	return next(fd, level, opt, val, len);
+}
+
+int fstat(int fd, struct stat *st)
+{
+	int (*next)(int, struct stat *) = (int (*)(int, struct stat *))next_fn("fstat");
+
+	if (fail_fstat) {
+		fail_fstat = false;
+		fstat_failed++;
+		errno = EIO;
+		return -1;
+	}
+	return next(fd, st);
+}
+
+long syscall(long n, ...)
+{
+	long (*next)(long, ...) = (long (*)(long, ...))next_fn("syscall");
+	long a[6];
+	va_list ap;
+
+	va_start(ap, n);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (n == SYS_pidfd_send_signal) {
+		proofs++;
+		if (fail_proof) {
+			errno = ESRCH;
+			return -1;
+		}
+	}
+	return next(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* The ways of telling (serve-auth.c), by their test switches. */
+enum method { BY_IOCTL, BY_PROC, BY_SOCKET };
+
+static void use(enum method m)
+{
+	unsetenv("RTID_SERVE_NO_PIDFD_NS");
+	unsetenv("RTID_SERVE_NO_PEERPIDFD");
+	if (m == BY_PROC)
+		setenv("RTID_SERVE_NO_PIDFD_NS", "1", 1);
+	if (m == BY_SOCKET)
+		setenv("RTID_SERVE_NO_PEERPIDFD", "1", 1);
+}
+
+static int sp[2] = { -1, -1 };
+static char own[64];
+
+static int setup(void **state)
+{
+	ssize_t n;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	n = readlink("/proc/self/ns/pid", own, sizeof(own) - 1);
+	assert_true(n > 0);
+	own[n] = '\0';
+	peer_pidfd = -1;
+	fail_fstat = fail_proof = false;
+	fstat_failed = proofs = 0;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	close(sp[0]);
+	close(sp[1]);
+	if (peer_pidfd >= 0)
+		close(peer_pidfd);
+	peer_pidfd = -1;
+	use(BY_IOCTL);
+	return 0;
+}
+
+/* valgrind 3.19 knows no pidfd_send_signal (ENOSYS): the /proc method's
+ * proof cannot be made under it. */
+static void needs_proof_call(enum method m)
+{
+	if (m == BY_PROC && getenv("RTID_UNDER_VALGRIND")) {
+		print_message("skipped: no pidfd_send_signal under valgrind 3.19\n");
+		skip();
+	}
+}
+
+/* Asked with ns filled with a mark, all of it (a text copied without its
+ * end shows): on failure the mark stays. */
+static int peer_ns(pid_t pid, char *ns, size_t len)
+{
+	memset(ns, '#', len);
+	snprintf(ns, len, "unwritten");
+	return sa_peer_ns(sp[0], pid, ns, len);
+}
+
+/* The peer is this process: each way tells its namespace, the one its own
+ * ns link names. */
+static void test_own_namespace_each_way(void **state)
+{
+	char ns[64];
+
+	(void)state;
+	for (enum method m = BY_IOCTL; m <= BY_SOCKET; m++) {
+		if (m == BY_PROC && getenv("RTID_UNDER_VALGRIND"))
+			continue; /* needs_proof_call */
+		use(m);
+		proofs = 0;
+		assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), 0);
+		assert_string_equal(ns, own);
+		/* The /proc method proves the process alive after the read. */
+		assert_int_equal(proofs, m == BY_PROC);
+		/* Room for the text and its end, or nothing written. */
+		assert_int_equal(peer_ns(getpid(), ns, strlen(own) + 1), 0);
+		assert_string_equal(ns, own);
+		assert_int_equal(peer_ns(getpid(), ns, strlen(own)), -ENAMETOOLONG);
+		assert_string_equal(ns, "unwritten");
+	}
+}
+
+/* A pidfd of a process gone (exited and reaped) before the daemon asks:
+ * by the kernel's word (6.11) and by /proc alike, not proven. */
+static void test_gone_before_the_read(void **state)
+{
+	char ns[64];
+	pid_t child = fork();
+
+	(void)state;
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(0);
+	peer_pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+	assert_true(peer_pidfd >= 0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	for (enum method m = BY_IOCTL; m <= BY_PROC; m++) {
+		use(m);
+		assert_int_equal(peer_ns(child, ns, sizeof(ns)), -ESRCH);
+		assert_string_equal(ns, "unwritten");
+	}
+}
+
+/* The namespace's fd cannot be looked at (its stat fails): not proven,
+ * rather than a namespace made up. Only where the kernel has
+ * PIDFD_GET_PID_NAMESPACE (6.11). */
+static void test_namespace_fd_unreadable(void **state)
+{
+	char ns[64];
+	int r;
+
+	(void)state;
+	use(BY_IOCTL);
+	fail_fstat = true;
+	r = peer_ns(getpid(), ns, sizeof(ns));
+	fail_fstat = false;
+	if (fstat_failed == 0) {
+		print_message("skipped: this kernel has no PIDFD_GET_PID_NAMESPACE (before 6.11)\n");
+		skip();
+	}
+	assert_int_equal(r, -ESRCH);
+	assert_string_equal(ns, "unwritten");
+}
+
+/* By /proc: the process ends after its namespace was read (its number may
+ * be another's by then, and the namespace read that one's): not proven, and
+ * nothing written. */
+static void test_gone_before_the_proof(void **state)
+{
+	char ns[64];
+
+	(void)state;
+	needs_proof_call(BY_PROC);
+	use(BY_PROC);
+	fail_proof = true;
+	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), -ESRCH);
+	assert_int_equal(proofs, 1);
+	assert_string_equal(ns, "unwritten");
+}
+
+/* Without a pidfd: the number names a process that does not hold the
+ * connection (it took the number meanwhile, or was never the peer), or no
+ * process: not proven, nothing written. */
+static void test_number_not_the_peer(void **state)
+{
+	char ns[64], c;
+	int go[2], ready[2];
+	pid_t other;
+
+	(void)state;
+	use(BY_SOCKET);
+	assert_int_equal(peer_ns(0, ns, sizeof(ns)), -ESRCH);
+	assert_string_equal(ns, "unwritten");
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(ready), 0);
+	other = fork();
+	assert_true(other >= 0);
+	if (other == 0) {
+		close(go[1]);
+		close(ready[0]);
+		close(sp[0]);
+		close(sp[1]);
+		close(ready[1]); /* its fds are as asked from now on */
+		_exit(read(go[0], &c, 1) == 0 ? 0 : 1);
+	}
+	close(go[0]);
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 0);
+	close(ready[0]);
+	assert_int_equal(peer_ns(other, ns, sizeof(ns)), -ESRCH);
+	assert_string_equal(ns, "unwritten");
+	close(go[1]);
+	assert_int_equal(waitpid(other, NULL, 0), other);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_own_namespace_each_way, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gone_before_the_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_namespace_fd_unreadable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gone_before_the_proof, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_number_not_the_peer, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
