@@ -22,6 +22,7 @@ mutation/README.md); --suite adds one.
 """
 
 import argparse
+import contextlib
 import datetime
 import fnmatch
 import hashlib
@@ -29,6 +30,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -377,15 +379,30 @@ def main(argv=None):
         os.nice(a.nice)
     os.makedirs(work, exist_ok=True)
     tree = os.path.join(work, "tree")
-    # The tests' TMPDIR: short (socket paths in it must fit), on /tmp and
-    # open as /tmp is, as in any other run of the suite; gone at the end.
-    tmpdir = tempfile.mkdtemp(prefix="rtid-mut-", dir="/tmp")
-    os.chmod(tmpdir, 0o1777)  # as /tmp: tests run daemons as other users in it
-    try:
+    with tests_tmpdir() as tmpdir:
         return run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen, started)
+
+
+@contextlib.contextmanager
+def tests_tmpdir():
+    """The tests' TMPDIR: short (socket paths in it must fit), on /tmp and
+    open as /tmp is, as in any other run of the suite. Gone at the end with
+    whatever a test left in it, also when the run is ended by SIGTERM or
+    SIGHUP (a CI job's end, a closed terminal): they end it as an exception
+    does. SIGKILL cannot be caught."""
+    def ended(signum, frame):
+        raise SystemExit(128 + signum)
+
+    before = {s: signal.signal(s, ended) for s in (signal.SIGTERM, signal.SIGHUP)}
+    tmpdir = tempfile.mkdtemp(prefix="rtid-mut-", dir="/tmp")
+    try:
+        os.chmod(tmpdir, 0o1777)  # as /tmp: tests run daemons as other users in it
+        yield tmpdir
     finally:
         runner.clean_up(-1, "-", tmpdir)
         shutil.rmtree(tmpdir, ignore_errors=True)
+        for s, h in before.items():
+            signal.signal(s, h)
 
 
 def run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen, started):

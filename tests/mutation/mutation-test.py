@@ -10,6 +10,8 @@ report's fields, and a run's clean-up of what a killed test leaves.
 import io
 import json
 import os
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -232,6 +234,23 @@ class Runner(unittest.TestCase):
             self.assertFalse(alive(child))
             self.assertTrue(any(x.startswith("process") for x in left))
             self.assertEqual(os.listdir(work), [])
+
+    def test_tests_tmpdir_gone_when_the_run_is_ended(self):
+        # A run ended by SIGTERM (as a CI job's end does) leaves no TMPDIR.
+        code = ("import sys; sys.path.insert(0, %r); import mutate\n"
+                "with mutate.tests_tmpdir() as d:\n"
+                "    open(d + '/left', 'w').close()\n"
+                "    print(d, flush=True)\n"
+                "    sys.stdin.read()\n" % os.path.join(ROOT, "mutation"))
+        p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+        d = p.stdout.readline().strip()
+        self.assertTrue(os.path.isdir(d))
+        p.send_signal(signal.SIGTERM)
+        self.assertEqual(p.wait(timeout=30), 128 + signal.SIGTERM)
+        p.stdin.close()
+        p.stdout.close()
+        self.assertFalse(os.path.exists(d))
 
     def test_outcomes(self):
         with tempfile.TemporaryDirectory() as tmp:
