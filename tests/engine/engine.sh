@@ -77,26 +77,11 @@ if [ -n "$plugin" ]; then
 	node_conf=$RTID_NODE_ROOT/etc/rtid/shim.conf
 	# The file this test writes there starts with this line and its pid: one
 	# whose writer is gone was left by a killed run, and is removed (else
-	# every later run would skip); any other file is not this test's.
-	marker="# written by tests/engine/engine.sh (engine-runc-plugin), removed when it ends; pid"
-	if [ -L "$node_conf" ]; then
-		skip "$node_conf is a link, not this test's file"
-	elif [ -e "$node_conf" ]; then
-		first=$(head -n 1 "$node_conf" 2> /dev/null || true)
-		case "$first" in
-		"$marker "*) writer=${first#"$marker "} ;;
-		*) skip "$node_conf exists and is not this test's" ;;
-		esac
-		case "$writer" in
-		'' | *[!0-9]*) skip "$node_conf exists and is not this test's" ;;
-		esac
-		if [ "$writer" != $$ ] &&
-			tr '\0' ' ' < "/proc/$writer/cmdline" 2> /dev/null | grep -q 'engine\.sh'; then
-			skip "$node_conf is in use by a run of this test (pid $writer)"
-		fi
-		rm -f "$node_conf"
-		echo "$name: removed $node_conf, left by a run that ended without its clean-up (pid $writer)"
-	fi
+	# every later run would skip); any other file is not this test's
+	# (node-conf.sh: the rule, which the hermetic test applies too).
+	marker=$(sh "$(dirname "$0")/node-conf.sh" --marker)
+	said=$(sh "$(dirname "$0")/node-conf.sh" "$node_conf" $$) || skip "$said"
+	[ -z "$said" ] || echo "$name: $said"
 fi
 
 # A mount namespace of our own: /proc/driver holds a GPU for the plugin, and

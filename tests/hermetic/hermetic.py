@@ -68,6 +68,19 @@ def main():
         fail("node paths compiled in:\n  " + "\n  ".join(found))
     print("hermetic: %d programs, no node path among their bytes" % n)
 
+    # The build's own settings file: the plugin's engine test writes one
+    # while it runs (never beside this test, which runs alone) and removes
+    # it; one left by a run killed before its clean-up would point the shim
+    # elsewhere. The engine test's rule (node-conf.sh) removes that one.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(sock)))
+    conf = os.path.join(root, "etc", "rtid", "shim.conf")
+    rule = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "engine", "node-conf.sh")
+    r = subprocess.run(["sh", rule, conf], capture_output=True, text=True)
+    if r.returncode != 0:
+        fail("the build's settings file is not the engine test's: %s" % r.stdout.strip())
+    if r.stdout:
+        print("hermetic: " + r.stdout.strip())
+
     # The listener: it takes each connection and closes it (a daemon that
     # failed), so that every client ends at once.
     os.makedirs(os.path.dirname(sock), exist_ok=True)
