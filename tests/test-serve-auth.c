@@ -1,10 +1,11 @@
 /* Which pid namespace a client connected from (sa_peer_ns), asked in this
  * process of a socket pair's end, with the kernel's answers under the test's
  * hand where no process can be made to give them on cue: this program
- * defines getsockopt, fstat and syscall, which the daemon's code linked here
- * reaches (the real ones through dlsym), to hand over the pidfd of a process
- * already gone, to fail the stat of the namespace's fd, and to have the
- * process end between the read of its namespace and the proof. A client
+ * defines getsockopt, fstat, ioctl and syscall, which the daemon's code
+ * linked here reaches (the real ones through dlsym), to hand over the pidfd
+ * of a process already gone, to fail the stat of the namespace's fd or of
+ * the connection, to play a kernel before 6.11, and to have the process end
+ * between the read of its namespace and the proof. A client
  * proven wrongly is placed in a namespace not its own, and its pids are
  * read as another's: every way the proof fails must be -ESRCH, with nothing
  * written. */
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -30,10 +32,15 @@
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77 /* as serve-auth.c: Linux 6.5, not in glibc 2.36 */
 #endif
+#ifndef PIDFD_GET_PID_NAMESPACE
+#define PIDFD_GET_PID_NAMESPACE _IO(0xFF, 5) /* Linux 6.11 */
+#endif
 
 static int peer_pidfd = -1; /* >= 0: what SO_PEERPIDFD answers (a dup) */
 static bool fail_fstat;     /* the next fstat fails (EIO) */
 static int fstat_failed;    /* fstat calls failed so */
+static bool no_ns_ioctl;    /* PIDFD_GET_PID_NAMESPACE unknown (before 6.11) */
+static int ns_ioctls;       /* PIDFD_GET_PID_NAMESPACE calls */
 static bool fail_proof;     /* pidfd_send_signal fails: the process is gone */
 static int proofs;          /* pidfd_send_signal calls */
 
@@ -72,6 +79,25 @@ int fstat(int fd, struct stat *st)
 		return -1;
 	}
 	return next(fd, st);
+}
+
+int ioctl(int fd, unsigned long req, ...)
+{
+	int (*next)(int, unsigned long, ...) = (int (*)(int, unsigned long, ...))next_fn("ioctl");
+	void *arg;
+	va_list ap;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (req == PIDFD_GET_PID_NAMESPACE) {
+		ns_ioctls++;
+		if (no_ns_ioctl) {
+			errno = ENOTTY; /* a pidfd had no ioctl at all before 6.11 */
+			return -1;
+		}
+	}
+	return next(fd, req, arg);
 }
 
 long syscall(long n, ...)
@@ -120,8 +146,8 @@ static int setup(void **state)
 	assert_true(n > 0);
 	own[n] = '\0';
 	peer_pidfd = -1;
-	fail_fstat = fail_proof = false;
-	fstat_failed = proofs = 0;
+	fail_fstat = fail_proof = no_ns_ioctl = false;
+	fstat_failed = proofs = ns_ioctls = 0;
 	return 0;
 }
 
@@ -129,7 +155,8 @@ static int teardown(void **state)
 {
 	(void)state;
 	close(sp[0]);
-	close(sp[1]);
+	if (sp[1] >= 0)
+		close(sp[1]);
 	if (peer_pidfd >= 0)
 		close(peer_pidfd);
 	peer_pidfd = -1;
@@ -222,6 +249,41 @@ static void test_namespace_fd_unreadable(void **state)
 	assert_string_equal(ns, "unwritten");
 }
 
+/* A kernel of 6.5 to 6.10: SO_PEERPIDFD but no PIDFD_GET_PID_NAMESPACE
+ * (ENOTTY): the namespace read by /proc and proven by the pidfd, not the
+ * client refused. */
+static void test_before_the_namespace_ioctl(void **state)
+{
+	char ns[64];
+
+	(void)state;
+	needs_proof_call(BY_PROC);
+	use(BY_IOCTL);
+	no_ns_ioctl = true;
+	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), 0);
+	assert_string_equal(ns, own);
+	assert_int_equal(ns_ioctls, 1);
+	assert_int_equal(proofs, 1);
+}
+
+/* Without a pidfd, the connection cannot be looked at (its stat fails),
+ * or the client's end is closed already: not proven, nothing written. */
+static void test_socket_unprovable(void **state)
+{
+	char ns[64];
+
+	(void)state;
+	use(BY_SOCKET);
+	fail_fstat = true;
+	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), -EIO);
+	assert_int_equal(fstat_failed, 1);
+	assert_string_equal(ns, "unwritten");
+	close(sp[1]);
+	sp[1] = -1;
+	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), -ESRCH);
+	assert_string_equal(ns, "unwritten");
+}
+
 /* By /proc: the process ends after its namespace was read (its number may
  * be another's by then, and the namespace read that one's): not proven, and
  * nothing written. */
@@ -280,6 +342,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gone_before_the_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_namespace_fd_unreadable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_before_the_proof, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_before_the_namespace_ioctl, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_unprovable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_number_not_the_peer, setup, teardown),
 	};
 

@@ -205,7 +205,8 @@ static int ns_by_socket(int fd, pid_t pid, char *ns, size_t len)
 	char target[48], got[NS_MAX];
 	int r;
 
-	if (pid <= 0 || rtid__pidns_of("/proc", pid, got, sizeof(got)) < 0)
+	/* No number (0: the peer's namespace has none here) names no entry. */
+	if (rtid__pidns_of("/proc", pid, got, sizeof(got)) < 0)
 		return -ESRCH;
 	if ((r = peer_inode(fd, &ino)) < 0)
 		return r;
