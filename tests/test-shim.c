@@ -404,6 +404,18 @@ static void long_call_logged_cut(void **state)
 	assert_int_equal(cut + 6 - strstr(text, "--toggle aaa"), 1023);
 	assert_null(strstr(text, arg)); /* never the whole argument */
 	assert_int_equal(count_lines(log_path), 1); /* the tool ran once */
+	/* A call with no argument at all is logged as one. */
+	{
+		char *bare[] = { "cuda-checkpoint", NULL };
+
+		unlink(log);
+		setenv("RTID_SHIM_LOG", log, 1);
+		c = criu(bare);
+		unsetenv("RTID_SHIM_LOG");
+		assert_string_equal(c.out, "toggled\n");
+		assert_non_null(strstr(slurp(log), ": (no arguments): to the real tool "));
+		unlink(log_path);
+	}
 	/* A note longer than a log line (a long call refused for a very long
 	 * path) is cut to one whole line, never split into two. */
 	{

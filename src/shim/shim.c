@@ -88,7 +88,7 @@ static const char *args_of(char **argv, char buf[ARGS_MAX])
 {
 	size_t n = 0;
 
-	buf[0] = '\0';
+	/* With an argument, the first pass writes buf; without, it is unused. */
 	for (int i = 1; argv[i] && n < ARGS_MAX; i++)
 		n += (size_t)snprintf(buf + n, ARGS_MAX - n, "%s%s", i > 1 ? " " : "", argv[i]);
 	if (n >= ARGS_MAX)
