@@ -404,6 +404,26 @@ static void long_call_logged_cut(void **state)
 	assert_int_equal(cut + 6 - strstr(text, "--toggle aaa"), 1023);
 	assert_null(strstr(text, arg)); /* never the whole argument */
 	assert_int_equal(count_lines(log_path), 1); /* the tool ran once */
+	/* At the bound: arguments of 1023 bytes are logged whole, of 1024 cut. */
+	for (size_t whole = 1023; whole <= 1024; whole++) {
+		char *at_bound[] = { "cuda-checkpoint", "--toggle", arg, NULL };
+		size_t len = whole - strlen("--toggle ");
+
+		arg[len] = '\0';
+		unlink(log);
+		setenv("RTID_SHIM_LOG", log, 1);
+		c = criu(at_bound);
+		unsetenv("RTID_SHIM_LOG");
+		assert_string_equal(c.out, "toggled\n");
+		text = slurp(log);
+		if (whole == 1023) {
+			assert_non_null(strstr(text, arg));
+			assert_null(strstr(text, "..."));
+		} else
+			assert_non_null(strstr(text, "aaa...: to the real tool"));
+		arg[len] = 'a';
+		unlink(log_path);
+	}
 	/* A call with no argument at all is logged as one. */
 	{
 		char *bare[] = { "cuda-checkpoint", NULL };
