@@ -393,14 +393,24 @@ def tests_tmpdir():
     def ended(signum, frame):
         raise SystemExit(128 + signum)
 
-    before = {s: signal.signal(s, ended) for s in (signal.SIGTERM, signal.SIGHUP)}
-    tmpdir = tempfile.mkdtemp(prefix="rtid-mut-", dir="/tmp")
+    # A signal ignored (nohup) stays ignored.
+    caught = [s for s in (signal.SIGTERM, signal.SIGHUP)
+              if signal.getsignal(s) is not signal.SIG_IGN]
+    before = {s: signal.getsignal(s) for s in caught}
+    tmpdir = None
     try:
+        for s in caught:
+            signal.signal(s, ended)
+        tmpdir = tempfile.mkdtemp(prefix="rtid-mut-", dir="/tmp")
         os.chmod(tmpdir, 0o1777)  # as /tmp: tests run daemons as other users in it
         yield tmpdir
     finally:
-        runner.clean_up(-1, "-", tmpdir)
-        shutil.rmtree(tmpdir, ignore_errors=True)
+        # A second signal must not cut the clean-up short.
+        for s in caught:
+            signal.signal(s, signal.SIG_IGN)
+        if tmpdir:
+            runner.clean_up(-1, "-", tmpdir)
+            shutil.rmtree(tmpdir, ignore_errors=True)
         for s, h in before.items():
             signal.signal(s, h)
 

@@ -343,6 +343,8 @@ static void modes_say_what_the_scan_said(void **state)
 		  "tid 4244; scan not used: unattested\n" },
 		{ "crosscheck", "att.json", "4242\n", NULL, "4242\n",
 		  "tid 4242; cross-check: mismatch (the scan named 4244)\n" },
+		{ "crosscheck", "att.json", "4242\n", "^none$", "4242\n",
+		  "tid 4242; cross-check: mismatch (the scan named none)\n" },
 		{ "scan", "att.json", "4244\n", "^none$", "4244\n",
 		  "tid 4244; scan not used: zero-matches\n" },
 		{ "driver", "att.json", "4244\n", NULL, "4244\n", "(tool): tid 4244\n" },

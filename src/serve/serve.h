@@ -129,7 +129,8 @@ const char *sa_check(const struct serve_cfg *cfg, uid_t uid, bool may_act,
  * pid and proven by the peer socket among pid's fds. 0; -ESRCH when the
  * connecting process is gone or not proven; -ENAMETOOLONG when len cannot
  * hold the link's text; another negative errno when nothing can prove it
- * here (no unix_diag). ns is written only when proven. Test switches:
+ * here (no unix_diag: -EPROTONOSUPPORT) or a call failed (the connection's
+ * stat, a netlink socket). ns is written only when proven. Test switches:
  * RTID_SERVE_NO_PEERPIDFD=1 (the fallback), RTID_SERVE_NO_PIDFD_NS=1. */
 int sa_peer_ns(int fd, pid_t pid, char *ns, size_t len);
 

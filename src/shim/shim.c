@@ -268,7 +268,9 @@ static void conf_note(void *ctx, const char *what)
  * how an operator sees whether the mode did what it was set for. */
 static const char *scan_said(const struct rtid_result *r, char *buf, size_t len)
 {
-	if (r->crosscheck == RTID_XC_MISMATCH)
+	if (r->crosscheck == RTID_XC_MISMATCH && r->scan_tid <= 0)
+		snprintf(buf, len, "; cross-check: mismatch (the scan named none)");
+	else if (r->crosscheck == RTID_XC_MISMATCH)
 		snprintf(buf, len, "; cross-check: mismatch (the scan named %d)", r->scan_tid);
 	else if (r->crosscheck != RTID_XC_NONE)
 		snprintf(buf, len, "; cross-check: %s", rtid_xcheck_name(r->crosscheck));

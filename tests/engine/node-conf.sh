@@ -36,5 +36,5 @@ if [ "$writer" != "$self" ] &&
 	echo "$file is in use by a run of this test (pid $writer)"
 	exit 1
 fi
-rm -f "$file"
+rm -f "$file" || { echo "cannot remove $file, left by a run that ended without its clean-up (pid $writer)"; exit 1; }
 echo "removed $file, left by a run that ended without its clean-up (pid $writer)"

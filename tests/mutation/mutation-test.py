@@ -242,10 +242,13 @@ class Runner(unittest.TestCase):
                 "    open(d + '/left', 'w').close()\n"
                 "    print(d, flush=True)\n"
                 "    sys.stdin.read()\n" % os.path.join(ROOT, "mutation"))
+        # Started with SIGHUP ignored (nohup): it stays ignored.
         p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)
+                             stdout=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
         d = p.stdout.readline().strip()
         self.assertTrue(os.path.isdir(d))
+        p.send_signal(signal.SIGHUP)
         p.send_signal(signal.SIGTERM)
         self.assertEqual(p.wait(timeout=30), 128 + signal.SIGTERM)
         p.stdin.close()
