@@ -1,14 +1,14 @@
 /* Which pid namespace a client connected from (sa_peer_ns), asked in this
  * process of a socket pair's end, with the kernel's answers under the test's
  * hand where no process can be made to give them on cue: this program
- * defines getsockopt, fstat, ioctl and syscall, which the daemon's code
- * linked here reaches (the real ones through dlsym), to hand over the pidfd
- * of a process already gone, to fail the stat of the namespace's fd or of
- * the connection, to play a kernel before 6.11, and to have the process end
- * between the read of its namespace and the proof. A client
- * proven wrongly is placed in a namespace not its own, and its pids are
- * read as another's: every way the proof fails must be -ESRCH, with nothing
- * written. */
+ * defines getsockopt, fstat, ioctl, socket and syscall, which the daemon's
+ * code linked here reaches (the real ones through dlsym), to hand over the
+ * pidfd of a process already gone, to fail the stat of the namespace's fd or
+ * of the connection, to refuse a netlink socket, to play a kernel before
+ * 6.11, and to have the process end between the read of its namespace and
+ * the proof. A client proven wrongly is placed in a namespace not its own,
+ * and its pids are read as another's: every way the proof fails is an
+ * error, with nothing written. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -39,6 +39,7 @@
 static int peer_pidfd = -1; /* >= 0: what SO_PEERPIDFD answers (a dup) */
 static bool fail_fstat;     /* the next fstat fails (EIO) */
 static int fstat_failed;    /* fstat calls failed so */
+static bool fail_netlink;   /* a netlink socket cannot be had (EMFILE) */
 static bool no_ns_ioctl;    /* PIDFD_GET_PID_NAMESPACE unknown (before 6.11) */
 static int ns_ioctls;       /* PIDFD_GET_PID_NAMESPACE calls */
 static bool fail_proof;     /* pidfd_send_signal fails: the process is gone */
@@ -82,6 +83,17 @@ int fstat(int fd, struct stat *st)
 		return -1;
 	}
 	return next(fd, st);
+}
+
+int socket(int domain, int type, int protocol)
+{
+	int (*next)(int, int, int) = (int (*)(int, int, int))next_fn("socket");
+
+	if (domain == AF_NETLINK && fail_netlink) {
+		errno = EMFILE;
+		return -1;
+	}
+	return next(domain, type, protocol);
 }
 
 int ioctl(int fd, unsigned long req, ...)
@@ -155,7 +167,7 @@ static int setup(void **state)
 	assert_true(n > 0);
 	own[n] = '\0';
 	peer_pidfd = -1;
-	fail_fstat = fail_proof = no_ns_ioctl = false;
+	fail_fstat = fail_proof = no_ns_ioctl = fail_netlink = false;
 	fstat_failed = proofs = ns_ioctls = 0;
 	proof_flags = -1;
 	/* What this kernel has: the tests expect the methods it can use. */
@@ -307,8 +319,9 @@ static void test_before_the_namespace_ioctl(void **state)
 	assert_int_equal(proofs, 1);
 }
 
-/* Without a pidfd, the connection cannot be looked at (its stat fails),
- * or the client's end is closed already: not proven, nothing written. */
+/* Without a pidfd, the connection cannot be looked at (its stat fails, or
+ * no netlink socket can be had), or the client's end is closed already: not
+ * proven, the error said, nothing written. */
 static void test_socket_unprovable(void **state)
 {
 	char ns[64];
@@ -319,6 +332,10 @@ static void test_socket_unprovable(void **state)
 	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), -EIO);
 	assert_int_equal(fstat_failed, 1);
 	assert_string_equal(ns, "unwritten");
+	fail_netlink = true; /* no socket to ask sock_diag with */
+	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), -EMFILE);
+	assert_string_equal(ns, "unwritten");
+	fail_netlink = false;
 	close(sp[1]);
 	sp[1] = -1;
 	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), -ESRCH);
