@@ -265,16 +265,21 @@ static void test_own_namespace_each_way(void **state)
 static void test_gone_before_the_read(void **state)
 {
 	char ns[64];
-	pid_t child = fork();
+	pid_t child;
 
 	(void)state;
 	needs(has_pidfd, "SO_PEERPIDFD (before 6.5)");
+	child = fork();
 	assert_true(child >= 0);
 	if (child == 0)
 		_exit(0);
 	peer_pidfd = (int)syscall(SYS_pidfd_open, child, 0);
-	assert_true(peer_pidfd >= 0);
 	assert_int_equal(waitpid(child, NULL, 0), child);
+	if (peer_pidfd < 0 && errno == ENOSYS && getenv("RTID_UNDER_VALGRIND")) {
+		print_message("skipped: no pidfd_open under valgrind 3.19\n");
+		skip();
+	}
+	assert_true(peer_pidfd >= 0);
 	for (enum method m = BY_IOCTL; m <= BY_PROC; m++) {
 		use(m);
 		assert_int_equal(peer_ns(child, ns, sizeof(ns)), -ESRCH);
