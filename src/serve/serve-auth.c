@@ -37,13 +37,11 @@
 
 #define MAX_GROUPS 1024
 
-bool sa_may_act(const struct serve_cfg *cfg, int fd, uid_t uid, gid_t gid)
+bool sa_may_act(const struct serve_cfg *cfg, int fd, gid_t gid)
 {
 	gid_t groups[MAX_GROUPS];
 	socklen_t len = sizeof(groups);
 
-	if (uid == 0)
-		return true;
 	if (!cfg->have_action_group)
 		return false;
 	if (gid == cfg->action_group)
