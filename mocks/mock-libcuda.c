@@ -107,6 +107,14 @@ int cuInit(unsigned flags)
 		close(p[1]);
 	}
 	pause_for(cf_scaled(c->attach_delay_s)); /* the driver attach */
+	/* $RTID_MOCK_INIT_FAULT_WHILE: the case's init fault only while that
+	 * file exists, so that one daemon meets a failing attach, a good one,
+	 * and a failing one again. */
+	if (getenv("RTID_MOCK_INIT_FAULT_WHILE") &&
+	    access(getenv("RTID_MOCK_INIT_FAULT_WHILE"), F_OK) < 0) {
+		initialised = 1;
+		return CUDA_SUCCESS;
+	}
 	if (c->init.kind == CF_ANS_HANG)
 		for (;;)
 			pause();

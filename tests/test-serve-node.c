@@ -419,11 +419,16 @@ static void expect_unknown(struct shim_run r, int pid, const char *op)
 /* The daemon's own deadline cuts a started checkpoint: "unknown", one call. */
 static void test_once_past_the_daemon_deadline(void **state)
 {
+	struct shim_run r;
+
 	(void)state;
 	hd_start(&d, ARGS("--actions", "--action-timeout", "0.3"));
 	lock(100);
-	expect_unknown(hd_shim(&d, NULL, ARGS("--action", "checkpoint", "--pid", "100")), 100,
-		       "checkpoint");
+	r = hd_shim(&d, NULL, ARGS("--action", "checkpoint", "--pid", "100"));
+	expect_unknown(r, 100, "checkpoint");
+	/* The daemon answered: it could not tell, the answer was not lost. */
+	assert_non_null(strstr(r.out, "rtid serve started it and could not tell its outcome: "));
+	assert_null(strstr(r.out, "the answer was lost"));
 	assert_true(hd_said(&d, "past its deadline"));
 	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 0, "201\n"); /* serves on */
 }
@@ -751,6 +756,7 @@ static void test_operator_view(void **state)
 	expect_shim(ARGS("--get-restore-tid", "--pid", "100"), 0, "101\n");
 	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 0, "201\n");
 	lock(100);
+	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "locked\n");
 	{
 		struct rtid__svc_ans a;
 
@@ -778,7 +784,10 @@ static void test_operator_view(void **state)
 	assert_non_null(strstr(status_of("--prometheus"),
 			       "rtid_requests_total{op=\"get-restore-tid\",outcome=\"tid\"} 2\n"));
 	assert_non_null(strstr(status_of("--json"), "\"uptime_seconds\""));
-	assert_non_null(strstr(slurp(shim_log), "get-restore-tid --pid 100: answered by rtid serve: tid"));
+	/* The shim's note names what the daemon answered, each kind its word. */
+	assert_non_null(strstr(slurp(shim_log), "get-restore-tid --pid 100: answered by rtid serve: tid 101, exit 0\n"));
+	assert_non_null(strstr(slurp(shim_log), "lock --pid 100: answered by rtid serve: done, exit 0\n"));
+	assert_non_null(strstr(slurp(shim_log), "get-state --pid 100: answered by rtid serve: state locked, exit 0\n"));
 	assert_non_null(strstr(slurp(shim_log), "Z ")); /* each line stamped with the time (UTC) */
 }
 

@@ -94,10 +94,20 @@ static void test_shim_answers_as_the_tool(void **state)
 	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "locked\n");
 	expect_shim(ARGS("--action", "checkpoint", "--pid", "100"), 0, "");
 	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "checkpointed\n");
-	/* The driver's own error, with its exit status truncated as the tool does. */
-	expect_shim(ARGS("--action", "checkpoint", "--pid", "100"), 401 & 0xff,
-		    "Could not checkpoint process ID 100: \"the operation cannot be performed "
-		    "in the present state\"\n");
+	/* The driver's own error, with its exit status truncated as the tool
+	 * does; the shim's log names the error. */
+	{
+		char shim_log[400];
+
+		snprintf(shim_log, sizeof(shim_log), "%s/shim.log", d.dir);
+		setenv("RTID_SHIM_LOG", shim_log, 1);
+		expect_shim(ARGS("--action", "checkpoint", "--pid", "100"), 401 & 0xff,
+			    "Could not checkpoint process ID 100: \"the operation cannot be "
+			    "performed in the present state\"\n");
+		unsetenv("RTID_SHIM_LOG");
+		assert_non_null(strstr(slurp(shim_log), "checkpoint --pid 100: answered by rtid serve: "
+				       "driver error CUDA_ERROR_ILLEGAL_STATE, exit 145\n"));
+	}
 	expect_shim(ARGS("--action", "restore", "--pid", "100"), 0, "");
 	expect_shim(ARGS("--action", "unlock", "--pid", "100"), 0, "");
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
@@ -368,7 +378,43 @@ static void test_attach_fails(void **state)
 	}
 }
 
-/* A cuInit that never returns: cut at --attach-timeout, errors, no tid. */
+/* The backoff is for failed attaches in a row: once a worker has served,
+ * a failed attach is tried again at once, as after the first failure ever;
+ * only a second failure in a row waits. */
+static void test_backoff_forgotten_after_service(void **state)
+{
+	char gate[400];
+	struct rtid__svc_ans a;
+
+	(void)state;
+	snprintf(gate, sizeof(gate), "%s/init-fails", d.dir);
+	write_file(d.dir, "init-fails", "");
+	write_file(d.dir, "t.case", CASE_HEAD "libcuda-init fail 100\ntask 100 100 python3\n"
+		   "task 100 101 cuda00001400006\ntask 300 300 python3\nanswer 100 tid 101\n"
+		   "answer 300 crash 11\nexpect driver 100 tid=101\n");
+	setenv("RTID_MOCK_INIT_FAULT_WHILE", gate, 1);
+	hd_start(&d, NULL);
+	unsetenv("RTID_MOCK_INIT_FAULT_WHILE");
+	/* The attach at the start fails: the first failure, no backoff. */
+	for (int i = 0; i < 2000 * time_factor() && !hd_said(&d, "when needed"); i++)
+		poll(NULL, 0, 5);
+	assert_true(hd_said(&d, "cuInit failed"));
+	unlink(gate);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID); /* attached, and served */
+	assert_int_equal(a.value, 101);
+	write_file(d.dir, "init-fails", "");
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 300, 0, &a), 0);
+	assert_string_equal(a.name, "worker-crashed"); /* the worker that served, gone */
+	/* Its attach fails and is tried again at once; the second failure in
+	 * a row backs off, and the request fails then. */
+	assert_false(hd_said(&d, "a new attach after a backoff"));
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
+	assert_string_equal(a.name, "worker-failed");
+	assert_int_equal(hd_log_count(&d, "cuInit"), 4);
+	assert_true(hd_said(&d, "a new attach after a backoff"));
+}
+
 static void test_attach_hangs(void **state)
 {
 	struct rtid__svc_ans a;
@@ -463,9 +509,12 @@ static void test_tid_of_another_process(void **state)
 	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_ERROR);
 	assert_string_equal(a.name, "not-a-thread");
+	/* Its words say which wrong the driver did: they reach the log. */
+	assert_string_equal(a.text, "the driver named tid 501, a thread of another process");
 	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 500, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_ERROR);
 	assert_string_equal(a.name, "not-a-thread");
+	assert_string_equal(a.text, "the driver named tid 1, which is no thread of it");
 }
 
 /* The pid asked about is reused while the driver answers (the mock rewrites
@@ -936,6 +985,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_killed_worker_reaped_later, setup_hang, teardown),
 		cmocka_unit_test_setup_teardown(test_driver_version_change, setup_change, teardown),
 		cmocka_unit_test_setup_teardown(test_attach_fails, setup_noattach, teardown),
+		cmocka_unit_test_setup_teardown(test_backoff_forgotten_after_service, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attach_hangs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attach_crashes, setup, teardown),

@@ -146,8 +146,10 @@ void shim_note(const char *fmt, ...)
 			      ts.tv_nsec / 1000000, (int)getpid());
 	}
 	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
 	va_end(ap);
+	/* A note too long is cut: its newline takes the place of the last byte
+	 * kept, so the line is one line of at most 2047 bytes. */
 	if (n > (int)sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;
 	line[n++] = '\n';
@@ -255,9 +257,17 @@ bool shim_try_service(int argc, char **argv, int *rc, bool *to_tool)
 		return false;
 	}
 	*rc = print(&a);
-	shim_note("%s --pid %d: answered by rtid serve: %s%s%s, exit %d", rtid__svc_op_name(q.op),
-		  q.pid, a.kind == RTID__SVC_TID ? "tid" : a.kind == RTID__SVC_STATE ? "state"
-		  : a.kind == RTID__SVC_DONE ? "done" : "driver error", a.name[0] ? " " : "", a.name,
-		  *rc);
+	/* The note carries the answer itself: the log alone tells an operator
+	 * which tid or state CRIU was given. */
+	if (a.kind == RTID__SVC_TID)
+		snprintf(buf, sizeof(buf), "tid %d", a.value);
+	else if (a.kind == RTID__SVC_STATE)
+		snprintf(buf, sizeof(buf), "state %s", rtid__svc_state_name(a.value));
+	else if (a.kind == RTID__SVC_DONE)
+		snprintf(buf, sizeof(buf), "done");
+	else
+		snprintf(buf, sizeof(buf), "driver error %s", a.name);
+	shim_note("%s --pid %d: answered by rtid serve: %s, exit %d", rtid__svc_op_name(q.op),
+		  q.pid, buf, *rc);
 	return true;
 }
