@@ -12,7 +12,9 @@
  * answer is not a tid gets that answer (none, exit N, hang, crash) from every
  * call, or only from the calls named in $RTID_MOCK_FAULT_OPS (a comma list of
  * get-restore-tid, get-state, lock, checkpoint, restore, unlock); from the
- * other calls it then behaves as a CUDA process whose restore tid is pid + 1. */
+ * other calls it then behaves as a CUDA process whose restore tid is pid + 1.
+ * The case's cuInit fault ("libcuda-init ...") applies to every attach, or,
+ * with $RTID_MOCK_INIT_FAULT_WHILE, only while the file it names exists. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>

@@ -419,16 +419,23 @@ static void expect_unknown(struct shim_run r, int pid, const char *op)
 /* The daemon's own deadline cuts a started checkpoint: "unknown", one call. */
 static void test_once_past_the_daemon_deadline(void **state)
 {
+	char shim_log[400];
 	struct shim_run r;
 
 	(void)state;
 	hd_start(&d, ARGS("--actions", "--action-timeout", "0.3"));
 	lock(100);
+	snprintf(shim_log, sizeof(shim_log), "%s/shim.log", d.dir);
+	setenv("RTID_SHIM_LOG", shim_log, 1);
 	r = hd_shim(&d, NULL, ARGS("--action", "checkpoint", "--pid", "100"));
+	unsetenv("RTID_SHIM_LOG");
 	expect_unknown(r, 100, "checkpoint");
-	/* The daemon answered: it could not tell, the answer was not lost. */
+	/* The daemon answered: it could not tell, the answer was not lost; the
+	 * shim's log keeps the daemon's words. */
 	assert_non_null(strstr(r.out, "rtid serve started it and could not tell its outcome: "));
 	assert_null(strstr(r.out, "the answer was lost"));
+	assert_non_null(strstr(slurp(shim_log), "checkpoint --pid 100 started, outcome unknown "
+			       "(started, outcome unknown: "));
 	assert_true(hd_said(&d, "past its deadline"));
 	expect_shim(ARGS("--get-restore-tid", "--pid", "200"), 0, "201\n"); /* serves on */
 }

@@ -61,6 +61,7 @@ CASE_SETUP(setup_silent, "serve-silent-client")
 CASE_SETUP(setup_missing, "serve-socket-missing")
 CASE_SETUP(setup_one, "serve-one-attach")
 CASE_SETUP(setup_noattach, "serve-attach-fails")
+CASE_SETUP(setup_noattach_again, "serve-attach-fails-after-service")
 CASE_SETUP(setup_query_error, "serve-query-driver-error")
 
 static int teardown(void **state)
@@ -389,9 +390,6 @@ static void test_backoff_forgotten_after_service(void **state)
 	(void)state;
 	snprintf(gate, sizeof(gate), "%s/init-fails", d.dir);
 	write_file(d.dir, "init-fails", "");
-	write_file(d.dir, "t.case", CASE_HEAD "libcuda-init fail 100\ntask 100 100 python3\n"
-		   "task 100 101 cuda00001400006\ntask 300 300 python3\nanswer 100 tid 101\n"
-		   "answer 300 crash 11\nexpect driver 100 tid=101\n");
 	setenv("RTID_MOCK_INIT_FAULT_WHILE", gate, 1);
 	hd_start(&d, NULL);
 	unsetenv("RTID_MOCK_INIT_FAULT_WHILE");
@@ -985,7 +983,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_killed_worker_reaped_later, setup_hang, teardown),
 		cmocka_unit_test_setup_teardown(test_driver_version_change, setup_change, teardown),
 		cmocka_unit_test_setup_teardown(test_attach_fails, setup_noattach, teardown),
-		cmocka_unit_test_setup_teardown(test_backoff_forgotten_after_service, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backoff_forgotten_after_service, setup_noattach_again,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_attach_hangs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attach_crashes, setup, teardown),

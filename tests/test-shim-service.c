@@ -271,6 +271,38 @@ static void test_untrusted_daemon_is_not_read(void **state)
 	free(dir);
 }
 
+/* The shim's log: each note one line of at most 2047 bytes, its newline
+ * included; a note that fits is whole, a longer one cut, never split. The
+ * prefix is the time (24 bytes: 2026-12-05T10:00:00.000Z) and the pid. */
+static void test_note_is_one_bounded_line(void **state)
+{
+	char *dir = tmp_dir(), log[200], body[2100], prefix[40];
+	size_t head;
+
+	(void)state;
+	snprintf(log, sizeof(log), "%s/shim.log", dir);
+	head = 24 + (size_t)snprintf(prefix, sizeof(prefix), " %d: ", (int)getpid());
+	setenv("RTID_SHIM_LOG", log, 1);
+	for (size_t want = 2045; want <= 2049; want++) {
+		const char *text;
+		size_t n = want - head, got;
+
+		memset(body, 'n', n);
+		body[n] = '\0';
+		unlink(log);
+		shim_note("%s", body); /* a line of want bytes before its newline */
+		text = slurp(log);
+		got = strlen(text);
+		assert_int_equal(got, want < 2047 ? want + 1 : 2047);
+		assert_int_equal(text[got - 1], '\n');
+		assert_null(memchr(text, '\n', got - 1));
+		assert_int_equal(text[23], 'Z');
+		assert_memory_equal(text + 24, prefix, strlen(prefix));
+	}
+	unsetenv("RTID_SHIM_LOG");
+	rm_tree(dir);
+}
+
 /* The daemon's log: one line per event, cut rather than split when long. */
 static void test_log_line_is_bounded(void **state)
 {
@@ -373,6 +405,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_which_calls_are_asked),
+		cmocka_unit_test(test_note_is_one_bounded_line),
 		cmocka_unit_test(test_log_line_is_bounded),
 		cmocka_unit_test(test_untrusted_daemon_is_not_read),
 		cmocka_unit_test(test_driver_errors_from_the_daemon),

@@ -31,6 +31,7 @@
 
 #define WAIT_DEFAULT 2.0 /* seconds for connect and reply (RTID_SERVICE_TIMEOUT) */
 #define ACTION_WAIT_DEFAULT 660.0 /* the daemon's action deadline, and some */
+#define NOTE_LINE 2047 /* bytes in a line of RTID_SHIM_LOG, its newline included */
 
 static bool is_op(const char *a, struct rtid__svc_req *q)
 {
@@ -129,41 +130,50 @@ static int print(const struct rtid__svc_ans *a)
 void shim_note(const char *fmt, ...)
 {
 	const char *path = getenv("RTID_SHIM_LOG");
-	char line[2048]; /* the whole argv and the tool's error (its excerpt) */
+	char stamp[32], *line = NULL;
+	struct timespec ts;
+	size_t len = 0;
+	struct tm tm;
 	va_list ap;
-	int fd, n;
+	FILE *f;
+	int fd;
 
 	if (!path || !*path)
 		return;
-	{
-		struct timespec ts;
-		struct tm tm;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		gmtime_r(&ts.tv_sec, &tm);
-		n = (int)strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-		n += snprintf(line + n, sizeof(line) - (size_t)n, ".%03ldZ %d: ",
-			      ts.tv_nsec / 1000000, (int)getpid());
-	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	/* A stream that grows: the note is whole before it is cut, and no
+	 * offset into a fixed buffer is computed by hand. */
+	if (!(f = open_memstream(&line, &len)))
+		return;
+	fprintf(f, "%s.%03ldZ %d: ", stamp, ts.tv_nsec / 1000000, (int)getpid());
 	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	vfprintf(f, fmt, ap);
 	va_end(ap);
-	/* A note too long is cut: its newline takes the place of the last byte
-	 * kept, so the line is one line of at most 2047 bytes. */
-	if (n > (int)sizeof(line) - 2)
-		n = (int)sizeof(line) - 2;
-	line[n++] = '\n';
+	if (fclose(f) != 0) {
+		free(line);
+		return;
+	}
+	/* A note too long (the whole argv, the tool's error) is cut to one line
+	 * of NOTE_LINE bytes with its newline, which takes the place of the
+	 * terminating NUL or of the first byte cut. */
+	if (len > NOTE_LINE - 1)
+		len = NOTE_LINE - 1;
+	line[len++] = '\n';
 	/* O_NONBLOCK: a FIFO at the path must not hang the call CRIU waits on
 	 * (an open for writing blocks until a reader comes); only a regular
-	 * file is written. */
+	 * file is written, in one write, so that the lines of shims running at
+	 * once never interleave. */
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (fd >= 0) {
 		struct stat st;
 
 		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-			(void)!write(fd, line, (size_t)n);
+			(void)!write(fd, line, len);
 		close(fd);
 	}
+	free(line);
 }
 
 bool shim_try_service(int argc, char **argv, int *rc, bool *to_tool)
