@@ -299,6 +299,17 @@ static void test_note_is_one_bounded_line(void **state)
 		assert_int_equal(text[23], 'Z');
 		assert_memory_equal(text + 24, prefix, strlen(prefix));
 	}
+	/* Created for its owner alone: a note holds a call's whole argv. */
+	{
+		struct stat st;
+		mode_t old = umask(0);
+
+		unlink(log);
+		shim_note("created");
+		umask(old);
+		assert_int_equal(stat(log, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0600);
+	}
 	unsetenv("RTID_SHIM_LOG");
 	rm_tree(dir);
 }
