@@ -2,6 +2,7 @@
  * call the daemon answers (the rest never reach the socket), and that no
  * socket, or something else at its path, leaves the call to the shim. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -314,6 +315,41 @@ static void test_note_is_one_bounded_line(void **state)
 	rm_tree(dir);
 }
 
+/* Where the note goes: only a regular file, never a FIFO even with a
+ * reader (nor a terminal: what such a path leads to may be what CRIU reads);
+ * written on fd 0 too, when the shim was started with stdin closed; and no
+ * fd left open behind it. */
+static void test_note_only_to_a_file(void **state)
+{
+	char *dir = tmp_dir(), path[200], buf[64];
+	int fd, in, next;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC); /* a reader is there */
+	assert_true(fd >= 0);
+	setenv("RTID_SHIM_LOG", path, 1);
+	shim_note("to a fifo");
+	assert_int_equal(read(fd, buf, sizeof(buf)), -1);
+	assert_int_equal(errno, EAGAIN);
+	close(fd);
+	/* A regular file, opened on fd 0 (stdin closed). */
+	snprintf(path, sizeof(path), "%s/log", dir);
+	setenv("RTID_SHIM_LOG", path, 1);
+	in = fcntl(0, F_DUPFD_CLOEXEC, 3);
+	assert_true(in >= 0);
+	close(0);
+	shim_note("with stdin closed");
+	next = open("/dev/null", O_RDONLY | O_CLOEXEC); /* 0 again: the note's fd is closed */
+	assert_int_equal(dup2(in, 0), 0);
+	close(in);
+	assert_int_equal(next, 0);
+	assert_non_null(strstr(slurp(path), ": with stdin closed\n"));
+	unsetenv("RTID_SHIM_LOG");
+	rm_tree(dir);
+}
+
 /* The daemon's log: one line per event, cut rather than split when long. */
 static void test_log_line_is_bounded(void **state)
 {
@@ -417,6 +453,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_which_calls_are_asked),
 		cmocka_unit_test(test_note_is_one_bounded_line),
+		cmocka_unit_test(test_note_only_to_a_file),
 		cmocka_unit_test(test_log_line_is_bounded),
 		cmocka_unit_test(test_untrusted_daemon_is_not_read),
 		cmocka_unit_test(test_driver_errors_from_the_daemon),

@@ -132,7 +132,7 @@ void shim_note(const char *fmt, ...)
 	const char *path = getenv("RTID_SHIM_LOG");
 	char stamp[32], *line = NULL;
 	struct timespec ts;
-	size_t len = 0;
+	size_t len; /* open_memstream sets it */
 	struct tm tm;
 	va_list ap;
 	FILE *f;
