@@ -151,9 +151,9 @@ static bool call_kind(int argc, char **argv, enum rtid__req_kind *kind, const ch
 			*kind = RTID__REQ_ACTION, *verb = "toggle", any = true;
 		} else if (!strcmp(a, "--action") && i + 1 < argc) {
 			*kind = RTID__REQ_ACTION, *verb = argv[++i], any = true;
-		} else if ((!strcmp(a, "--timeout") || !strcmp(a, "--device-map") ||
-			    !strcmp(a, "--pid")) && i + 1 < argc) {
-			i++; /* a value, never an option */
+		} else if (!strcmp(a, "--timeout") || !strcmp(a, "--device-map") ||
+			   !strcmp(a, "--pid")) {
+			i++; /* a value, never an option; past the last, the loop ends */
 		}
 	}
 	return any;
