@@ -313,6 +313,7 @@ static void test_note_is_one_bounded_line(void **state)
 	}
 	unsetenv("RTID_SHIM_LOG");
 	rm_tree(dir);
+	free(dir);
 }
 
 /* Where the note goes: only a regular file, never a FIFO even with a
@@ -348,6 +349,7 @@ static void test_note_only_to_a_file(void **state)
 	assert_non_null(strstr(slurp(path), ": with stdin closed\n"));
 	unsetenv("RTID_SHIM_LOG");
 	rm_tree(dir);
+	free(dir);
 }
 
 /* The daemon's log: one line per event, cut rather than split when long. */

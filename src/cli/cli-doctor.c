@@ -291,15 +291,22 @@ static void check_daemon(struct cli_doctor *d)
 		    path, (unsigned)st.st_uid);
 		return;
 	}
-	if ((r = rtid__svc_open(path, &c)) < 0) {
+	/* EPIPE: connected, and hung up on before the greeting was sent; what
+	 * answers there answered nothing, as when it hangs up after it (the
+	 * two differ only by how soon it closed). */
+	if ((r = rtid__svc_open(path, &c)) < 0 && r != -EPIPE) {
 		cli_doctor_add(d, "rtid-serve", false, r == -EACCES ? "run rtid doctor as root, or as a "
 		    "member of the socket's group (rtid serve --group); CRIU runs the shim as root"
 		    : restart, "%s: cannot connect: %s%s", path, strerror(-r), r == -ECONNREFUSED
 		    ? " (nobody listens: the daemon is gone)" : "");
 		return;
 	}
-	r = rtid__svc_status(&c, rtid__now() + 10, stat_line, &seen);
-	rtid__svc_close(&c);
+	if (r == 0) {
+		r = rtid__svc_status(&c, rtid__now() + 10, stat_line, &seen);
+		rtid__svc_close(&c);
+	} else {
+		r = -EIO; /* as rtid__svc_status says a closed connection */
+	}
 	if (r < 0)
 		cli_doctor_add(d, "rtid-serve", false, restart, "%s: no answer to status: %s", path,
 		    strerror(-r));
