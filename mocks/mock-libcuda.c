@@ -85,6 +85,7 @@ int cuDriverGetVersion(int *version)
 int cuInit(unsigned flags)
 {
 	struct casefile *c = load();
+	const char *gate;
 
 	(void)flags;
 	if (!c)
@@ -112,8 +113,7 @@ int cuInit(unsigned flags)
 	/* $RTID_MOCK_INIT_FAULT_WHILE: the case's init fault only while that
 	 * file exists, so that one daemon meets a failing attach, a good one,
 	 * and a failing one again. */
-	if (getenv("RTID_MOCK_INIT_FAULT_WHILE") &&
-	    access(getenv("RTID_MOCK_INIT_FAULT_WHILE"), F_OK) < 0) {
+	if ((gate = getenv("RTID_MOCK_INIT_FAULT_WHILE")) && access(gate, F_OK) < 0) {
 		initialised = 1;
 		return CUDA_SUCCESS;
 	}

@@ -413,6 +413,7 @@ static void test_backoff_forgotten_after_service(void **state)
 	assert_true(hd_said(&d, "a new attach after a backoff"));
 }
 
+/* A cuInit that never returns: cut at --attach-timeout, errors, no tid. */
 static void test_attach_hangs(void **state)
 {
 	struct rtid__svc_ans a;
