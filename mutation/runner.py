@@ -86,6 +86,19 @@ def clean_up(pgid, token, tmpdir):
     return sorted(set(left))
 
 
+# The signals a run may have been started with ignored (nohup ignores
+# SIGHUP, a shell's background job SIGINT and SIGQUIT), and a test inherits
+# what is ignored: a mutant that sends one of them to the wrong process would
+# then go unseen. Each test starts with their default actions, as under CI.
+RESET_SIGNALS = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM,
+                 signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM)
+
+
+def _default_signals():
+    for s in RESET_SIGNALS:
+        signal.signal(s, signal.SIG_DFL)
+
+
 def run_test(test, tmpdir, timeout, log_path, cwd=None):
     """Runs test (a meson introspection entry) with its own environment and
     TMPDIR=tmpdir, in its workdir or else cwd (meson runs tests in the build
@@ -101,7 +114,7 @@ def run_test(test, tmpdir, timeout, log_path, cwd=None):
     with open(log_path, "wb") as log:
         p = subprocess.Popen(test["cmd"], cwd=test.get("workdir") or cwd, env=env,
                              stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                             start_new_session=True)
+                             start_new_session=True, preexec_fn=_default_signals)
         try:
             rc = p.wait(timeout=timeout)
             outcome = "pass" if rc == 0 else "skip" if rc == 77 else "fail"

@@ -46,6 +46,7 @@ static int ns_ioctls;       /* PIDFD_GET_PID_NAMESPACE calls */
 static bool fail_proof;     /* pidfd_send_signal fails: the process is gone */
 static int proofs;          /* pidfd_send_signal calls */
 static long proof_flags;    /* the last one's flags */
+static long proof_sig;      /* and its signal */
 static bool has_pidfd;      /* SO_PEERPIDFD (6.5) */
 static bool has_ns_ioctl;   /* PIDFD_GET_PID_NAMESPACE (6.11) */
 
@@ -149,6 +150,7 @@ long syscall(long n, ...)
 	if (n == SYS_pidfd_send_signal) {
 		proofs++;
 		proof_flags = a[3];
+		proof_sig = a[1];
 		if (fail_proof) {
 			errno = ESRCH;
 			return -1;
@@ -185,7 +187,7 @@ static int setup(void **state)
 	peer_pidfd = -1;
 	fail_fstat = fail_proof = no_ns_ioctl = fail_netlink = empty_netlink = false;
 	fstat_failed = proofs = ns_ioctls = 0;
-	proof_flags = -1;
+	proof_flags = proof_sig = -1;
 	/* What this kernel has: the tests expect the methods it can use. */
 	{
 		int pidfd = -1, nsfd;
@@ -263,11 +265,14 @@ static void test_own_namespace_each_way(void **state)
 		assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), 0);
 		assert_string_equal(ns, own);
 		/* The /proc method proves the process alive after the read: by
-		 * signal 0 to the process, no flags (a thread's signal before
-		 * 6.9 is EINVAL). */
+		 * signal 0 to the process (a check that sends nothing: any other
+		 * would hit the client), no flags (a thread's signal before 6.9
+		 * is EINVAL). */
 		assert_int_equal(proofs, by_proc);
-		if (by_proc)
+		if (by_proc) {
+			assert_int_equal(proof_sig, 0);
 			assert_int_equal(proof_flags, 0);
+		}
 		/* Room for the text and its end, or nothing written. */
 		assert_int_equal(peer_ns(getpid(), ns, strlen(own) + 1), 0);
 		assert_string_equal(ns, own);

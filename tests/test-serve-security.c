@@ -65,9 +65,9 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* In a child as uid nobody, primary group gid, supplementary groups the one
- * in extra (none when 0): the answer kind for each request, one byte each on
- * the pipe (0xff: no answer). */
+/* In a child as uid nobody, primary group gid, supplementary groups bin (2)
+ * and then extra (none at all when extra is 0): the answer kind for each
+ * request, one byte each on the pipe (0xff: no answer). */
 static void as_user(gid_t gid, gid_t extra, const struct rtid__svc_req *q, size_t n,
 		    unsigned char *kinds)
 {
@@ -79,7 +79,10 @@ static void as_user(gid_t gid, gid_t extra, const struct rtid__svc_req *q, size_
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		close(p[0]);
-		if (setgroups(extra ? 1 : 0, &extra) < 0 || setgid(gid) < 0 || setuid(NOBODY) < 0)
+		/* extra second: the daemon looks past the first group. */
+		gid_t groups[] = { 2, extra };
+
+		if (setgroups(extra ? 2 : 0, groups) < 0 || setgid(gid) < 0 || setuid(NOBODY) < 0)
 			_exit(3);
 		for (size_t i = 0; i < n; i++) {
 			struct rtid__svc_ans a;
@@ -110,7 +113,8 @@ static void as_nobody(const struct rtid__svc_req *q, size_t n, unsigned char *ki
 
 /* Membership by a supplementary group counts, as the kernel gives the groups
  * of the connection (SO_PEERGROUPS), never the user database: nobody with
- * primary group daemon (1) and nogroup beside it may act on its own process. */
+ * primary group daemon (1) and nogroup beside it (after bin) may act on its
+ * own process. */
 static void test_action_group_supplementary(void **state)
 {
 	const struct rtid__svc_req q[] = { { RTID__OP_LOCK, 500, 1000 }, { RTID__OP_UNLOCK, 500, 0 } };

@@ -217,7 +217,7 @@ static int configure(struct cli_opts *o, const char *tool)
 	(void)cli_opts_init(o, SHIM);
 	o->cfg.tool = tool;
 	o->cfg.timeout_s = NO_TIMEOUT;
-	o->cfg.jobs = 1;
+	/* cfg.jobs stays the default: the shim resolves one pid, one query. */
 	o->cfg.backend = backend && !strcmp(backend, "api") ? RTID_BACKEND_API : RTID_BACKEND_TOOL;
 	if (timeout && *timeout)
 		(void)cli_parse_seconds(timeout, &o->cfg.timeout_s);

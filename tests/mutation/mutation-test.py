@@ -262,6 +262,20 @@ class Runner(unittest.TestCase):
                 self.assertEqual(runner.run_test(t, os.path.join(tmp, "w"), 10,
                                                  os.path.join(tmp, "log"))[0], want)
 
+    def test_signals_ignored_by_the_run_are_not_by_the_test(self):
+        # A run started under nohup (SIGHUP ignored) or as a background job
+        # (SIGINT, SIGQUIT): a test that gets one of them still dies of it.
+        with tempfile.TemporaryDirectory() as tmp:
+            for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT):
+                old = signal.signal(sig, signal.SIG_IGN)
+                try:
+                    t = {"cmd": ["sh", "-c", "kill -%d $$; exit 0" % sig]}
+                    got = runner.run_test(t, os.path.join(tmp, "w"), 10,
+                                          os.path.join(tmp, "log"))[0]
+                finally:
+                    signal.signal(sig, old)
+                self.assertEqual(got, "fail", signal.Signals(sig).name)
+
     def test_fuse_mounts_under(self):
         # Read from /proc/self/mounts: nothing of ours is mounted under a fresh dir.
         with tempfile.TemporaryDirectory() as tmp:
