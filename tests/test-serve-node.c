@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -209,6 +210,90 @@ static void test_queued_requests_keep_their_order(void **state)
 	assert_true(log_line("get-state", 100) > log_line("checkpoint-end", 100));
 	assert_true(log_line("start", 100) > log_line("get-state", 100));
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+}
+
+/* The daemon's workers blocked reading a query: attached, their greeting
+ * sent (a worker reads its socket with recv, which is recvfrom here). */
+static int workers_waiting(void)
+{
+	char path[64], kids[512], want[32], *p, *end;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)d.pid, (int)d.pid);
+	snprintf(kids, sizeof(kids), "%s", slurp(path));
+	snprintf(want, sizeof(want), "%ld ", (long)SYS_recvfrom);
+	for (p = kids;; p = end) {
+		long pid = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		snprintf(path, sizeof(path), "/proc/%ld/syscall", pid);
+		n += !strncmp(slurp(path), want, strlen(want));
+	}
+	return n;
+}
+
+/* Requests waiting for workers are all handed out in the pass in which the
+ * workers are ready, oldest first whatever their clients' places: a query of
+ * 200 (it hangs in the driver) read before one of 100 asked on an older
+ * connection (the lower place), both waiting while two workers attach (the
+ * first worker crashed on 300: none is left), the daemon stopped meanwhile
+ * so that both are ready in one pass. 100 is answered by the second worker
+ * while 200 still hangs, not at its own deadline; 200 is cut at its
+ * deadline. */
+static void test_waiting_requests_all_handed_out(void **state)
+{
+	struct rtid__svc_req q100 = { .op = RTID__OP_RESTORE_TID, .pid = 100 };
+	struct rtid__svc_req q200 = { .op = RTID__OP_RESTORE_TID, .pid = 200 };
+	struct rtid__svc_conn a, b;
+	struct rtid__svc_ans ans;
+	char text[400], buf[RTID__SVC_MSG_MAX], tmo[32];
+	size_t n;
+	int st, len;
+
+	(void)state;
+	snprintf(text, sizeof(text), "title w\nproves w\ndriver 580.159.03\nbackend api\n"
+		 "attach-delay %g\ntask 100 100 python3\ntask 100 101 cuda00001400006\n"
+		 "task 200 200 python3\ntask 200 201 cuda00001400006\ntask 300 300 python3\n"
+		 "answer 100 tid 101\nanswer 200 hang\nanswer 300 crash 11\n"
+		 "expect driver 100 tid=101\n", 1.0 * time_factor());
+	write_file(d.dir, "t.case", text);
+	snprintf(tmo, sizeof(tmo), "%g", 3 * time_factor());
+	hd_start(&d, ARGS("--workers", "2", "--timeout", tmo));
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 300, 0, &ans), 0);
+	assert_string_equal(ans.name, "worker-crashed"); /* no worker now */
+	assert_int_equal(rtid__svc_open(d.sock, &a), 0); /* the lower place */
+	assert_int_equal(rtid__svc_open(d.sock, &b), 0);
+	n = rtid__svc_req_format(&q200, buf);
+	assert_int_equal(send(b.fd, buf, n, 0), (ssize_t)n);
+	/* Read, waiting for a new worker's attach: the next is later. */
+	for (int i = 0; i < 2000 && queued_now() < 1; i++)
+		;
+	n = rtid__svc_req_format(&q100, buf);
+	assert_int_equal(send(a.fd, buf, n, 0), (ssize_t)n);
+	for (int i = 0; i < 2000 && queued_now() < 2; i++)
+		;
+	assert_int_equal(queued_now(), 2); /* neither has a worker yet */
+	assert_int_equal(kill(d.pid, SIGSTOP), 0);
+	assert_int_equal(waitpid(d.pid, &st, WUNTRACED), d.pid);
+	for (int i = 0; i < 4000 * time_factor() && workers_waiting() < 2; i++)
+		poll(NULL, 0, 5);
+	assert_int_equal(workers_waiting(), 2);
+	assert_int_equal(kill(d.pid, SIGCONT), 0);
+	assert_true(hd_recv(a.fd, buf, sizeof(buf), 20 * time_factor()) > 0); /* the greeting */
+	len = hd_recv(a.fd, buf, sizeof(buf), 20 * time_factor());
+	assert_true(len > 0);
+	assert_int_equal(rtid__svc_ans_parse(buf, (size_t)len, &ans), 0);
+	assert_int_equal(ans.kind, RTID__SVC_TID);
+	assert_int_equal(ans.value, 101);
+	assert_true(hd_recv(b.fd, buf, sizeof(buf), 20 * time_factor()) > 0); /* the greeting */
+	assert_int_equal(hd_recv(b.fd, buf, sizeof(buf), 0), -1); /* 200 still hangs */
+	len = hd_recv(b.fd, buf, sizeof(buf), 20 * time_factor());
+	assert_true(len > 0);
+	assert_int_equal(rtid__svc_ans_parse(buf, (size_t)len, &ans), 0);
+	assert_string_equal(ans.name, "timeout");
+	rtid__svc_close(&a);
+	rtid__svc_close(&b);
 }
 
 /* A request waiting for a worker holds back its process's later ones: with
@@ -979,6 +1064,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_long_action_holds_up_no_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queued_requests_keep_their_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_waiting_requests_all_handed_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_waiting_query_holds_back_its_action, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_query_waits_for_a_running_query, setup, teardown),

@@ -462,6 +462,80 @@ static void test_other_pid_namespace(void **state)
 	}
 }
 
+/* The driver names a thread that the fake tree shows in the client's
+ * process but that has no number in the client's pid namespace (the test's
+ * own pid, a host process): the daemon cannot say the tid as the client
+ * numbers it, so it answers not-a-thread with words that say so (they reach
+ * the shim's log), never the host's number. Needs root for unshare. */
+static void test_tid_without_a_number_in_the_client_namespace(void **state)
+{
+	int go[2], res[2], hp[2], st, host = 0, me = getpid();
+	struct rtid__svc_ans got = { .kind = -1 };
+	char text[300], rel[64];
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(res), 0);
+	assert_int_equal(pipe(hp), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pid_t inner;
+
+		if (unshare(CLONE_NEWPID) < 0)
+			_exit(77);
+		inner = fork(); /* pid 1 of the new namespace */
+		if (inner == 0) {
+			struct rtid__svc_ans a = { .kind = -1 };
+			char c;
+
+			if (read(go[0], &c, 1) != 1 || hd_ask(&d, RTID__OP_RESTORE_TID, 1, 0, &a) != 0)
+				_exit(4);
+			_exit(write(res[1], &a, sizeof(a)) == (ssize_t)sizeof(a) ? 0 : 5);
+		}
+		if (inner < 0 || write(hp[1], &inner, sizeof(inner)) != (ssize_t)sizeof(inner))
+			_exit(6);
+		_exit(waitpid(inner, &st, 0) == inner && WIFEXITED(st) ? WEXITSTATUS(st) : 7);
+	}
+	close(hp[1]);
+	close(res[1]);
+	close(go[0]);
+	if (read(hp[0], &host, sizeof(host)) != (ssize_t)sizeof(host)) {
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		close(hp[0]);
+		close(res[0]);
+		close(go[1]);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 77);
+		skip(); /* no unshare here (not root) */
+	}
+	/* In the fake tree, the test's pid is a thread of the client's process. */
+	snprintf(rel, sizeof(rel), "%d/task/%d/comm", host, host);
+	write_file(d.proc, rel, "sh\n");
+	snprintf(rel, sizeof(rel), "%d/task/%d/comm", host, me);
+	write_file(d.proc, rel, "cuda00001400006\n");
+	snprintf(rel, sizeof(rel), "%d/status", me);
+	snprintf(text, sizeof(text), "Tgid:\t%d\nThreads:\t2\n", host);
+	write_file(d.proc, rel, text);
+	snprintf(text, sizeof(text), "title ns\nproves ns\ndriver 580.159.03\nbackend api\n"
+		 "task %d %d sh\ntask %d %d cuda00001400006\nanswer %d tid %d\n"
+		 "expect driver %d tid=%d\n", host, host, host, me, host, me, host, me);
+	write_file(d.dir, "t.case", text);
+	hd_start(&d, NULL);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(res[0], &got, sizeof(got)), (ssize_t)sizeof(got));
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(hp[0]);
+	close(res[0]);
+	close(go[1]);
+	assert_int_equal(got.kind, RTID__SVC_ERROR);
+	assert_string_equal(got.name, "not-a-thread");
+	assert_string_equal(got.text, "the restore thread has no number in the client's pid "
+			   "namespace");
+	assert_int_equal(hd_log_count(&d, "\"event\":\"start\""), 1); /* the driver was asked */
+}
+
 /* A pid taken on purpose (clone3 with set_tid, root): a process that waits
  * until fd closes, or -1 with errno. */
 static pid_t take_pid(pid_t want, int fd)
@@ -959,6 +1033,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_action_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_group_supplementary, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_pid_namespace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tid_without_a_number_in_the_client_namespace, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_peer_pid_reused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peer_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_group_non_member, setup, teardown),

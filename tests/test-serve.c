@@ -119,6 +119,7 @@ static void test_shim_answers_as_the_tool(void **state)
 		assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 900, 0, &a), 0);
 		assert_int_equal(a.kind, RTID__SVC_ERROR);
 		assert_string_equal(a.name, "bad-output");
+		assert_string_equal(a.text, "the driver answered 0"); /* words for the log */
 	}
 	/* One attach, and a spare started while an action ran. */
 	assert_in_range(hd_log_count(&d, "cuInit"), 1, 2);

@@ -218,6 +218,41 @@ static void test_driver_errors_from_the_daemon(void **state)
 	free(dir);
 }
 
+/* Without RTID_PROC, or with it empty, the shim's request rule reads the
+ * kernel's /proc, as on a node: a query about the caller's own process goes
+ * to the daemon, and its answer is the shim's. */
+static void test_rule_reads_the_kernels_proc(void **state)
+{
+	char self[16], *dir = tmp_dir(), path[200];
+	char **q = ARGV("--get-restore-tid", "--pid", self);
+	int st;
+
+	(void)state;
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	snprintf(path, sizeof(path), "%s/s", dir);
+	setenv("RTID_SOCKET", path, 1);
+	setenv("RTID_SERVICE_TIMEOUT", "5", 1);
+	for (int empty = 0; empty < 2; empty++) {
+		int rc = -1;
+		pid_t pid;
+
+		if (empty)
+			setenv("RTID_PROC", "", 1);
+		else
+			unsetenv("RTID_PROC");
+		pid = fake_daemon(path, geteuid());
+		assert_true(shim_try_service(count(q), q, &rc, NULL));
+		assert_int_equal(rc, 0);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		unlink(path);
+	}
+	unsetenv("RTID_PROC");
+	unsetenv("RTID_SOCKET");
+	unsetenv("RTID_SERVICE_TIMEOUT");
+	rm_tree(dir);
+	free(dir);
+}
+
 /* The shim reads an answer only from a daemon that runs as root, as itself,
  * or as RTID_SERVE_UID: anyone else who got to listen on the path could
  * name any tid. */
@@ -459,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_log_line_is_bounded),
 		cmocka_unit_test(test_untrusted_daemon_is_not_read),
 		cmocka_unit_test(test_driver_errors_from_the_daemon),
+		cmocka_unit_test(test_rule_reads_the_kernels_proc),
 		cmocka_unit_test(test_settings_judged),
 		cmocka_unit_test(test_settings_file_refused),
 	};

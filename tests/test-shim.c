@@ -107,15 +107,30 @@ static void attested_scan_spawns_no_tool(void **state)
 	assert_int_equal(c.status, 0);
 	assert_string_equal(c.out, "4244\n"); /* nothing else, not even a warning */
 	assert_int_equal(count_lines(log_path), 0);
+	/* The plugin's other spelling of the query is rtid's to answer too. */
+	{
+		char *other[] = { "cuda-checkpoint", "--pid", "4242", "--get-restore-tid", NULL };
+
+		c = criu(other);
+		assert_int_equal(c.status, 0);
+		assert_string_equal(c.out, "4244\n");
+		assert_int_equal(count_lines(log_path), 0);
+	}
 }
 
 static void none_exits_like_the_tool(void **state)
 {
 	char *argv[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+	struct criu_call c;
 
 	(void)state;
 	setenv("FAKE_EXIT", "1", 1);
-	assert_int_equal(criu(argv).status, 1);
+	c = criu(argv);
+	assert_int_equal(c.status, 1);
+	/* rtid's answer (the tool ran once, for rtid), in the tool's words. */
+	assert_string_equal(c.out, "Could not get restore thread ID for process ID 4242: "
+			    "\"invalid argument\"\n");
+	assert_int_equal(count_lines(log_path), 1);
 	setenv("FAKE_EXIT", "3", 1);
 	assert_int_equal(criu(argv).status, 3);
 	setenv("FAKE_EXIT", "2", 1);
@@ -181,6 +196,34 @@ static void never_recurses(void **state)
 	c = criu(argv);
 	assert_true(c.status != 0);
 	assert_non_null(strstr(c.out, "shim itself"));
+}
+
+/* The tool rtid runs for its own query is never the shim again: a real tool
+ * that is a wrapper calling cuda-checkpoint from PATH (the shim) meets the
+ * recursion guard at once, for rtid's query and for the fallback, and not a
+ * chain of shims each asking again (the wrapper counts its runs; past eight
+ * it stops the chain itself). */
+static void wrapper_of_the_shim_stops_at_once(void **state)
+{
+	char *query[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+	char wrapper[600], runs[600], text[1400];
+	struct criu_call c;
+
+	(void)state;
+	snprintf(runs, sizeof(runs), "%s/wrapper-runs", test_dir);
+	unlink(runs);
+	snprintf(text, sizeof(text), "#!/bin/sh\necho run >> %s\n"
+		 "[ \"$(wc -l < %s)\" -gt 8 ] && exit 9\nexec cuda-checkpoint \"$@\"\n", runs, runs);
+	write_file(test_dir, "wrapper/cuda-checkpoint", text);
+	snprintf(wrapper, sizeof(wrapper), "%s/wrapper/cuda-checkpoint", test_dir);
+	assert_int_equal(chmod(wrapper, 0755), 0);
+	setenv("RTID_REAL_TOOL", wrapper, 1);
+	c = criu(query);
+	assert_int_equal(c.status, 231);
+	assert_non_null(strstr(c.out, "refusing to recurse"));
+	assert_int_equal(count_lines(runs), 2); /* rtid's query, then the fallback */
+	assert_int_equal(count_lines(log_path), 0); /* the stand-in tool never ran */
+	unlink(runs);
 }
 
 static void other_failures(void **state)
@@ -279,6 +322,18 @@ static void a_thread_is_refused_before_the_tool(void **state)
 	c = criu(lock);
 	assert_int_equal(c.status, 0);
 	assert_int_equal(count_lines(log_path), 2);
+	/* An option's value is never an option, as the tool reads the call: a
+	 * get-state whose --timeout or --device-map value reads "--toggle" is
+	 * still a get-state, and takes the thread. */
+	for (int i = 0; i < 2; i++) {
+		char *odd[] = { "cuda-checkpoint", "--get-state", "--pid", "4244",
+				i ? "--device-map" : "--timeout", "--toggle", NULL };
+
+		c = criu(odd);
+		assert_int_equal(c.status, 0);
+		assert_string_equal(c.out, "running\n");
+	}
+	assert_int_equal(count_lines(log_path), 4);
 	unlink(log_path);
 	/* A status that says nothing of a thread leaves it to the tool. */
 	write_file(test_dir, "proc/4244/status", "Name:\tcuda00001400006\n");
@@ -556,6 +611,7 @@ int main(void)
 		cmocka_unit_test_setup(other_calls_reach_the_real_tool, shim_reset),
 		cmocka_unit_test_setup(no_real_tool_is_a_clear_error, shim_reset),
 		cmocka_unit_test_setup(never_recurses, shim_reset),
+		cmocka_unit_test_setup(wrapper_of_the_shim_stops_at_once, shim_reset),
 		cmocka_unit_test_setup(other_failures, shim_reset),
 		cmocka_unit_test_setup(bad_settings_reach_the_real_tool, shim_reset),
 		cmocka_unit_test_setup(a_thread_is_refused_before_the_tool, shim_reset),
