@@ -65,11 +65,11 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* In a child as uid nobody, primary group gid, supplementary groups bin (2)
- * and then extra (none at all when extra is 0): the answer kind for each
- * request, one byte each on the pipe (0xff: no answer). */
-static void as_user(gid_t gid, gid_t extra, const struct rtid__svc_req *q, size_t n,
-		    unsigned char *kinds)
+/* In a child as uid nobody, primary group gid, supplementary groups the ng
+ * of groups: the answer kind for each request, one byte each on the pipe
+ * (0xff: no answer). */
+static void as_user_in(gid_t gid, const gid_t *groups, size_t ng, const struct rtid__svc_req *q,
+		       size_t n, unsigned char *kinds)
 {
 	int p[2], st;
 	pid_t pid;
@@ -79,10 +79,7 @@ static void as_user(gid_t gid, gid_t extra, const struct rtid__svc_req *q, size_
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		close(p[0]);
-		/* extra second: the daemon looks past the first group. */
-		gid_t groups[] = { 2, extra };
-
-		if (setgroups(extra ? 2 : 0, groups) < 0 || setgid(gid) < 0 || setuid(NOBODY) < 0)
+		if (setgroups(ng, groups) < 0 || setgid(gid) < 0 || setuid(NOBODY) < 0)
 			_exit(3);
 		for (size_t i = 0; i < n; i++) {
 			struct rtid__svc_ans a;
@@ -106,6 +103,17 @@ static void as_user(gid_t gid, gid_t extra, const struct rtid__svc_req *q, size_
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* The same with supplementary groups bin (2) and then extra (none at all
+ * when extra is 0): extra second, so that the daemon must look past the
+ * first group. */
+static void as_user(gid_t gid, gid_t extra, const struct rtid__svc_req *q, size_t n,
+		    unsigned char *kinds)
+{
+	const gid_t groups[] = { 2, extra };
+
+	as_user_in(gid, groups, extra ? 2 : 0, q, n, kinds);
+}
+
 static void as_nobody(const struct rtid__svc_req *q, size_t n, unsigned char *kinds)
 {
 	as_user(NOBODY, 0, q, n, kinds);
@@ -125,6 +133,24 @@ static void test_action_group_supplementary(void **state)
 	as_user(1, NOBODY, q, 2, k);
 	assert_int_equal(k[0], RTID__SVC_DONE);
 	assert_int_equal(k[1], RTID__SVC_DONE);
+}
+
+/* The groups are each connection's own, all of them and no more: with sys
+ * (3) the action group, nobody in bin and sys may act on its own process,
+ * and nobody in bin alone, asking next, may not. */
+static void test_action_group_per_connection(void **state)
+{
+	const struct rtid__svc_req q[] = { { RTID__OP_LOCK, 500, 1000 }, { RTID__OP_UNLOCK, 500, 0 } };
+	const gid_t member[] = { 2, 3 }, other[] = { 2 };
+	unsigned char k[2];
+
+	(void)state;
+	hd_start(&d, ARGS("--group", "65534", "--actions", "--action-group", "3"));
+	as_user_in(NOBODY, member, 2, q, 2, k);
+	assert_int_equal(k[0], RTID__SVC_DONE);
+	assert_int_equal(k[1], RTID__SVC_DONE);
+	as_user_in(NOBODY, other, 1, q, 1, k);
+	assert_int_equal(k[0], RTID__SVC_DENIED);
 }
 
 static void test_socket_mode_and_group(void **state)
@@ -1032,6 +1058,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_denied_peer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_group_supplementary, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_action_group_per_connection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_pid_namespace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tid_without_a_number_in_the_client_namespace, setup,
 						teardown),

@@ -253,6 +253,50 @@ static void test_rule_reads_the_kernels_proc(void **state)
 	free(dir);
 }
 
+/* The daemon's refusal and its error each leave a line in the shim's log
+ * with its words (the real tool then answers the call). */
+static void test_refusal_and_error_noted(void **state)
+{
+	struct rtid__svc_ans no = { .kind = RTID__SVC_DENIED }, err = { .kind = RTID__SVC_ERROR };
+	char **q = ARGV("--get-restore-tid", "--pid", "7");
+	char *dir = tmp_dir(), path[200], log[200], want[400];
+	int rc = -1, st;
+	pid_t pid;
+
+	(void)state;
+	snprintf(no.text, sizeof(no.text), "not a process of yours");
+	snprintf(err.name, sizeof(err.name), "worker-failed");
+	snprintf(err.text, sizeof(err.text), "cuInit failed");
+	write_file(dir, "proc/7/task/7/comm", "python3\n");
+	snprintf(path, sizeof(path), "%s/proc", dir);
+	setenv("RTID_PROC", path, 1);
+	snprintf(log, sizeof(log), "%s/shim.log", dir);
+	setenv("RTID_SHIM_LOG", log, 1);
+	snprintf(path, sizeof(path), "%s/s", dir);
+	setenv("RTID_SOCKET", path, 1);
+	setenv("RTID_SERVICE_TIMEOUT", "5", 1);
+	pid = fake_daemon_says(path, geteuid(), &no);
+	assert_false(shim_try_service(count(q), q, &rc, NULL));
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	unlink(path);
+	snprintf(want, sizeof(want), "rtid serve at %s: denied: not a process of yours\n", path);
+	assert_non_null(strstr(slurp(log), want));
+	pid = fake_daemon_says(path, geteuid(), &err);
+	assert_false(shim_try_service(count(q), q, &rc, NULL));
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	unlink(path);
+	snprintf(want, sizeof(want), "rtid serve at %s: worker-failed: cuInit failed\n", path);
+	assert_non_null(strstr(slurp(log), want));
+	assert_int_equal(count_lines(log), 2);
+	assert_int_equal(rc, -1);
+	unsetenv("RTID_SHIM_LOG");
+	unsetenv("RTID_SOCKET");
+	unsetenv("RTID_PROC");
+	unsetenv("RTID_SERVICE_TIMEOUT");
+	rm_tree(dir);
+	free(dir);
+}
+
 /* The shim reads an answer only from a daemon that runs as root, as itself,
  * or as RTID_SERVE_UID: anyone else who got to listen on the path could
  * name any tid. */
@@ -495,6 +539,7 @@ int main(void)
 		cmocka_unit_test(test_untrusted_daemon_is_not_read),
 		cmocka_unit_test(test_driver_errors_from_the_daemon),
 		cmocka_unit_test(test_rule_reads_the_kernels_proc),
+		cmocka_unit_test(test_refusal_and_error_noted),
 		cmocka_unit_test(test_settings_judged),
 		cmocka_unit_test(test_settings_file_refused),
 	};

@@ -167,6 +167,19 @@ static void other_calls_reach_the_real_tool(void **state)
 	c = criu(help);
 	assert_int_equal(c.status, 0);
 	assert_string_equal(c.out, "real help: --action lock|checkpoint|restore|unlock\n");
+	/* A call of a query's length that is no query (a get-state) is the
+	 * tool's alone: run once, as called, and nothing asked for rtid. */
+	{
+		char *get_state[] = { "cuda-checkpoint", "--get-state", "--pid", "4242", NULL };
+
+		unlink(log_path);
+		setenv("FAKE_STDOUT", "running\n", 1);
+		c = criu(get_state);
+		assert_int_equal(c.status, 0);
+		assert_string_equal(c.out, "running\n");
+		assert_int_equal(count_lines(log_path), 1);
+		assert_string_equal(slurp(log_path), "--get-state --pid 4242\n");
+	}
 }
 
 static void no_real_tool_is_a_clear_error(void **state)

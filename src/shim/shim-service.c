@@ -61,7 +61,7 @@ static bool parse(int argc, char **argv, struct rtid__svc_req *q)
 	int ms;
 
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		const char *a = argv[i], *v = argv[i + 1]; /* past the last, argv[argc]: NULL */
 
 		if (!op && is_op(a, q))
 			op = true;

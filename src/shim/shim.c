@@ -119,15 +119,21 @@ static int pass_through(char **argv)
 	return EXIT_UNKNOWN;
 }
 
-static bool is_query(int argc, char **argv, int *pid)
+/* The pid of a --get-restore-tid query in either of the plugin's spellings,
+ * or 0 for any other call (rtid__parse_pid takes no pid 0). */
+static int query_pid(int argc, char **argv)
 {
+	int pid;
+
 	if (argc != 4)
-		return false;
-	if (!strcmp(argv[1], "--get-restore-tid") && !strcmp(argv[2], "--pid"))
-		return rtid__parse_pid(argv[3], pid) == 0;
-	if (!strcmp(argv[1], "--pid") && !strcmp(argv[3], "--get-restore-tid"))
-		return rtid__parse_pid(argv[2], pid) == 0;
-	return false;
+		return 0;
+	if (!strcmp(argv[1], "--get-restore-tid") && !strcmp(argv[2], "--pid") &&
+	    rtid__parse_pid(argv[3], &pid) == 0)
+		return pid;
+	if (!strcmp(argv[1], "--pid") && !strcmp(argv[3], "--get-restore-tid") &&
+	    rtid__parse_pid(argv[2], &pid) == 0)
+		return pid;
+	return 0;
 }
 
 /* What the call asks of its --pid, in the request rule's words, and the
@@ -309,7 +315,7 @@ int cmd_shim(int argc, char **argv)
 	}
 	if (shim_try_service(argc, argv, &rc, &to_tool))
 		return rc; /* rtid serve gave the driver's answer */
-	if (to_tool || !is_query(argc, argv, &pid))
+	if (to_tool || (pid = query_pid(argc, argv)) == 0)
 		return pass_through(argv);
 	/* Sources in order: rtid's resolver, then the real tool for anything else.
 	 * rtid's own queries go to the same real tool that a fallback would run. */
