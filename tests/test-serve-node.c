@@ -256,9 +256,9 @@ static void test_waiting_requests_all_handed_out(void **state)
 		 "attach-delay %g\ntask 100 100 python3\ntask 100 101 cuda00001400006\n"
 		 "task 200 200 python3\ntask 200 201 cuda00001400006\ntask 300 300 python3\n"
 		 "answer 100 tid 101\nanswer 200 hang\nanswer 300 crash 11\n"
-		 "expect driver 100 tid=101\n", 1.0 * time_factor());
+		 "expect driver 100 tid=101\n", 0.5 * time_factor());
 	write_file(d.dir, "t.case", text);
-	snprintf(tmo, sizeof(tmo), "%g", 3 * time_factor());
+	snprintf(tmo, sizeof(tmo), "%g", 2 * time_factor());
 	hd_start(&d, ARGS("--workers", "2", "--timeout", tmo));
 	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 300, 0, &ans), 0);
 	assert_string_equal(ans.name, "worker-crashed"); /* no worker now */
