@@ -149,11 +149,14 @@ static void other_calls_reach_the_real_tool(void **state)
 	char *lock[] = { "cuda-checkpoint", "--action", "lock", "--pid", "4242", "--timeout",
 			 "10000", NULL };
 	char *help[] = { "cuda-checkpoint", "-h", NULL };
-	char line[256] = "";
+	char line[256] = "", note[600];
 	struct criu_call c;
 	FILE *f;
 
 	(void)state;
+	snprintf(note, sizeof(note), "%s/shim.log", test_dir);
+	unlink(note);
+	setenv("RTID_SHIM_LOG", note, 1);
 	setenv("FAKE_EXIT", "7", 1);
 	c = criu(lock);
 	assert_int_equal(c.status, 7);
@@ -180,6 +183,23 @@ static void other_calls_reach_the_real_tool(void **state)
 		assert_int_equal(count_lines(log_path), 1);
 		assert_string_equal(slurp(log_path), "--get-state --pid 4242\n");
 	}
+	/* The shim's log: for each of the three calls, that it went to the
+	 * real tool (the two about a process, that no daemon was there to
+	 * ask), and nothing of a resolver that was never asked. */
+	{
+		const char *t = slurp(note);
+		int n = 0, m = 0;
+
+		for (const char *p = t; (p = strstr(p, ": to the real tool ")); p++)
+			n++;
+		for (const char *p = t; (p = strstr(p, ": rtid serve not asked: no socket")); p++)
+			m++;
+		assert_int_equal(n, 3);
+		assert_int_equal(m, 2);
+		assert_int_equal(count_lines(note), 5);
+	}
+	unsetenv("RTID_SHIM_LOG");
+	unlink(note);
 }
 
 static void no_real_tool_is_a_clear_error(void **state)
