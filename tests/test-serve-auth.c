@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/netlink.h>
 #include <cmocka.h>
 
 #include "helpers.h"
@@ -41,6 +42,7 @@ static bool fail_fstat;     /* the next fstat fails (EIO) */
 static int fstat_failed;    /* fstat calls failed so */
 static bool fail_netlink;   /* a netlink socket cannot be had (EMFILE) */
 static bool empty_netlink;  /* sock_diag's answer is a datagram of no bytes */
+static bool error_netlink;  /* sock_diag answers an error: a kernel without unix_diag */
 static bool no_ns_ioctl;    /* PIDFD_GET_PID_NAMESPACE unknown (before 6.11) */
 static int ns_ioctls;       /* PIDFD_GET_PID_NAMESPACE calls */
 static bool fail_proof;     /* pidfd_send_signal fails: the process is gone */
@@ -109,6 +111,20 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
 	    domain == AF_NETLINK) {
 		errno = 0; /* no error to read: an answer of no bytes is no error */
 		return 0;
+	}
+	if (error_netlink && getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l) == 0 &&
+	    domain == AF_NETLINK) {
+		/* As the kernel answers a family it has no handler for. */
+		struct {
+			struct nlmsghdr h;
+			struct nlmsgerr e;
+		} m = { .h = { .nlmsg_len = sizeof(m), .nlmsg_type = NLMSG_ERROR },
+			.e = { .error = -ENOENT } };
+
+		if (len < sizeof(m))
+			return next(fd, buf, len, flags);
+		memcpy(buf, &m, sizeof(m));
+		return (ssize_t)sizeof(m);
 	}
 	return next(fd, buf, len, flags);
 }
@@ -185,7 +201,7 @@ static int setup(void **state)
 	assert_true(n > 0);
 	own[n] = '\0';
 	peer_pidfd = -1;
-	fail_fstat = fail_proof = no_ns_ioctl = fail_netlink = empty_netlink = false;
+	fail_fstat = fail_proof = no_ns_ioctl = fail_netlink = empty_netlink = error_netlink = false;
 	fstat_failed = proofs = ns_ioctls = 0;
 	proof_flags = proof_sig = -1;
 	/* What this kernel has: the tests expect the methods it can use. */
@@ -252,6 +268,7 @@ static int peer_ns(pid_t pid, char *ns, size_t len)
 static void test_own_namespace_each_way(void **state)
 {
 	char ns[64];
+	int fds = count_fds();
 
 	(void)state;
 	for (enum method m = BY_IOCTL; m <= BY_SOCKET; m++) {
@@ -279,6 +296,9 @@ static void test_own_namespace_each_way(void **state)
 		assert_int_equal(peer_ns(getpid(), ns, strlen(own)), -ENAMETOOLONG);
 		assert_string_equal(ns, "unwritten");
 	}
+	/* Each way closes what it opened (the netlink socket, the pidfd, the
+	 * namespace's fd): a daemon proves every client. */
+	assert_int_equal(count_fds(), fds);
 }
 
 /* A pidfd of a process gone (exited and reaped) before the daemon asks:
@@ -366,6 +386,10 @@ static void test_socket_unprovable(void **state)
 	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), -EPROTO);
 	assert_string_equal(ns, "unwritten");
 	empty_netlink = false;
+	error_netlink = true; /* no unix_diag in this kernel: nothing to prove with */
+	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), -EPROTONOSUPPORT);
+	assert_string_equal(ns, "unwritten");
+	error_netlink = false;
 	close(sp[1]);
 	sp[1] = -1;
 	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), -ESRCH);

@@ -296,6 +296,77 @@ static void test_waiting_requests_all_handed_out(void **state)
 	rtid__svc_close(&b);
 }
 
+static void attaches_stat(void *ctx, const char *stat)
+{
+	if (!strncmp(stat, "attaches ", 9))
+		*(long *)ctx = strtol(stat + 9, NULL, 10);
+}
+
+/* The daemon's count of attaches started (counted as each worker starts). */
+static long attaches_now(void)
+{
+	struct rtid__svc_conn c;
+	long n = -1;
+
+	assert_int_equal(rtid__svc_open(d.sock, &c), 0);
+	assert_int_equal(rtid__svc_status(&c, rtid__now() + 10, attaches_stat, &n), 0);
+	rtid__svc_close(&c);
+	return n;
+}
+
+/* A spare worker is started while an action runs only when no worker is
+ * idle: an idle worker is the spare, and another attach would be paid for
+ * nothing. Checkpoints of 100 and of 200 run side by side on two workers, a
+ * third started as the spare; when 100's ends, its worker is idle beside
+ * 200's action: no fourth attach. */
+static void test_no_spare_beside_an_idle_worker(void **state)
+{
+	struct shim_bg ck1, ck2;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions", "--timeout", "600"));
+	lock(100);
+	checkpoint_running(&ck1, "100");
+	lock(200);
+	checkpoint_running(&ck2, "200");
+	assert_int_equal(attaches_now(), 3);
+	assert_int_equal(hd_shim_wait(&ck1).status, 0);
+	assert_true(hd_log_time(&d, "checkpoint-end", 200, 0) < 0); /* 200's still runs */
+	assert_int_equal(attaches_now(), 3);
+	assert_int_equal(hd_shim_wait(&ck2).status, 0);
+	assert_int_equal(attaches_now(), 3);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+}
+
+/* The "started" message says the action's deadline in ms as an int: a lock
+ * whose own timeout takes it past what that can say (2.1e9 ms) is started
+ * with the most it can, 2e9 ms, never a number wrapped round; then done. */
+static void test_started_deadline_capped(void **state)
+{
+	struct rtid__svc_req q = { .op = RTID__OP_LOCK, .pid = 100, .timeout_ms = 2100000000u };
+	struct rtid__svc_conn c;
+	struct rtid__svc_ans a;
+	char buf[RTID__SVC_MSG_MAX];
+	size_t n = rtid__svc_req_format(&q, buf);
+	int len;
+
+	(void)state;
+	hd_start(&d, ARGS("--actions"));
+	assert_int_equal(rtid__svc_open(d.sock, &c), 0);
+	assert_int_equal(send(c.fd, buf, n, 0), (ssize_t)n);
+	assert_true(hd_recv(c.fd, buf, sizeof(buf), 20 * time_factor()) > 0); /* the greeting */
+	len = hd_recv(c.fd, buf, sizeof(buf), 20 * time_factor());
+	assert_true(len > 0);
+	assert_int_equal(rtid__svc_ans_parse(buf, (size_t)len, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_STARTED);
+	assert_int_equal(a.value, 2000000000);
+	len = hd_recv(c.fd, buf, sizeof(buf), 20 * time_factor());
+	assert_true(len > 0);
+	assert_int_equal(rtid__svc_ans_parse(buf, (size_t)len, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_DONE);
+	rtid__svc_close(&c);
+}
+
 /* A request waiting for a worker holds back its process's later ones: with
  * the pool full (two workers, a checkpoint of 100 on one, the other still
  * attaching), a query about 200 waits, and a lock of 200 asked next, at a
@@ -1065,6 +1136,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_long_action_holds_up_no_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queued_requests_keep_their_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_waiting_requests_all_handed_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_spare_beside_an_idle_worker, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_started_deadline_capped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_waiting_query_holds_back_its_action, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_query_waits_for_a_running_query, setup, teardown),

@@ -34,6 +34,42 @@ static void driver_mode_gives_the_tools_tid(void **state)
 	assert_int_equal(count_lines(log_path), 1);
 }
 
+/* rtid's own answer is in the shim's log with the tid it gave, whatever its
+ * number (tid 1 too: the one thread of a container's first process, by its
+ * number there), or "none". */
+static void rtids_answer_noted(void **state)
+{
+	char *q1[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "1", NULL };
+	char *q[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+	char note[600];
+	struct criu_call c;
+
+	(void)state;
+	snprintf(note, sizeof(note), "%s/shim.log", test_dir);
+	unlink(note);
+	setenv("RTID_SHIM_LOG", note, 1);
+	write_file(test_dir, "proc/1/task/1/comm", "python3\n");
+	setenv("FAKE_STDOUT", "1\n", 1);
+	c = criu(q1);
+	assert_int_equal(c.status, 0);
+	assert_string_equal(c.out, "1\n");
+	assert_non_null(strstr(slurp(note), "--get-restore-tid --pid 1: answered by rtid (tool): tid 1\n"));
+	unsetenv("FAKE_STDOUT");
+	setenv("FAKE_EXIT", "1", 1);
+	c = criu(q);
+	assert_int_equal(c.status, 1);
+	assert_non_null(strstr(slurp(note), "--get-restore-tid --pid 4242: answered by rtid (tool): "
+					    "none\n"));
+	unsetenv("RTID_SHIM_LOG");
+	unlink(note);
+	{
+		char path[600];
+
+		snprintf(path, sizeof(path), "%s/proc/1", test_dir);
+		rm_tree(path);
+	}
+}
+
 /* Every setting the shim takes, set to a value it can use: the query is
  * still the tool's answer, once; the API backend without its worker ends in
  * the real tool's answer too, never in an error of rtid's own. */
@@ -634,6 +670,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(driver_mode_gives_the_tools_tid, shim_reset),
+		cmocka_unit_test_setup(rtids_answer_noted, shim_reset),
 		cmocka_unit_test_setup(usable_settings_are_taken, shim_reset),
 		cmocka_unit_test_setup(long_call_logged_cut, shim_reset),
 		cmocka_unit_test_setup(modes_say_what_the_scan_said, shim_reset),
