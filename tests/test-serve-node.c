@@ -136,22 +136,36 @@ static void test_long_action_holds_up_no_one(void **state)
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
 }
 
-/* The daemon's count of requests queued and not yet at a worker. */
-static void queued_stat(void *ctx, const char *stat)
+/* One counter of the daemon's status ("stat NAME N"). */
+struct stat_want {
+	const char *name;
+	long value;
+};
+
+static void stat_seen(void *ctx, const char *stat)
 {
-	if (!strncmp(stat, "queued ", 7))
-		*(long *)ctx = strtol(stat + 7, NULL, 10);
+	struct stat_want *w = ctx;
+	size_t n = strlen(w->name);
+
+	if (!strncmp(stat, w->name, n) && stat[n] == ' ')
+		w->value = strtol(stat + n + 1, NULL, 10);
 }
 
-static long queued_now(void)
+static long stat_now(const char *name)
 {
 	struct rtid__svc_conn c;
-	long n = -1;
+	struct stat_want w = { name, -1 };
 
 	assert_int_equal(rtid__svc_open(d.sock, &c), 0);
-	assert_int_equal(rtid__svc_status(&c, rtid__now() + 10, queued_stat, &n), 0);
+	assert_int_equal(rtid__svc_status(&c, rtid__now() + 10, stat_seen, &w), 0);
 	rtid__svc_close(&c);
-	return n;
+	return w.value;
+}
+
+/* The daemon's count of requests queued and not yet at a worker. */
+static long queued_now(void)
+{
+	return stat_now("queued");
 }
 
 /* The line of the driver's log where the nth event for pid is, or -1. */
@@ -296,22 +310,10 @@ static void test_waiting_requests_all_handed_out(void **state)
 	rtid__svc_close(&b);
 }
 
-static void attaches_stat(void *ctx, const char *stat)
-{
-	if (!strncmp(stat, "attaches ", 9))
-		*(long *)ctx = strtol(stat + 9, NULL, 10);
-}
-
 /* The daemon's count of attaches started (counted as each worker starts). */
 static long attaches_now(void)
 {
-	struct rtid__svc_conn c;
-	long n = -1;
-
-	assert_int_equal(rtid__svc_open(d.sock, &c), 0);
-	assert_int_equal(rtid__svc_status(&c, rtid__now() + 10, attaches_stat, &n), 0);
-	rtid__svc_close(&c);
-	return n;
+	return stat_now("attaches");
 }
 
 /* A spare worker is started while an action runs only when no worker is
