@@ -1022,11 +1022,29 @@ static void test_stop_after_an_accept_pause(void **state)
 static void test_poll_failure_still_stops(void **state)
 {
 	struct rlimit low = { 1, 1 }, old;
+	char asan[512], *saved = NULL;
 	double before;
 	int st, fd;
 
 	(void)state;
+	/* LeakSanitizer opens /proc/PID/task at exit, and the limit below
+	 * leaves it no fd if the daemon exits before the test gives them back
+	 * (a race the daemon may win): its leak check is left to the other stops. */
+	if (getenv("RTID_UNDER_SANITIZER")) {
+		const char *a = getenv("ASAN_OPTIONS");
+
+		snprintf(asan, sizeof(asan), "%s%sdetect_leaks=0", a ? a : "", a && *a ? ":" : "");
+		saved = a ? strdup(a) : NULL;
+		setenv("ASAN_OPTIONS", asan, 1);
+	}
 	hd_start(&d, NULL);
+	if (getenv("RTID_UNDER_SANITIZER")) {
+		if (saved)
+			setenv("ASAN_OPTIONS", saved, 1);
+		else
+			unsetenv("ASAN_OPTIONS");
+		free(saved);
+	}
 	assert_int_equal(prlimit(d.pid, RLIMIT_NOFILE, NULL, &old), 0);
 	low.rlim_max = old.rlim_max;
 	assert_int_equal(prlimit(d.pid, RLIMIT_NOFILE, &low, NULL), 0);
