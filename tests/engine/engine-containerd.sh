@@ -7,10 +7,12 @@
 # container checkpoint --task`, `ctr container restore --live`).
 command -v containerd > /dev/null && command -v ctr > /dev/null ||
 	skip "containerd is not installed (apt-get install containerd)"
-C="ctr --address $T/ctd/ctd.sock"
+# Its temp folders (a checkpoint's images, ctrd-checkpoint*, which ctr 1.6
+# leaves behind) go under $T, removed with it, not in the node's /tmp.
+C="env TMPDIR=$T/ctd/tmp ctr --address $T/ctd/ctd.sock"
 
 engine_start() {
-	mkdir -p "$T/ctd" "$T/work"
+	mkdir -p "$T/ctd/tmp" "$T/work"
 	cat > "$T/ctd/config.toml" <<TOML
 version = 2
 root = "$T/ctd/root"
@@ -20,7 +22,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
   address = "$T/ctd/ctd.sock"
 TOML
 	{ cat "$T/criu.conf"; printf 'log-file %s/ctd/criu.log\n' "$T"; } > "$T/ctd/criu.conf"
-	env -i PATH="$path" containerd --config "$T/ctd/config.toml" > "$T/ctd/containerd.log" 2>&1 &
+	env -i PATH="$path" TMPDIR="$T/ctd/tmp" containerd --config "$T/ctd/config.toml" > "$T/ctd/containerd.log" 2>&1 &
 	ctd=$!
 	echo "$ctd" > "$T/ctd/pid" # engine_start runs in a subshell: engine_stop reads it
 	# Ready once it answers on its socket (ctr version asks the daemon).
