@@ -25,6 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/unix_diag.h>
 #include <cmocka.h>
 
 #include "helpers.h"
@@ -38,11 +40,16 @@
 #endif
 
 static int peer_pidfd = -1; /* >= 0: what SO_PEERPIDFD answers (a dup) */
+static int pidfd_errno;     /* != 0: SO_PEERPIDFD fails with it */
+static int groups_errno;    /* != 0: SO_PEERGROUPS fails with it */
+static int peer_groups = -1; /* >= 0: SO_PEERGROUPS answers that many, from 100 up */
 static bool fail_fstat;     /* the next fstat fails (EIO) */
 static int fstat_failed;    /* fstat calls failed so */
 static bool fail_netlink;   /* a netlink socket cannot be had (EMFILE) */
 static bool empty_netlink;  /* sock_diag's answer is a datagram of no bytes */
 static bool error_netlink;  /* sock_diag answers an error: a kernel without unix_diag */
+static bool extra_attr;     /* sock_diag's answer ends with an attribute not asked for */
+static bool trailing_peer;  /* a peer attribute lies in the buffer past the answer's end */
 static bool no_ns_ioctl;    /* PIDFD_GET_PID_NAMESPACE unknown (before 6.11) */
 static int ns_ioctls;       /* PIDFD_GET_PID_NAMESPACE calls */
 static bool fail_proof;     /* pidfd_send_signal fails: the process is gone */
@@ -66,6 +73,20 @@ int getsockopt(int fd, int level, int opt, void *val, socklen_t *len)
 	int (*next)(int, int, int, void *, socklen_t *) =
 		(int (*)(int, int, int, void *, socklen_t *))next_fn("getsockopt");
 
+	if (level == SOL_SOCKET && opt == SO_PEERGROUPS && (groups_errno || peer_groups >= 0)) {
+		if (groups_errno) {
+			errno = groups_errno;
+			return -1;
+		}
+		for (int i = 0; i < peer_groups; i++)
+			((gid_t *)val)[i] = (gid_t)(100 + i);
+		*len = (socklen_t)(peer_groups * sizeof(gid_t));
+		return 0;
+	}
+	if (level == SOL_SOCKET && opt == SO_PEERPIDFD && pidfd_errno) {
+		errno = pidfd_errno;
+		return -1;
+	}
 	if (level == SOL_SOCKET && opt == SO_PEERPIDFD && peer_pidfd >= 0 && *len >= sizeof(int)) {
 		int copy = dup(peer_pidfd);
 
@@ -125,6 +146,25 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
 			return next(fd, buf, len, flags);
 		memcpy(buf, &m, sizeof(m));
 		return (ssize_t)sizeof(m);
+	}
+	if ((extra_attr || trailing_peer) && getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l) == 0 &&
+	    domain == AF_NETLINK) {
+		/* A 4-byte attribute naming no socket of this process: inside the
+		 * answer as UNIX_DIAG_UID (what UDIAG_SHOW_UID would add), or as a
+		 * UNIX_DIAG_PEER past its end (what the buffer held before). */
+		struct rtattr at = { .rta_len = RTA_LENGTH(4),
+				     .rta_type = extra_attr ? UNIX_DIAG_UID : UNIX_DIAG_PEER };
+		unsigned bogus = 4242;
+		ssize_t n = next(fd, buf, len, flags);
+
+		if (n < 0 || (size_t)n + RTA_SPACE(4) > len)
+			return n;
+		memcpy((char *)buf + n, &at, sizeof(at));
+		memcpy((char *)buf + n + sizeof(at), &bogus, sizeof(bogus));
+		if (trailing_peer)
+			return n;
+		((struct nlmsghdr *)buf)->nlmsg_len += RTA_SPACE(4);
+		return n + (ssize_t)RTA_SPACE(4);
 	}
 	return next(fd, buf, len, flags);
 }
@@ -201,7 +241,10 @@ static int setup(void **state)
 	assert_true(n > 0);
 	own[n] = '\0';
 	peer_pidfd = -1;
+	pidfd_errno = groups_errno = 0;
+	peer_groups = -1;
 	fail_fstat = fail_proof = no_ns_ioctl = fail_netlink = empty_netlink = error_netlink = false;
+	extra_attr = trailing_peer = false;
 	fstat_failed = proofs = ns_ioctls = 0;
 	proof_flags = proof_sig = -1;
 	/* What this kernel has: the tests expect the methods it can use. */
@@ -448,6 +491,97 @@ static void test_number_not_the_peer(void **state)
 	assert_int_equal(waitpid(other, NULL, 0), other);
 }
 
+/* A kernel before 6.5 has no SO_PEERPIDFD (ENOPROTOOPT): the namespace is
+ * proven by the peer socket instead, not the client refused. Any other
+ * failure of the option (ENODATA: no peer pid known) proves nothing, and
+ * the socket's way is not tried in its stead. */
+static void test_before_the_peer_pidfd(void **state)
+{
+	char ns[64];
+
+	(void)state;
+	use(BY_IOCTL);
+	pidfd_errno = ENOPROTOOPT;
+	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), 0);
+	assert_string_equal(ns, own);
+	assert_int_equal(ns_ioctls, 0);
+	pidfd_errno = ENODATA;
+	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), -ESRCH);
+	assert_string_equal(ns, "unwritten");
+}
+
+/* sock_diag's answer is read for the peer attribute alone and no further
+ * than its length: another attribute of 4 bytes (a uid), or a peer
+ * attribute left in the buffer past the answer, names no peer. */
+static void test_socket_answer_read_as_sent(void **state)
+{
+	char ns[64];
+
+	(void)state;
+	use(BY_SOCKET);
+	extra_attr = true;
+	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), 0);
+	assert_string_equal(ns, own);
+	extra_attr = false;
+	trailing_peer = true;
+	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), 0);
+	assert_string_equal(ns, own);
+}
+
+/* A request binds to the process it names or, for get-state of a thread,
+ * to the thread's process (its Tgid): pid 1's threads too. */
+static void test_process_of_a_request(void **state)
+{
+	struct serve_cfg cfg = { 0 };
+	struct rtid__svc_req q = { .op = RTID__OP_GET_STATE, .pid = 7 };
+	char *root = tmp_dir();
+	int process = -1;
+
+	(void)state;
+	cfg.proc_root = root;
+	write_file(root, "1/status", "Tgid:\t1\nThreads:\t2\n");
+	write_file(root, "7/status", "Tgid:\t1\nThreads:\t2\n");
+	write_file(root, "30/status", "Tgid:\t30\nThreads:\t2\n");
+	write_file(root, "31/status", "Tgid:\t30\nThreads:\t2\n");
+	assert_null(sa_check(&cfg, 0, false, &q, &process));
+	assert_int_equal(process, 1);
+	q.pid = 31;
+	assert_null(sa_check(&cfg, 0, false, &q, &process));
+	assert_int_equal(process, 30);
+	q.pid = 30;
+	process = -1;
+	assert_null(sa_check(&cfg, 0, false, &q, &process));
+	assert_int_equal(process, 30);
+	/* Only get-state takes a thread: nothing written for a refusal. */
+	q = (struct rtid__svc_req){ .op = RTID__OP_RESTORE_TID, .pid = 7 };
+	process = -1;
+	assert_non_null(sa_check(&cfg, 0, false, &q, &process));
+	assert_int_equal(process, -1);
+	rm_tree(root);
+	free(root);
+}
+
+/* The action group: the peer's primary group, or one of the groups the
+ * kernel gives for the connection; when the kernel cannot give them all
+ * (ERANGE: more than the daemon looks at), not proven, so no actions. */
+static void test_action_group_by_the_kernel(void **state)
+{
+	struct serve_cfg cfg = { .have_action_group = true, .action_group = 102 };
+
+	(void)state;
+	assert_true(sa_may_act(&cfg, sp[0], 102));
+	peer_groups = 3; /* 100, 101, 102 */
+	assert_true(sa_may_act(&cfg, sp[0], 5));
+	peer_groups = 2; /* 100, 101 */
+	assert_false(sa_may_act(&cfg, sp[0], 5));
+	peer_groups = 3;
+	groups_errno = ERANGE;
+	assert_false(sa_may_act(&cfg, sp[0], 5));
+	groups_errno = 0;
+	cfg.have_action_group = false;
+	assert_false(sa_may_act(&cfg, sp[0], 102));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -458,6 +592,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_before_the_namespace_ioctl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_unprovable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_number_not_the_peer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_before_the_peer_pidfd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_answer_read_as_sent, setup, teardown),
+		cmocka_unit_test(test_process_of_a_request),
+		cmocka_unit_test_setup_teardown(test_action_group_by_the_kernel, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
