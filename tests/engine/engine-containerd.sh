@@ -7,8 +7,8 @@
 # container checkpoint --task`, `ctr container restore --live`).
 command -v containerd > /dev/null && command -v ctr > /dev/null ||
 	skip "containerd is not installed (apt-get install containerd)"
-# Its temp folders (a checkpoint's images, ctrd-checkpoint*, which ctr 1.6
-# leaves behind) go under $T, removed with it, not in the node's /tmp.
+# Their temp folders (a checkpoint's images, ctrd-checkpoint*, which a checkpoint
+# by ctr 1.6 leaves behind) go under $T, removed with it, not in the node's /tmp.
 C="env TMPDIR=$T/ctd/tmp ctr --address $T/ctd/ctd.sock"
 
 engine_start() {
