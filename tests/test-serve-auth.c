@@ -534,7 +534,7 @@ static void test_process_of_a_request(void **state)
 {
 	struct serve_cfg cfg = { 0 };
 	struct rtid__svc_req q = { .op = RTID__OP_GET_STATE, .pid = 7 };
-	char *root = tmp_dir();
+	const char *root = test_dir; /* removed by its teardown, also after a failed assertion */
 	int process = -1;
 
 	(void)state;
@@ -557,8 +557,6 @@ static void test_process_of_a_request(void **state)
 	process = -1;
 	assert_non_null(sa_check(&cfg, 0, false, &q, &process));
 	assert_int_equal(process, -1);
-	rm_tree(root);
-	free(root);
 }
 
 /* The action group: the peer's primary group, or one of the groups the
@@ -594,7 +592,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_number_not_the_peer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_before_the_peer_pidfd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_answer_read_as_sent, setup, teardown),
-		cmocka_unit_test(test_process_of_a_request),
+		cmocka_unit_test_setup_teardown(test_process_of_a_request, test_dir_setup, test_dir_teardown),
 		cmocka_unit_test_setup_teardown(test_action_group_by_the_kernel, setup, teardown),
 	};
 
