@@ -128,13 +128,15 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
 	int domain = -1;
 	socklen_t l = sizeof(domain);
 
-	if (empty_netlink && getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l) == 0 &&
-	    domain == AF_NETLINK) {
+	/* Only sock_diag's answers are played with: every other recv is real. */
+	if (!(empty_netlink || error_netlink || extra_attr || trailing_peer) ||
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l) < 0 || domain != AF_NETLINK)
+		return next(fd, buf, len, flags);
+	if (empty_netlink) {
 		errno = 0; /* no error to read: an answer of no bytes is no error */
 		return 0;
 	}
-	if (error_netlink && getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l) == 0 &&
-	    domain == AF_NETLINK) {
+	if (error_netlink) {
 		/* As the kernel answers a family it has no handler for. */
 		struct {
 			struct nlmsghdr h;
@@ -147,9 +149,8 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
 		memcpy(buf, &m, sizeof(m));
 		return (ssize_t)sizeof(m);
 	}
-	if ((extra_attr || trailing_peer) && getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l) == 0 &&
-	    domain == AF_NETLINK) {
-		/* A 4-byte attribute naming no socket of this process: inside the
+	{
+		/* extra_attr or trailing_peer: a 4-byte attribute naming no socket of this process: inside the
 		 * answer as UNIX_DIAG_UID (what UDIAG_SHOW_UID would add), or as a
 		 * UNIX_DIAG_PEER past its end (what the buffer held before). */
 		struct rtattr at = { .rta_len = RTA_LENGTH(4),
@@ -166,7 +167,6 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
 		((struct nlmsghdr *)buf)->nlmsg_len += RTA_SPACE(4);
 		return n + (ssize_t)RTA_SPACE(4);
 	}
-	return next(fd, buf, len, flags);
 }
 
 int ioctl(int fd, unsigned long req, ...)
@@ -306,6 +306,16 @@ static int peer_ns(pid_t pid, char *ns, size_t len)
 	return sa_peer_ns(sp[0], pid, ns, len);
 }
 
+/* Asked of this process: proven, and its namespace is the one its own ns
+ * link names. */
+static void proven_own(void)
+{
+	char ns[64];
+
+	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), 0);
+	assert_string_equal(ns, own);
+}
+
 /* The peer is this process: each way tells its namespace, the one its own
  * ns link names. */
 static void test_own_namespace_each_way(void **state)
@@ -395,15 +405,12 @@ static void test_namespace_fd_unreadable(void **state)
  * client refused. */
 static void test_before_the_namespace_ioctl(void **state)
 {
-	char ns[64];
-
 	(void)state;
 	needs(has_pidfd, "SO_PEERPIDFD (before 6.5)");
 	needs_proof_call(BY_PROC);
 	use(BY_IOCTL);
 	no_ns_ioctl = true;
-	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), 0);
-	assert_string_equal(ns, own);
+	proven_own();
 	assert_int_equal(ns_ioctls, 1);
 	assert_int_equal(proofs, 1);
 }
@@ -502,8 +509,7 @@ static void test_before_the_peer_pidfd(void **state)
 	(void)state;
 	use(BY_IOCTL);
 	pidfd_errno = ENOPROTOOPT;
-	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), 0);
-	assert_string_equal(ns, own);
+	proven_own();
 	assert_int_equal(ns_ioctls, 0);
 	pidfd_errno = ENODATA;
 	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), -ESRCH);
@@ -515,17 +521,13 @@ static void test_before_the_peer_pidfd(void **state)
  * attribute left in the buffer past the answer, names no peer. */
 static void test_socket_answer_read_as_sent(void **state)
 {
-	char ns[64];
-
 	(void)state;
 	use(BY_SOCKET);
 	extra_attr = true;
-	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), 0);
-	assert_string_equal(ns, own);
+	proven_own();
 	extra_attr = false;
 	trailing_peer = true;
-	assert_int_equal(peer_ns(getpid(), ns, sizeof(ns)), 0);
-	assert_string_equal(ns, own);
+	proven_own();
 }
 
 /* A request binds to the process it names or, for get-state of a thread,
