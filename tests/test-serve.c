@@ -457,8 +457,12 @@ static void test_driver_lacks_actions(void **state)
 	assert_int_equal(hd_ask(&d, RTID__OP_GET_STATE, 100, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_ERROR);
 	assert_string_equal(a.name, "unsupported");
+	/* The words reach the shim's log: what the driver lacks, and for an
+	 * action that it never started. */
+	assert_string_equal(a.text, "this driver lacks get-state");
 	assert_int_equal(hd_ask(&d, RTID__OP_LOCK, 100, 10, &a), 0);
 	assert_string_equal(a.name, "unsupported");
+	assert_string_equal(a.text, "this driver lacks the action; not started");
 	assert_int_equal(hd_ask(&d, RTID__OP_UNLOCK, 100, 0, &a), 0);
 	assert_string_equal(a.name, "unsupported");
 	expect_shim(ARGS("--get-state", "--pid", "100"), 0, "running\n");
@@ -538,6 +542,7 @@ static void test_pid_reused_during_the_query(void **state)
 	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_ERROR);
 	assert_string_equal(a.name, "process-changed");
+	assert_string_equal(a.text, "process 100 exited or its pid was reused meanwhile");
 	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_TID);
 	assert_int_equal(a.value, 101);
