@@ -935,6 +935,7 @@ static void test_operator_view(void **state)
 	unsetenv("RTID_SHIM_LOG");
 	assert_true(hd_said(&d, "get-restore-tid 100 for uid 0 pid "));
 	assert_true(hd_said(&d, "lock 100 for uid 0 pid "));
+	assert_true(hd_said(&d, "driver attached (worker pid "));
 	o = json_loads(status_of("--json"), 0, NULL);
 	assert_non_null(o);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(o,
@@ -946,6 +947,10 @@ static void test_operator_view(void **state)
 	assert_int_equal(json_integer_value(json_object_get(o, "worker_failures")), 1);
 	assert_string_equal(json_string_value(json_object_get(o, "driver")), "580.159.03");
 	assert_true(json_integer_value(json_object_get(o, "attaches")) >= 1);
+	/* The latest attach's own time: the stand-in driver's attach is quick. */
+	assert_true(json_is_number(json_object_get(o, "attach_seconds")));
+	assert_true(json_number_value(json_object_get(o, "attach_seconds")) >= 0);
+	assert_true(json_number_value(json_object_get(o, "attach_seconds")) < 30 * time_factor());
 	assert_true(json_is_number(json_object_get(json_object_get(json_object_get(o,
 			"latency_ms"), "get-restore-tid"), "p99")));
 	json_decref(o);
