@@ -146,6 +146,17 @@ static void test_query_error_reaches_the_tool(void **state)
 	/* One tool run each, whose answer CRIU reads: rtid's own resolver is not
 	 * asked first (it would ask the same tool, one more attach). */
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 2);
+	/* The daemon's answer carries the driver's code and words, which the
+	 * shim's log shows beside the tool's answer. */
+	{
+		struct rtid__svc_ans a;
+
+		assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 600, 0, &a), 0);
+		assert_int_equal(a.kind, RTID__SVC_CUERR);
+		assert_int_equal(a.value, 700);
+		assert_string_equal(a.name, "CUDA_ERROR_ILLEGAL_ADDRESS");
+		assert_string_equal(a.text, "an illegal memory access was encountered");
+	}
 }
 
 /* Many separate shim processes, as CRIU spawns them: one attach in all. */
