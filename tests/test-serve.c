@@ -111,6 +111,9 @@ static void test_shim_answers_as_the_tool(void **state)
 	}
 	expect_shim(ARGS("--action", "restore", "--pid", "100"), 0, "");
 	expect_shim(ARGS("--action", "unlock", "--pid", "100"), 0, "");
+	/* --timeout 0: the driver's "no timeout" (timeoutMs 0) reaches it as 0. */
+	expect_shim(ARGS("--action", "lock", "--pid", "100", "--timeout", "0"), 0, "");
+	expect_shim(ARGS("--action", "unlock", "--pid", "100"), 0, "");
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
 	/* "Success" with tid 0 is no answer: the daemon says so, the tool is asked. */
 	{
@@ -125,6 +128,7 @@ static void test_shim_answers_as_the_tool(void **state)
 	assert_in_range(hd_log_count(&d, "cuInit"), 1, 2);
 	/* Lock's timeout reached the driver in its argument struct. */
 	assert_int_equal(hd_log_count(&d, "timeout 10000"), 1);
+	assert_int_equal(hd_log_count(&d, "\"timeout 0\""), 1);
 	assert_int_equal(hd_stop(&d), 0);
 	assert_int_equal(access(d.sock, F_OK), -1); /* the socket it made is gone */
 }
