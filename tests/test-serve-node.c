@@ -444,6 +444,29 @@ static void test_query_waits_for_a_running_query(void **state)
 	assert_true(log_line("start", 200) > log_line("start", 100));
 }
 
+/* Queries alone start no spare: a query that finds every worker busy waits
+ * for one started for it, and one runs per query. Two slow queries about two
+ * processes run side by side on two workers: two attaches, never a third
+ * (a spare is for the query that comes while an action holds a worker). */
+static void test_queries_start_no_spare(void **state)
+{
+	struct shim_bg q1, q2;
+
+	(void)state;
+	setenv("RTID_MOCK_SLOW_OPS", "get-restore-tid", 1);
+	hd_start(&d, ARGS("--timeout", "600"));
+	hd_shim_start(&d, ARGS("--get-restore-tid", "--pid", "100"), &q1);
+	hd_log_wait(&d, "start", 100, 0); /* a worker has it */
+	assert_int_equal(attaches_now(), 1);
+	hd_shim_start(&d, ARGS("--get-restore-tid", "--pid", "200"), &q2);
+	hd_log_wait(&d, "start", 200, 0); /* the second worker has it */
+	assert_int_equal(attaches_now(), 2);
+	assert_string_equal(hd_shim_wait(&q1).out, "101\n");
+	assert_string_equal(hd_shim_wait(&q2).out, "201\n");
+	assert_int_equal(attaches_now(), 2);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+}
+
 /* An action whose client cannot hear "started" (its connection shut for
  * reading: the notice's send fails) is never started: a client that is not
  * told runs the tool itself, and the action would be applied twice. The
@@ -1169,6 +1192,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_waiting_query_holds_back_its_action, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_query_waits_for_a_running_query, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_queries_start_no_spare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_unheard_never_starts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_leaves_mid_action, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_waiting_past_its_deadline, setup, teardown),
