@@ -339,6 +339,7 @@ int cuCheckpointProcessGetState(int pid, int *state)
 
 	if (done)
 		return r;
+	mock_slow_op("get-state"); /* a state call stuck in the driver, as CRIU's may be */
 	if (!s || !state)
 		return CUDA_ERROR_INVALID_VALUE;
 	*state = *s;
@@ -347,7 +348,8 @@ int cuCheckpointProcessGetState(int pid, int *state)
 
 /* One action: from state `from` to state `to`. An op named in
  * $RTID_MOCK_SLOW_OPS takes $RTID_MOCK_SLOW_S seconds (scaled), a stand-in
- * for a long checkpoint (the restore-tid query too, as get-restore-tid);
+ * for a long checkpoint (the restore-tid query too, as get-restore-tid, and
+ * the state call, as get-state);
  * every action logs "OP-end" when it returns. */
 static int act(const char *op, int pid, const void *args, int from, int to)
 {

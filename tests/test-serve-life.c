@@ -380,6 +380,78 @@ static void test_restart_holds_a_stuck_action(void **state)
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
 }
 
+/* A call stuck in the driver, then its daemon killed: what the record says
+ * of the process (pid and start time, written when the call was handed to
+ * the worker) decides what the next daemon holds. kill_stuck: the stuck
+ * call's shim (a checkpoint of 100, or get-state by its thread 101) until
+ * the daemon is gone; its status. */
+static int kill_stuck(const char *op, const char *const *args)
+{
+	struct shim_bg b;
+	struct shim_run r;
+	char text[512];
+
+	stat_line(100, 1000, text, sizeof(text));
+	write_file(d.proc, "100/stat", text);
+	stat_line(101, 1500, text, sizeof(text)); /* the thread started later */
+	write_file(d.proc, "101/stat", text);
+	stuck_start();
+	/* The daemon's workers alone: the real tool a shim falls back to must not
+	 * hang too. */
+	setenv("RTID_MOCK_STUCK_OPS", op, 1);
+	hd_start(&d, ARGS("--actions"));
+	unsetenv("RTID_MOCK_STUCK_OPS");
+	if (!strcmp(op, "checkpoint"))
+		assert_int_equal(hd_shim(&d, NULL, ARGS("--action", "lock", "--pid", "100")).status, 0);
+	hd_shim_start(&d, args, &b);
+	stuck_wait(1);
+	assert_int_equal(kill(d.pid, SIGKILL), 0);
+	waitpid(d.pid, NULL, 0);
+	d.pid = -1;
+	r = hd_shim_wait(&b);
+	return r.status;
+}
+
+/* The process of the stuck checkpoint is replaced (its pid reused: another
+ * start time) before the next daemon starts: the record's call is not the
+ * new process's, which the next daemon serves at once. */
+static void test_restart_forgets_a_replaced_process(void **state)
+{
+	char text[512];
+
+	(void)state;
+	assert_int_equal(kill_stuck("checkpoint", ARGS("--action", "checkpoint", "--pid", "100")), 1);
+	stat_line(100, 2000, text, sizeof(text));
+	write_file(d.proc, "100/stat", text);
+	hd_start(&d, ARGS("--actions"));
+	assert_false(hd_said(&d, "process 100 has a call inside the driver"));
+	{
+		struct shim_run r = hd_shim(&d, NULL, ARGS("--get-state", "--pid", "100"));
+
+		assert_string_equal(r.out, "locked\n");
+		assert_int_equal(r.status, 0);
+	}
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+}
+
+/* The stuck call is a get-state named by the process's thread (as CRIU asks
+ * it): the record holds the process, and no start time of it (the thread's
+ * is not its process's), so the next daemon holds the process. */
+static void test_restart_holds_a_stuck_call_by_thread(void **state)
+{
+	char deadline[32];
+	struct shim_run r;
+
+	(void)state;
+	kill_stuck("get-state", ARGS("--get-state", "--pid", "101"));
+	snprintf(deadline, sizeof(deadline), "%g", seconds(1));
+	hd_start(&d, ARGS("--actions", "--action-timeout", deadline));
+	assert_true(hd_said(&d, "process 100 has a call inside the driver"));
+	r = hd_shim(&d, NULL, ARGS("--action", "lock", "--pid", "100"));
+	expect_held(&r, "lock");
+	assert_int_equal(driver_calls("lock", 100), 0);
+}
+
 /* Within one daemon: a checkpoint queued behind its process's long lock,
  * past its own deadline while the lock is still inside the driver, fails
  * as held back (exit 1); it was "timeout, not started", and the shim ran
@@ -1143,6 +1215,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stuck_workers_never_stall, setup_stuck,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_restart_holds_a_stuck_action, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_forgets_a_replaced_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_holds_a_stuck_call_by_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_behind_a_call_in_the_driver, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stop_with_an_action_held, setup, teardown),
