@@ -33,6 +33,16 @@ static int count(char **argv)
 	return n;
 }
 
+/* Occurrences of needle in text. */
+static int count_in(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = text; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
 /* Whether the shim asked the socket: a listener with a backlog tells. */
 static bool asked(int lfd)
 {
@@ -103,14 +113,22 @@ static void test_which_calls_are_asked(void **state)
 	assert_false(shim_try_service(count(yes[0]), yes[0], &rc, NULL));
 	assert_int_equal(count_lines(log), (int)(sizeof(yes) / sizeof(yes[0])) + 1);
 	assert_non_null(strstr(slurp(log), ": cannot connect: Connection refused"));
-	unsetenv("RTID_SHIM_LOG");
 	unlink(path);
-	/* No socket, or a file at its path: nothing is asked. A bad wait is the
-	 * default wait. */
+	/* No socket, or a file at its path: nothing is asked, and the log says
+	 * why. A bad wait is the default wait. */
 	setenv("RTID_SERVICE_TIMEOUT", "bogus", 1);
 	assert_false(shim_try_service(count(yes[0]), yes[0], &rc, NULL));
 	write_file(dir, "s", "not a socket\n");
 	assert_false(shim_try_service(count(yes[0]), yes[0], &rc, NULL));
+	unsetenv("RTID_SHIM_LOG");
+	{
+		char want[200];
+
+		snprintf(want, sizeof(want), "get-restore-tid --pid 7: rtid serve not asked: no socket "
+			 "at %s\n", path);
+		assert_int_equal(count_lines(log), (int)(sizeof(yes) / sizeof(yes[0])) + 3);
+		assert_int_equal(count_in(slurp(log), want), 2);
+	}
 	rm_tree(dir);
 	free(dir);
 }
@@ -176,6 +194,34 @@ static pid_t fake_daemon(const char *path, uid_t uid)
 	return fake_daemon_says(path, uid, NULL);
 }
 
+/* shim_try_service with fd (1 or 2) read into out: what it printed by the
+ * time it returned (stdio flushed first, so nothing of the test's own
+ * goes with it). */
+static bool try_captured(char **argv, int *rc, int fd, char *out, size_t len)
+{
+	char *dir = tmp_dir(), path[200];
+	int saved, f;
+	bool r;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/out", dir);
+	fflush(NULL);
+	saved = dup(fd);
+	f = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(saved >= 0 && f >= 0);
+	assert_int_equal(dup2(f, fd), fd);
+	r = shim_try_service(count(argv), argv, rc, NULL);
+	assert_int_equal(dup2(saved, fd), fd); /* before any assertion can print */
+	close(saved);
+	n = pread(f, out, len - 1, 0);
+	assert_true(n >= 0);
+	out[n] = '\0';
+	close(f);
+	rm_tree(dir);
+	free(dir);
+	return r;
+}
+
 /* The driver's error for a query is not final when it is not its "none": the
  * shim goes to the real tool, and says the resolver need not be asked; for
  * an action (started) it is the answer, printed as the tool prints it, also
@@ -186,7 +232,7 @@ static void test_driver_errors_from_the_daemon(void **state)
 			     unnamed = { .kind = RTID__SVC_CUERR, .value = 77 };
 	char **q = ARGV("--get-restore-tid", "--pid", "7");
 	char **lock = ARGV("--action", "lock", "--pid", "7", "--timeout", "100");
-	char *dir = tmp_dir(), path[200];
+	char *dir = tmp_dir(), path[200], out[200];
 	bool to_tool = false;
 	int rc = -1, st;
 	pid_t pid;
@@ -208,8 +254,16 @@ static void test_driver_errors_from_the_daemon(void **state)
 	waitpid(pid, &st, 0);
 	unlink(path);
 	pid = fake_daemon_says(path, geteuid(), &unnamed);
-	assert_true(shim_try_service(count(lock), lock, &rc, NULL));
+	assert_true(try_captured(lock, &rc, 2, out, sizeof(out)));
 	assert_int_equal(rc, 77);
+	assert_string_equal(out, "Could not lock process ID 7: \"error 77\"\n");
+	waitpid(pid, &st, 0);
+	unlink(path);
+	/* A tid is on stdout, whole, by the time the call returns. */
+	pid = fake_daemon(path, geteuid());
+	assert_true(try_captured(q, &rc, 1, out, sizeof(out)));
+	assert_int_equal(rc, 0);
+	assert_string_equal(out, "4244\n");
 	waitpid(pid, &st, 0);
 	unlink(path);
 	unsetenv("RTID_SOCKET");
@@ -249,6 +303,67 @@ static void test_rule_reads_the_kernels_proc(void **state)
 	unsetenv("RTID_PROC");
 	unsetenv("RTID_SOCKET");
 	unsetenv("RTID_SERVICE_TIMEOUT");
+	rm_tree(dir);
+	free(dir);
+}
+
+/* A caller other than root: the shim applies the request rule as that
+ * caller before it asks, as the daemon will: a query about another user's
+ * process is not asked of the daemon; an action on the caller's own process
+ * is (the real tool would let it act there). Root only: the caller is
+ * nobody. */
+static void test_rule_as_a_user(void **state)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char **q = ARGV("--get-restore-tid", "--pid", "7");
+	char **lock = ARGV("--action", "lock", "--pid", "8");
+	char *dir = tmp_dir(), path[100];
+	int lfd, st;
+	pid_t kid;
+
+	(void)state;
+	if (geteuid() != 0) {
+		rm_tree(dir);
+		free(dir);
+		skip();
+	}
+	assert_int_equal(chmod(dir, 0755), 0);
+	write_file(dir, "proc/7/task/7/comm", "python3\n"); /* root's */
+	write_file(dir, "proc/8/task/8/comm", "python3\n");
+	snprintf(path, sizeof(path), "%s/proc/8", dir);
+	assert_int_equal(chown(path, 65534, 65534), 0); /* nobody's */
+	snprintf(path, sizeof(path), "%s/proc", dir);
+	setenv("RTID_PROC", path, 1);
+	snprintf(path, sizeof(path), "%s/s", dir);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lfd, 8), 0);
+	assert_int_equal(chmod(path, 0777), 0);
+	setenv("RTID_SOCKET", path, 1);
+	setenv("RTID_SERVICE_TIMEOUT", "0.01", 1); /* nobody answers: late */
+	setenv("RTID_SERVICE_ACTION_TIMEOUT", "0.01", 1);
+	kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0) {
+		int rc = -1;
+
+		if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(3);
+		if (shim_try_service(count(q), q, &rc, NULL) || asked(lfd))
+			_exit(4); /* root's process: not asked */
+		if (shim_try_service(count(lock), lock, &rc, NULL) || !asked(lfd))
+			_exit(5); /* its own: asked (late, so not answered) */
+		_exit(0);
+	}
+	assert_int_equal(waitpid(kid, &st, 0), kid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	close(lfd);
+	unsetenv("RTID_SOCKET");
+	unsetenv("RTID_PROC");
+	unsetenv("RTID_SERVICE_TIMEOUT");
+	unsetenv("RTID_SERVICE_ACTION_TIMEOUT");
 	rm_tree(dir);
 	free(dir);
 }
@@ -540,6 +655,7 @@ int main(void)
 		cmocka_unit_test(test_driver_errors_from_the_daemon),
 		cmocka_unit_test(test_rule_reads_the_kernels_proc),
 		cmocka_unit_test(test_refusal_and_error_noted),
+		cmocka_unit_test(test_rule_as_a_user),
 		cmocka_unit_test(test_settings_judged),
 		cmocka_unit_test(test_settings_file_refused),
 	};
