@@ -439,7 +439,7 @@ static void test_restart_forgets_a_replaced_process(void **state)
  * is not its process's), so the next daemon holds the process. */
 static void test_restart_holds_a_stuck_call_by_thread(void **state)
 {
-	char deadline[32];
+	char deadline[32], shim_log[400];
 	struct shim_run r;
 
 	(void)state;
@@ -447,9 +447,14 @@ static void test_restart_holds_a_stuck_call_by_thread(void **state)
 	snprintf(deadline, sizeof(deadline), "%g", seconds(1));
 	hd_start(&d, ARGS("--actions", "--action-timeout", deadline));
 	assert_true(hd_said(&d, "process 100 has a call inside the driver"));
+	snprintf(shim_log, sizeof(shim_log), "%s/shim.log", d.dir);
+	setenv("RTID_SHIM_LOG", shim_log, 1);
 	r = hd_shim(&d, NULL, ARGS("--action", "lock", "--pid", "100"));
+	unsetenv("RTID_SHIM_LOG");
 	expect_held(&r, "lock");
 	assert_int_equal(driver_calls("lock", 100), 0);
+	assert_non_null(strstr(slurp(shim_log), ": lock --pid 100 held back, a call about it still in "
+			       "the driver: failed, not run by the tool\n"));
 }
 
 /* Within one daemon: a checkpoint queued behind its process's long lock,

@@ -143,8 +143,18 @@ static void test_query_error_reaches_the_tool(void **state)
 	hd_start(&d, NULL);
 	expect_shim(ARGS("--get-restore-tid", "--pid", "100"), 0, "101\n");
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
-	expect_shim(ARGS("--get-restore-tid", "--pid", "600"), 700 & 0xff,
-		    "Could not get restore thread ID for process ID 600: \"error 700\"\n");
+	{
+		char shim_log[400];
+
+		snprintf(shim_log, sizeof(shim_log), "%s/shim.log", d.dir);
+		setenv("RTID_SHIM_LOG", shim_log, 1);
+		expect_shim(ARGS("--get-restore-tid", "--pid", "600"), 700 & 0xff,
+			    "Could not get restore thread ID for process ID 600: \"error 700\"\n");
+		unsetenv("RTID_SHIM_LOG");
+		/* Why the tool was asked: the driver's error, by its name. */
+		assert_non_null(strstr(slurp(shim_log), ": get-restore-tid --pid 600: driver error "
+				       "CUDA_ERROR_ILLEGAL_ADDRESS: to the real tool\n"));
+	}
 	expect_shim(ARGS("--get-restore-tid", "--pid", "700"), 77,
 		    "Could not get restore thread ID for process ID 700: \"error 77\"\n");
 	/* One tool run each, whose answer CRIU reads: rtid's own resolver is not

@@ -419,7 +419,7 @@ static void test_untrusted_daemon_is_not_read(void **state)
 {
 	char **q = ARGV("--get-restore-tid", "--pid", "7");
 	char *dir = tmp_dir(), path[200], log[200];
-	int rc = -1, st;
+	int rc = -1, st, fds;
 	pid_t pid;
 
 	(void)state;
@@ -441,9 +441,12 @@ static void test_untrusted_daemon_is_not_read(void **state)
 	setenv("RTID_SOCKET", path, 1);
 	setenv("RTID_SERVICE_TIMEOUT", "5", 1);
 	unsetenv("RTID_SERVE_UID");
-	/* Another uid's daemon: not asked further, said in the log. */
+	/* Another uid's daemon: not asked further, said in the log; the
+	 * connection is closed. */
 	pid = fake_daemon(path, 65534);
+	fds = count_fds();
 	assert_false(shim_try_service(count(q), q, &rc, NULL));
+	assert_int_equal(count_fds(), fds);
 	assert_non_null(strstr(slurp(log), "not trusted: it runs as uid 65534, not root"));
 	waitpid(pid, &st, 0);
 	unlink(path);
@@ -456,9 +459,11 @@ static void test_untrusted_daemon_is_not_read(void **state)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	unlink(path);
 	unsetenv("RTID_SERVE_UID");
-	/* Root's daemon is trusted as it is. */
+	/* Root's daemon is trusted as it is; its connection is closed too. */
 	pid = fake_daemon(path, 0);
+	fds = count_fds();
 	assert_true(shim_try_service(count(q), q, &rc, NULL));
+	assert_int_equal(count_fds(), fds);
 	waitpid(pid, &st, 0);
 	unsetenv("RTID_SHIM_LOG");
 	unsetenv("RTID_SOCKET");
