@@ -467,6 +467,29 @@ static void test_queries_start_no_spare(void **state)
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
 }
 
+/* A lock waits for its start past the shim's wait for a query: queued
+ * behind a slow query about its process (2 s, scaled), it is still the
+ * daemon's to run, never given up on and run by the tool beside it. The
+ * shim's query wait is a quarter of that query's time. */
+static void test_lock_waits_past_the_query_wait(void **state)
+{
+	struct shim_bg q;
+	char wait[32];
+
+	(void)state;
+	setenv("RTID_MOCK_SLOW_OPS", "get-restore-tid", 1);
+	hd_start(&d, ARGS("--actions", "--timeout", "600"));
+	hd_shim_start(&d, ARGS("--get-restore-tid", "--pid", "100"), &q);
+	hd_log_wait(&d, "start", 100, 0); /* the query is in the driver */
+	snprintf(wait, sizeof(wait), "%g", 0.5 * time_factor());
+	setenv("RTID_SERVICE_TIMEOUT", wait, 1);
+	expect_shim(ARGS("--action", "lock", "--pid", "100", "--timeout", "1000"), 0, "");
+	assert_string_equal(hd_shim_wait(&q).out, "101\n");
+	assert_int_equal(driver_calls("lock", 100), 1);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+	assert_true(log_line("lock", 100) > log_line("start", 100));
+}
+
 /* An action whose client cannot hear "started" (its connection shut for
  * reading: the notice's send fails) is never started: a client that is not
  * told runs the tool itself, and the action would be applied twice. The
@@ -1194,6 +1217,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_query_waits_for_a_running_query, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queries_start_no_spare, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock_waits_past_the_query_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_unheard_never_starts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_leaves_mid_action, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_waiting_past_its_deadline, setup, teardown),
