@@ -229,7 +229,8 @@ static bool try_captured(char **argv, int *rc, int fd, char *out, size_t len)
 static void test_driver_errors_from_the_daemon(void **state)
 {
 	struct rtid__svc_ans illegal = { .kind = RTID__SVC_CUERR, .value = 700 },
-			     unnamed = { .kind = RTID__SVC_CUERR, .value = 77 };
+			     unnamed = { .kind = RTID__SVC_CUERR, .value = 77 },
+			     denied = { .kind = RTID__SVC_DENIED };
 	char **q = ARGV("--get-restore-tid", "--pid", "7");
 	char **lock = ARGV("--action", "lock", "--pid", "7", "--timeout", "100");
 	char *dir = tmp_dir(), path[200], out[200];
@@ -257,6 +258,14 @@ static void test_driver_errors_from_the_daemon(void **state)
 	assert_true(try_captured(lock, &rc, 2, out, sizeof(out)));
 	assert_int_equal(rc, 77);
 	assert_string_equal(out, "Could not lock process ID 7: \"error 77\"\n");
+	waitpid(pid, &st, 0);
+	unlink(path);
+	/* Denied after "started" (no daemon of rtid's does so): the action may
+	 * have reached the driver all the same, so it fails, never to the tool. */
+	pid = fake_daemon_says(path, geteuid(), &denied);
+	assert_true(try_captured(lock, &rc, 2, out, sizeof(out)));
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(out, "its outcome is unknown, so it is not run again"));
 	waitpid(pid, &st, 0);
 	unlink(path);
 	/* A tid is on stdout, whole, by the time the call returns. */
