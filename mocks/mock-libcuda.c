@@ -339,7 +339,7 @@ int cuCheckpointProcessGetState(int pid, int *state)
 
 	if (done)
 		return r;
-	mock_slow_op("get-state"); /* a state call stuck in the driver, as CRIU's may be */
+	mock_slow_op("get-state"); /* a fault injected, as for the actions */
 	if (!s || !state)
 		return CUDA_ERROR_INVALID_VALUE;
 	*state = *s;
