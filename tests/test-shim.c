@@ -402,7 +402,16 @@ static void a_thread_is_refused_before_the_tool(void **state)
 		assert_int_equal(c.status, 0);
 		assert_string_equal(c.out, "running\n");
 	}
-	assert_int_equal(count_lines(log_path), 4);
+	/* --action as the last argument names no action: still a get-state,
+	 * the tool's to judge. */
+	{
+		char *last[] = { "cuda-checkpoint", "--get-state", "--pid", "4244", "--action", NULL };
+
+		c = criu(last);
+		assert_int_equal(c.status, 0);
+		assert_string_equal(c.out, "running\n");
+	}
+	assert_int_equal(count_lines(log_path), 5);
 	unlink(log_path);
 	/* A status that says nothing of a thread leaves it to the tool. */
 	write_file(test_dir, "proc/4244/status", "Name:\tcuda00001400006\n");
