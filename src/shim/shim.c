@@ -137,32 +137,28 @@ static int query_pid(int argc, char **argv)
 }
 
 /* What the call asks of its --pid, in the request rule's words, and the
- * tool's verb for it; false when it asks nothing of a process (-h, a lone
- * --pid), which the tool answers without acting. The strictest kind wins:
- * --get-state beside an action is an action. */
-static bool call_kind(int argc, char **argv, enum rtid__req_kind *kind, const char **verb)
+ * tool's verb for it: a state call (which takes a thread) also when it asks
+ * nothing of a process (-h, a lone --pid), which the tool answers without
+ * acting. The strictest kind wins: --get-state beside an action is an
+ * action. */
+static void call_kind(int argc, char **argv, enum rtid__req_kind *kind, const char **verb)
 {
-	bool any = false;
-
 	*kind = RTID__REQ_STATE;
 	*verb = "get state of";
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (!strcmp(a, "--get-state")) {
-			any = true;
-		} else if (!strcmp(a, "--get-restore-tid") && *kind != RTID__REQ_ACTION) {
-			*kind = RTID__REQ_QUERY, *verb = "get restore thread ID for", any = true;
+		if (!strcmp(a, "--get-restore-tid") && *kind != RTID__REQ_ACTION) {
+			*kind = RTID__REQ_QUERY, *verb = "get restore thread ID for";
 		} else if (!strcmp(a, "--toggle")) {
-			*kind = RTID__REQ_ACTION, *verb = "toggle", any = true;
+			*kind = RTID__REQ_ACTION, *verb = "toggle";
 		} else if (!strcmp(a, "--action") && i + 1 < argc) {
-			*kind = RTID__REQ_ACTION, *verb = argv[++i], any = true;
+			*kind = RTID__REQ_ACTION, *verb = argv[++i];
 		} else if (!strcmp(a, "--timeout") || !strcmp(a, "--device-map") ||
 			   !strcmp(a, "--pid")) {
 			i++; /* a value, never an option; past the last, the loop ends */
 		}
 	}
-	return any;
 }
 
 /* A thread where a process is expected is refused before anyone is asked,
@@ -178,7 +174,8 @@ static bool refuse_thread(int argc, char **argv, int *rc)
 	const char *proc = getenv("RTID_PROC"), *verb;
 	enum rtid__req_kind kind;
 
-	if (!call_kind(argc, argv, &kind, &verb) || kind == RTID__REQ_STATE)
+	call_kind(argc, argv, &kind, &verb);
+	if (kind == RTID__REQ_STATE)
 		return false;
 	for (int i = 1; i + 1 < argc; i++) {
 		struct rtid__req_facts f = { .kind = kind };
