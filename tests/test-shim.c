@@ -332,12 +332,24 @@ static void other_failures(void **state)
 		assert_non_null(strstr(c.out, "Exec format error"));
 	}
 	unsetenv("RTID_REAL_TOOL");
-	/* Called from something the shim started: no recursion. */
-	setenv("RTID_SHIM_ACTIVE", "1", 1);
-	c = criu(query);
-	unsetenv("RTID_SHIM_ACTIVE");
-	assert_int_equal(c.status, 231);
-	assert_non_null(strstr(c.out, "refusing to recurse"));
+	/* Called from something the shim started: no recursion, and the log
+	 * says why the call failed. */
+	{
+		char note[600];
+
+		snprintf(note, sizeof(note), "%s/shim.log", test_dir);
+		unlink(note);
+		setenv("RTID_SHIM_LOG", note, 1);
+		setenv("RTID_SHIM_ACTIVE", "1", 1);
+		c = criu(query);
+		unsetenv("RTID_SHIM_ACTIVE");
+		unsetenv("RTID_SHIM_LOG");
+		assert_int_equal(c.status, 231);
+		assert_non_null(strstr(c.out, "refusing to recurse"));
+		assert_non_null(strstr(slurp(note), ": called by itself (RTID_SHIM_ACTIVE is set: the real "
+				       "tool is another shim?): refused, exit 231\n"));
+		unlink(note);
+	}
 }
 
 /* A thread given where a process is expected is refused before anyone is

@@ -321,10 +321,8 @@ int cmd_shim(int argc, char **argv)
 	answered = tool && configure(&o, tool) == 0 && resolve(&o, pid, &r) == 0;
 	rtid_attest_free(o.attestation);
 	free(tool);
-	if (!answered) {
-		unsetenv(GUARD);
-		return pass_through(argv);
-	}
+	if (!answered)
+		return pass_through(argv); /* which sets the guard again for the tool */
 	rc = reply(&r);
 	shim_note("--get-restore-tid --pid %d: answered by rtid (%s): %s%.0d%s", pid,
 		  rtid_source_name(r.source), r.tid > 0 ? "tid " : "none", r.tid > 0 ? r.tid : 0,
