@@ -54,9 +54,28 @@ static bool asked(int lfd)
 	return true;
 }
 
-static void test_which_calls_are_asked(void **state)
+/* A listener at DIR/s that never answers (its backlog tells who asked):
+ * RTID_SOCKET names it and the shim's waits are short, so each call is
+ * late. Its path in path; returns the listening fd. */
+static int silent_daemon(const char *dir, char *path, size_t len)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int lfd;
+
+	snprintf(path, len, "%s/s", dir);
+	assert_true(strlen(path) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lfd, 64), 0);
+	setenv("RTID_SOCKET", path, 1);
+	setenv("RTID_SERVICE_TIMEOUT", "0.01", 1); /* nobody answers: late */
+	setenv("RTID_SERVICE_ACTION_TIMEOUT", "0.01", 1);
+	return lfd;
+}
+
+static void test_which_calls_are_asked(void **state)
+{
 	char *dir = tmp_dir(), path[100];
 	char **yes[] = {
 		ARGV("--get-restore-tid", "--pid", "7"), ARGV("--pid", "7", "--get-restore-tid"),
@@ -87,14 +106,7 @@ static void test_which_calls_are_asked(void **state)
 	setenv("RTID_PROC", path, 1);
 	snprintf(log, sizeof(log), "%s/shim.log", dir);
 	setenv("RTID_SHIM_LOG", log, 1);
-	snprintf(path, sizeof(path), "%s/s", dir);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
-	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(lfd, 64), 0);
-	setenv("RTID_SOCKET", path, 1);
-	setenv("RTID_SERVICE_TIMEOUT", "0.01", 1); /* nobody answers: late */
-	setenv("RTID_SERVICE_ACTION_TIMEOUT", "0.01", 1);
+	lfd = silent_daemon(dir, path, sizeof(path));
 	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
 		assert_false(shim_try_service(count(no[i]), no[i], &rc, NULL));
 		assert_false(asked(lfd));
@@ -323,7 +335,6 @@ static void test_rule_reads_the_kernels_proc(void **state)
  * nobody. */
 static void test_rule_as_a_user(void **state)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char **q = ARGV("--get-restore-tid", "--pid", "7");
 	char **lock = ARGV("--action", "lock", "--pid", "8");
 	char *dir = tmp_dir(), path[100];
@@ -343,15 +354,8 @@ static void test_rule_as_a_user(void **state)
 	assert_int_equal(chown(path, 65534, 65534), 0); /* nobody's */
 	snprintf(path, sizeof(path), "%s/proc", dir);
 	setenv("RTID_PROC", path, 1);
-	snprintf(path, sizeof(path), "%s/s", dir);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
-	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(lfd, 8), 0);
-	assert_int_equal(chmod(path, 0777), 0);
-	setenv("RTID_SOCKET", path, 1);
-	setenv("RTID_SERVICE_TIMEOUT", "0.01", 1); /* nobody answers: late */
-	setenv("RTID_SERVICE_ACTION_TIMEOUT", "0.01", 1);
+	lfd = silent_daemon(dir, path, sizeof(path));
+	assert_int_equal(chmod(path, 0777), 0); /* nobody may connect */
 	kid = fork();
 	assert_true(kid >= 0);
 	if (kid == 0) {
