@@ -229,10 +229,11 @@ static int configure(struct cli_opts *o, const char *tool)
 	if (pattern && *pattern)
 		o->cfg.pattern = pattern;
 	o->cfg.allow_unattested = unatt && !strcmp(unatt, "1");
-	/* A bad or untrusted attestation file just means "not attested": nothing
-	 * may be printed, since CRIU reads stdout and stderr from one pipe. */
-	if (o->cfg.mode == RTID_MODE_SCAN || o->cfg.mode == RTID_MODE_CANARY ||
-	    o->cfg.mode == RTID_MODE_CROSSCHECK)
+	/* Read only where the mode's rule reads it (the scan's trust and the
+	 * canary's revocation; a cross-check compares whatever the trust). A bad
+	 * or untrusted attestation file just means "not attested": nothing may
+	 * be printed, since CRIU reads stdout and stderr from one pipe. */
+	if (o->cfg.mode == RTID_MODE_SCAN || o->cfg.mode == RTID_MODE_CANARY)
 		if (rtid_attest_load_trusted(o->attestation_path ? o->attestation_path
 								 : RTID_DEFAULT_ATTESTATION,
 					     &o->attestation, NULL, NULL, 0) == 0)
