@@ -238,6 +238,38 @@ static void ignored_signal_stays_ignored(void **state)
 	assert_int_equal(left(pids, 1), 0);
 }
 
+/* The shim's own query fails (the tool prints no number) and the call goes
+ * to the real tool in the shim's process: a descendant of the query that
+ * left the tool's group is killed before that exec, not handed down to the
+ * real tool (whose own descendants are its business). The fake reports the
+ * query's descendant, the query, the real tool's descendant, the real tool. */
+static void shim_fallback_takes_no_stray_along(void **state)
+{
+	char link[600];
+	char *query[] = { link, "--get-restore-tid", "--pid", "1001", NULL };
+	pid_t pids[4], shim;
+	int st;
+
+	(void)state;
+	snprintf(link, sizeof(link), "%s/cuda-checkpoint", test_dir);
+	unlink(link);
+	assert_int_equal(symlink(env_path("RTID_BIN"), link), 0);
+	setenv("RTID_REAL_TOOL", env_path("FAKE_TOOL"), 1);
+	setenv("FAKE_STDOUT", "no number\n", 1);
+	setenv("FAKE_ESCAPE", "1", 1);
+	shim = start(query, 0);
+	await_ready(pids, 4);
+	st = status_of(shim);
+	unsetenv("RTID_REAL_TOOL");
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(pids[3], shim); /* the real tool ran in the shim's process */
+	errno = 0;
+	if (kill(pids[0], 0) == 0)
+		fail_msg("the query's descendant %d outlived the shim", (int)pids[0]);
+	assert_int_equal(errno, ESRCH);
+	left(pids, 4);
+}
+
 /* SIGKILL cannot be handled: the tools die by their death signal. */
 static void sigkill_takes_the_tools_along(void **state)
 {
@@ -409,6 +441,7 @@ int main(void)
 		cmocka_unit_test_setup(sigint_leaves_nothing, reset),
 		cmocka_unit_test_setup(sighup_leaves_nothing, reset),
 		cmocka_unit_test_setup(ignored_signal_stays_ignored, reset),
+		cmocka_unit_test_setup(shim_fallback_takes_no_stray_along, reset),
 		cmocka_unit_test_setup(sigkill_takes_the_tools_along, reset),
 		cmocka_unit_test_setup(grandchild_holding_stdout, reset),
 		cmocka_unit_test_setup(low_fd_limit_answers_every_pid, reset),

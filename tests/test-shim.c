@@ -269,12 +269,13 @@ static void never_recurses(void **state)
 
 /* The tool rtid runs for its own query is never the shim again: a real tool
  * that is a wrapper calling cuda-checkpoint from PATH (the shim) meets the
- * recursion guard at once, for rtid's query and for the fallback, and not a
- * chain of shims each asking again (the wrapper counts its runs; past eight
+ * recursion guard at once, for rtid's query, for the fallback and for a call
+ * the shim hands over at once, and not a chain of shims each asking again (the wrapper counts its runs; past eight
  * it stops the chain itself). */
 static void wrapper_of_the_shim_stops_at_once(void **state)
 {
 	char *query[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
+	char *help[] = { "cuda-checkpoint", "-h", NULL };
 	char wrapper[600], runs[600], text[1400];
 	struct criu_call c;
 
@@ -292,6 +293,13 @@ static void wrapper_of_the_shim_stops_at_once(void **state)
 	assert_non_null(strstr(c.out, "refusing to recurse"));
 	assert_int_equal(count_lines(runs), 2); /* rtid's query, then the fallback */
 	assert_int_equal(count_lines(log_path), 0); /* the stand-in tool never ran */
+	unlink(runs);
+	/* A call the shim hands to the tool at once (no query of rtid's): the
+	 * guard goes with it too, and the wrapper runs once. */
+	c = criu(help);
+	assert_int_equal(c.status, 231);
+	assert_non_null(strstr(c.out, "refusing to recurse"));
+	assert_int_equal(count_lines(runs), 1);
 	unlink(runs);
 }
 
