@@ -398,12 +398,21 @@ static void a_thread_is_refused_before_the_tool(void **state)
 	write_file(test_dir, "proc/4242/status", "Name:\tpython3\nTgid:\t4242\nPid:\t4242\n"
 						 "Threads:\t2\n");
 	setenv("FAKE_STDOUT", "running\n", 1);
+	snprintf(path, sizeof(path), "%s/shim-thread.log", test_dir);
+	unlink(path);
+	setenv("RTID_SHIM_LOG", path, 1);
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
 		c = criu(calls[i]);
 		assert_int_equal(c.status, 1);
 		assert_string_equal(c.out, want[i]);
 	}
+	unsetenv("RTID_SHIM_LOG");
 	assert_int_equal(count_lines(log_path), 0); /* the real tool never ran */
+	/* The operator reads why in the shim's log, with the thread's process. */
+	assert_non_null(strstr(slurp(path), ": lock --pid 4244: a thread, not a process: only "
+					  "get-state takes a thread (of process 4242): refused, the "
+					  "real tool not run\n"));
+	unlink(path);
 	/* get-state by the restore tid, and a process, reach the tool. */
 	c = criu(state_call);
 	assert_int_equal(c.status, 0);
