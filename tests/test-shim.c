@@ -539,6 +539,24 @@ static void modes_say_what_the_scan_said(void **state)
 		if (!strstr(slurp(log), calls[i].said))
 			fail_msg("%s: the log lacks '%s': %s", calls[i].mode, calls[i].said, slurp(log));
 	}
+	/* A scan that named tid 1 (process 1's main thread, named as the
+	 * driver's thread) is said with its tid, not as none. */
+	{
+		char *init[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "1", NULL };
+		struct criu_call c;
+
+		write_file(test_dir, "proc/1/task/1/comm", "cuda00001400006\n");
+		write_file(test_dir, "proc/1/task/7/comm", "python3\n");
+		unlink(log);
+		setenv("RTID_MODE", "crosscheck", 1);
+		unsetenv("RTID_PATTERN");
+		setenv("FAKE_STDOUT", "7\n", 1);
+		c = criu(init);
+		assert_int_equal(c.status, 0);
+		assert_string_equal(c.out, "7\n");
+		if (!strstr(slurp(log), "tid 7; cross-check: mismatch (the scan named 1)\n"))
+			fail_msg("the log lacks the scan's tid 1: %s", slurp(log));
+	}
 	unsetenv("RTID_SHIM_LOG");
 }
 
