@@ -588,6 +588,29 @@ static void test_action_bound(void **state)
 	assert_true(hd_said(&d, "up to 2 workers"));
 }
 
+/* The bound counts actions only: with two workers, a lock that comes while
+ * a slow query about another process holds one is the daemon's to run, on
+ * the other, not refused "busy" (its shim would run the tool). */
+static void test_a_query_is_no_action_for_the_bound(void **state)
+{
+	struct shim_bg q;
+	char slow[32];
+
+	(void)state;
+	setenv("RTID_MOCK_SLOW_OPS", "get-restore-tid", 1);
+	snprintf(slow, sizeof(slow), "%g", 4 * time_factor());
+	setenv("RTID_MOCK_SLOW_S", slow, 1);
+	hd_start(&d, ARGS("--actions", "--workers", "2", "--timeout", "600"));
+	hd_shim_start(&d, ARGS("--get-restore-tid", "--pid", "200"), &q);
+	hd_log_wait(&d, "start", 200, 0); /* the query is in the driver */
+	lock(100);
+	assert_int_equal(waitpid(q.pid, NULL, WNOHANG), 0); /* while the query ran */
+	assert_int_equal(driver_calls("lock", 100), 1);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+	assert_false(hd_said(&d, ": error busy in "));
+	assert_string_equal(hd_shim_wait(&q).out, "201\n");
+}
+
 /* No new worker can attach (the driver broke after the first attach) while
  * an action holds the only one: a query is failed at once, before any
  * start, and the shim asks the tool; it never waits behind the action. */
@@ -1222,6 +1245,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_client_leaves_mid_action, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_waiting_past_its_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_query_is_no_action_for_the_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_not_behind_an_action_when_attach_fails, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_once_past_the_daemon_deadline, setup, teardown),
