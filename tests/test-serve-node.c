@@ -318,7 +318,8 @@ static long attaches_now(void)
 
 /* A spare worker is started while an action runs only when no worker is
  * idle: an idle worker is the spare, and another attach would be paid for
- * nothing. Checkpoints of 100 and of 200 run side by side on two workers, a
+ * nothing; one is started with the first action, before a query needs it.
+ * Checkpoints of 100 and of 200 run side by side on two workers, a
  * third started as the spare; when 100's ends, its worker is idle beside
  * 200's action: no fourth attach. */
 static void test_no_spare_beside_an_idle_worker(void **state)
@@ -329,6 +330,9 @@ static void test_no_spare_beside_an_idle_worker(void **state)
 	hd_start(&d, ARGS("--actions", "--timeout", "600"));
 	lock(100);
 	checkpoint_running(&ck1, "100");
+	/* The first action started the spare before anything else was asked:
+	 * a query during it would not wait for an attach. */
+	assert_int_equal(attaches_now(), 2);
 	lock(200);
 	checkpoint_running(&ck2, "200");
 	assert_int_equal(attaches_now(), 3);

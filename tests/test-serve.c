@@ -593,18 +593,17 @@ static void test_worker_missing(void **state)
 		    (getenv("RTID_UNDER_VALGRIND") && hd_said(&d, "ended before it was ready")));
 }
 
-/* Two requests about one process, read in the same pass while no worker can
- * start (the worker program is missing: a backoff of seconds): the second,
- * held behind the first, fails in that same pass too. Its client asks the
- * tool at once, not at its own deadline or the backoff's end. */
+/* Two requests read in the same pass while no worker can start (the worker
+ * program is missing: a backoff of seconds) both fail in that pass: about
+ * one process, the second, held behind the first, fails with it; about two
+ * processes, both wait for a worker and grow fails each. Their clients ask
+ * the tool at once, not at their own deadline or the backoff's end. */
 static void test_held_request_fails_with_the_first(void **state)
 {
-	struct rtid__svc_req q = { .op = RTID__OP_RESTORE_TID, .pid = 100 };
+	static const int pids[][2] = { { 100, 100 }, { 100, 200 } };
 	char *saved = strdup(env_path("RTID_WORKER"));
 	struct rtid__svc_conn c[2];
 	struct rtid__svc_ans a;
-	char buf[RTID__SVC_MSG_MAX];
-	size_t n = rtid__svc_req_format(&q, buf);
 	int st;
 
 	(void)state;
@@ -617,30 +616,39 @@ static void test_held_request_fails_with_the_first(void **state)
 	hd_start(&d, ARGS("--timeout", "3"));
 	setenv("RTID_WORKER", saved, 1);
 	free(saved);
-	/* Stopped, so that both requests wait in their sockets and are read in
-	 * one pass when it goes on. */
-	assert_int_equal(kill(d.pid, SIGSTOP), 0);
-	assert_int_equal(waitpid(d.pid, &st, WUNTRACED), d.pid);
-	assert_true(WIFSTOPPED(st));
-	for (int i = 0; i < 2; i++) {
-		assert_int_equal(rtid__svc_open(d.sock, &c[i]), 0);
-		assert_int_equal(send(c[i].fd, buf, n, 0), (ssize_t)n);
-	}
-	assert_int_equal(kill(d.pid, SIGCONT), 0);
-	for (int i = 0; i < 2; i++) {
-		char msg[RTID__SVC_MSG_MAX];
-		int len;
+	for (size_t v = 0; v < sizeof(pids) / sizeof(pids[0]); v++) {
+		/* Stopped, so that both requests wait in their sockets and are
+		 * read in one pass when it goes on. */
+		assert_int_equal(kill(d.pid, SIGSTOP), 0);
+		assert_int_equal(waitpid(d.pid, &st, WUNTRACED), d.pid);
+		assert_true(WIFSTOPPED(st));
+		for (int i = 0; i < 2; i++) {
+			struct rtid__svc_req q = { .op = RTID__OP_RESTORE_TID, .pid = pids[v][i] };
+			char buf[RTID__SVC_MSG_MAX];
+			size_t n = rtid__svc_req_format(&q, buf);
 
-		assert_int_equal(hd_recv(c[i].fd, msg, sizeof(msg), 20), (int)strlen("hello 2 queries"));
-		len = hd_recv(c[i].fd, msg, sizeof(msg), 20);
-		assert_true(len > 0);
-		assert_int_equal(rtid__svc_ans_parse(msg, (size_t)len, &a), 0);
-		assert_int_equal(a.kind, RTID__SVC_ERROR);
-		assert_string_equal(a.name, "worker-failed"); /* not timeout */
+			assert_int_equal(rtid__svc_open(d.sock, &c[i]), 0);
+			assert_int_equal(send(c[i].fd, buf, n, 0), (ssize_t)n);
+		}
+		assert_int_equal(kill(d.pid, SIGCONT), 0);
+		for (int i = 0; i < 2; i++) {
+			char msg[RTID__SVC_MSG_MAX];
+			int len;
+
+			assert_int_equal(hd_recv(c[i].fd, msg, sizeof(msg), 20),
+					 (int)strlen("hello 2 queries"));
+			len = hd_recv(c[i].fd, msg, sizeof(msg), 20);
+			assert_true(len > 0);
+			assert_int_equal(rtid__svc_ans_parse(msg, (size_t)len, &a), 0);
+			assert_int_equal(a.kind, RTID__SVC_ERROR);
+			if (strcmp(a.name, "worker-failed")) /* not timeout */
+				fail_msg("pids %d and %d: request %d answered %s", pids[v][0],
+					 pids[v][1], i, a.name);
+		}
+		/* Closed only now: a hang-up would wake the daemon for the other. */
+		rtid__svc_close(&c[0]);
+		rtid__svc_close(&c[1]);
 	}
-	/* Closed only now: a hang-up would wake the daemon for the other. */
-	rtid__svc_close(&c[0]);
-	rtid__svc_close(&c[1]);
 	assert_true(hd_said(&d, "cannot start the worker"));
 }
 
