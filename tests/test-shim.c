@@ -270,8 +270,8 @@ static void never_recurses(void **state)
 /* The tool rtid runs for its own query is never the shim again: a real tool
  * that is a wrapper calling cuda-checkpoint from PATH (the shim) meets the
  * recursion guard at once, for rtid's query, for the fallback and for a call
- * the shim hands over at once, and not a chain of shims each asking again (the wrapper counts its runs; past eight
- * it stops the chain itself). */
+ * the shim hands over at once, and not a chain of shims each asking again
+ * (the wrapper counts its runs; past eight it stops the chain itself). */
 static void wrapper_of_the_shim_stops_at_once(void **state)
 {
 	char *query[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "4242", NULL };
