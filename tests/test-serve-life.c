@@ -335,6 +335,20 @@ static void expect_held(const struct shim_run *r, const char *what)
 	assert_int_equal(r->status, 1);
 }
 
+/* An action on 100 while the daemon holds it (a call about it still inside
+ * the driver): held back (exit 1), neither the driver nor the tool runs it;
+ * a query about 100 meanwhile goes to the tool. */
+static void held_then_query_to_the_tool(const char *op)
+{
+	struct shim_run r = hd_shim(&d, NULL, ARGS("--action", op, "--pid", "100"));
+
+	expect_held(&r, op);
+	assert_int_equal(driver_calls(op, 100), 0);
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+	hd_shim(&d, NULL, ARGS("--get-state", "--pid", "100"));
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+}
+
 /* A call stuck in the driver, then its daemon killed: what the record says
  * of the process (pid and start time, written when the call was handed to
  * the worker) decides what the next daemon holds. kill_stuck: the stuck
@@ -384,12 +398,7 @@ static void test_restart_holds_a_stuck_action(void **state)
 	snprintf(deadline, sizeof(deadline), "%g", seconds(1));
 	snprintf(qdeadline, sizeof(qdeadline), "%g", seconds(0.5));
 	hd_start(&d, ARGS("--actions", "--action-timeout", deadline, "--timeout", qdeadline));
-	r = hd_shim(&d, NULL, ARGS("--action", "unlock", "--pid", "100"));
-	expect_held(&r, "unlock");
-	assert_int_equal(driver_calls("unlock", 100), 0);
-	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
-	r = hd_shim(&d, NULL, ARGS("--get-state", "--pid", "100"));
-	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+	held_then_query_to_the_tool("unlock");
 	assert_int_equal(driver_calls("start", 100), 0);
 
 	stuck_release();
@@ -466,12 +475,7 @@ static void test_action_behind_a_call_in_the_driver(void **state)
 	hd_start(&d, ARGS("--actions", "--action-timeout", deadline, "--timeout", deadline));
 	hd_shim_start(&d, ARGS("--action", "lock", "--pid", "100", "--timeout", lock_ms), &lk);
 	hd_log_wait(&d, "lock", 100, 0);
-	r = hd_shim(&d, NULL, ARGS("--action", "checkpoint", "--pid", "100"));
-	expect_held(&r, "checkpoint");
-	assert_int_equal(driver_calls("checkpoint", 100), 0);
-	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
-	r = hd_shim(&d, NULL, ARGS("--get-state", "--pid", "100"));
-	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+	held_then_query_to_the_tool("checkpoint");
 	r = hd_shim_wait(&lk);
 	assert_string_equal(r.out, "");
 	assert_int_equal(r.status, 0);
