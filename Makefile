@@ -3,7 +3,7 @@ BUILD ?= build
 MESON_ARGS ?=
 SUITES_TEST = --no-suite bench
 
-.PHONY: all deps check check-stress check-mutation sim demo bench coverage check-valgrind check-sanitize check-fuzz deb gpu-kit clean
+.PHONY: all deps check check-quick check-as-user check-stress check-mutation sim demo bench coverage check-valgrind check-sanitize check-fuzz deb gpu-kit clean
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -23,6 +23,18 @@ $(BUILD)/build.ninja:
 check: deps all
 	rc=0; meson test -C $(BUILD) --print-errorlogs $(SUITES_TEST) || rc=$$?; \
 	python3 scripts/skipped.py $(BUILD)/meson-logs/testlog.json; exit $$rc
+
+# The unit and case suites alone: the quick loop while working (a few
+# minutes on 2 cores, as a user or as root).
+check-quick: deps all
+	rc=0; meson test -C $(BUILD) --print-errorlogs --suite unit --suite cases || rc=$$?; \
+	python3 scripts/skipped.py $(BUILD)/meson-logs/testlog.json; exit $$rc
+
+# The same suites as a normal user would run them, from root (CI does): a
+# user made for it, a clone of HEAD that user owns, /dev/fuse opened to it
+# for the run and put back after (scripts/check-as-user.sh).
+check-as-user: deps
+	sh scripts/check-as-user.sh
 
 # The scan on the real kernel while threads exit mid-walk, STRESS_TRIALS
 # trials (make check runs 20): the tally, and failure on any wrong answer.

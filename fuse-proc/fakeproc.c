@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fs.h"
+#include "helpers.h"
 #include "basic/parse.h"
 #include "rtid.h"
 
@@ -69,15 +70,17 @@ static int fuse_usable(void)
 static int serve(struct fuse *f, const struct opts *o)
 {
 	struct fuse_session *se = fuse_get_session(f);
-	int r;
+	int r, watch = fuse_watch_start(o->mnt); /* a user's stand-in for auto_unmount */
 
 	if (fuse_mount(f, o->mnt) != 0) {
 		fprintf(stderr, "fakeproc: cannot mount on %s (is it an empty directory, and may "
 			"this user mount? as non-root, fusermount3 must be installed)\n", o->mnt);
+		fuse_watch_done(watch);
 		return 1;
 	}
 	if (fuse_set_signal_handlers(se) != 0 || fuse_daemonize(o->foreground) != 0) {
 		fuse_unmount(f);
+		fuse_watch_done(watch);
 		return 1;
 	}
 	if (o->ready_fd >= 0) {
@@ -89,12 +92,14 @@ static int serve(struct fuse *f, const struct opts *o)
 	r = fuse_loop(f);
 	fuse_remove_signal_handlers(se);
 	fuse_unmount(f);
+	fuse_watch_done(watch);
 	return r < 0 ? 1 : 0; /* > 0: the signal that ended the loop */
 }
 
 int main(int argc, char **argv)
 {
-	/* auto_unmount: fusermount3 unmounts when fakeproc dies, even by SIGKILL. */
+	/* auto_unmount: fusermount3 unmounts when fakeproc dies, even by SIGKILL
+	 * (as root; a user's fakeproc has fuse_watch_start's watcher). */
 	char *fargv[] = { argv[0], "-o", "fsname=fakeproc,subtype=fakeproc,auto_unmount", NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
 	struct casefile *c = NULL;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fs.h"
 
@@ -55,6 +56,14 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 		    : p.node == FP_TASK_COMM || p.node == FP_PID_COMM || p.node == FP_CONTROL
 			    ? S_IFREG | 0644 : S_IFREG | 0444;
 	st->st_nlink = is_dir(p.node) ? 2 : 1;
+	/* A process's entries are its owner's, as the kernel shows them: the
+	 * case's processes are those of whoever serves it (a user's fakeproc
+	 * serves that user's processes); the rest of the tree is root's. */
+	if (p.node != FP_ROOT && p.node != FP_CONTROL && p.node != FP_DRIVER &&
+	    p.node != FP_DRIVER_NVIDIA && p.node != FP_VERSION) {
+		st->st_uid = getuid();
+		st->st_gid = getgid();
+	}
 	st->st_size = 0;
 	st->st_mtime = st->st_atime = st->st_ctime = time(NULL);
 	return 0;

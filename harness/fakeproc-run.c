@@ -1,10 +1,10 @@
 #include "fakeproc-run.h"
+#include "helpers.h"
 
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,7 +49,7 @@ void fakeproc_stop(pid_t pid, const char *mnt)
 	if (pid > 0)
 		kill(pid, SIGTERM);
 	if (mnt && mnt[0])
-		umount2(mnt, MNT_DETACH);
+		fuse_detach(mnt);
 	if (pid > 0)
 		waitpid(pid, NULL, 0);
 }

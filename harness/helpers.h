@@ -65,6 +65,19 @@ int skip_or_fail(const char *what, const char *why);
 /* Whether path is a mount point now (from /proc/self/mountinfo). */
 bool mounted(const char *path);
 
+/* --- fuse-mount.c: a test's FUSE mount taken down, as root or as a user --- */
+/* Detach the FUSE mount at mnt: umount2 as root, fusermount3 -u -z as a user
+ * (only the setuid helper may). Quiet when nothing is mounted there.
+ * Async-signal-safe. */
+void fuse_detach(const char *mnt);
+/* For a FUSE server about to mount mnt as a user: a watcher process that
+ * detaches mnt once the server dies without fuse_watch_done (SIGKILL), as
+ * libfuse's auto_unmount does for root only. Returns the fd to hand to
+ * fuse_watch_done, or -1 (root: auto_unmount suffices; or no watcher). */
+int fuse_watch_start(const char *mnt);
+/* The server is done with its mount (it unmounted): the watcher leaves it. */
+void fuse_watch_done(int fd);
+
 /* Whether the tests run under a checker that slows every process down:
  * valgrind (RTID_UNDER_VALGRIND, set by the meson setup) or the sanitizers
  * (RTID_UNDER_SANITIZER, set by make check-sanitize). Long enumerations

@@ -13,11 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "basic/parse.h"
+#include "helpers.h"
 
 #define ROOT_INO 1
 static int events = -1; /* READY_FD */
@@ -87,15 +87,17 @@ int main(int argc, char **argv)
 	char *fargv[] = { argv[0], NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(1, fargv);
 	struct fuse_session *se;
-	int r;
+	int r, watch;
 
 	if (argc != 3 || rtid__parse_pid(argv[2], &events) < 0) {
 		fprintf(stderr, "usage: stuck-fs MOUNTPOINT READY_FD\n");
 		return 2;
 	}
+	watch = fuse_watch_start(argv[1]); /* a user's: unmount should it be killed */
 	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
 	if (!se || fuse_set_signal_handlers(se) < 0 || fuse_session_mount(se, argv[1]) < 0) {
 		fprintf(stderr, "stuck-fs: cannot mount %s\n", argv[1]);
+		fuse_watch_done(watch);
 		return 1;
 	}
 	if (write(events, "ready\n", 6) != 6)
@@ -105,6 +107,7 @@ int main(int argc, char **argv)
 	fuse_remove_signal_handlers(se);
 	fuse_session_unmount(se);
 	fuse_session_destroy(se);
-	umount2(argv[1], MNT_DETACH);
+	fuse_detach(argv[1]);
+	fuse_watch_done(watch);
 	return r < 0 ? 1 : 0;
 }

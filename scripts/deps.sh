@@ -19,6 +19,8 @@ pkgs="$pkgs python3-prometheus-client"
 pkgs="$pkgs bash-completion"
 # The test hermetic reads the system calls of rtid's clients with strace.
 pkgs="$pkgs strace"
+# make check-as-user (CI) stops what its user left running with pkill.
+pkgs="$pkgs procps"
 pkgs="$pkgs $*"
 missing=""
 for p in $pkgs; do

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -58,7 +57,7 @@ static int teardown(void **state)
 	if (daemon_pid > 0) {
 		kill(daemon_pid, SIGTERM);
 		waitpid(daemon_pid, NULL, 0);
-		umount2(mnt, MNT_DETACH);
+		fuse_detach(mnt);
 	}
 	rm_tree(dir);
 	free(dir);

@@ -567,19 +567,36 @@ static void test_process_of_a_request(void **state)
 static void test_action_group_by_the_kernel(void **state)
 {
 	struct serve_cfg cfg = { .have_action_group = true, .action_group = 102 };
+	uid_t other = geteuid() + 1;
 
 	(void)state;
-	assert_true(sa_may_act(&cfg, sp[0], 102));
+	assert_true(sa_may_act(&cfg, sp[0], other, 102));
 	peer_groups = 3; /* 100, 101, 102 */
-	assert_true(sa_may_act(&cfg, sp[0], 5));
+	assert_true(sa_may_act(&cfg, sp[0], other, 5));
 	peer_groups = 2; /* 100, 101 */
-	assert_false(sa_may_act(&cfg, sp[0], 5));
+	assert_false(sa_may_act(&cfg, sp[0], other, 5));
 	peer_groups = 3;
 	groups_errno = ERANGE;
-	assert_false(sa_may_act(&cfg, sp[0], 5));
+	assert_false(sa_may_act(&cfg, sp[0], other, 5));
 	groups_errno = 0;
 	cfg.have_action_group = false;
-	assert_false(sa_may_act(&cfg, sp[0], 102));
+	assert_false(sa_may_act(&cfg, sp[0], other, 102));
+}
+
+/* The daemon's own user may act with no group at all: it could call the
+ * driver with the daemon's rights itself. Another uid may not, whatever its
+ * groups say once the daemon has no action group. */
+static void test_daemon_user_may_act(void **state)
+{
+	struct serve_cfg cfg = { .have_action_group = false };
+
+	(void)state;
+	assert_true(sa_may_act(&cfg, sp[0], geteuid(), 5));
+	assert_false(sa_may_act(&cfg, sp[0], geteuid() + 1, 5));
+	cfg = (struct serve_cfg){ .have_action_group = true, .action_group = 102 };
+	peer_groups = 2; /* 100, 101 */
+	assert_true(sa_may_act(&cfg, sp[0], geteuid(), 5));
+	assert_false(sa_may_act(&cfg, sp[0], geteuid() + 1, 5));
 }
 
 int main(void)
@@ -596,6 +613,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_socket_answer_read_as_sent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_of_a_request, test_dir_setup, test_dir_teardown),
 		cmocka_unit_test_setup_teardown(test_action_group_by_the_kernel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_daemon_user_may_act, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,10 +39,18 @@ static struct daemon d;
 
 static int setup(void **state)
 {
-	char p500[400];
-
 	(void)state;
 	hd_prepare(&d, "@serve-denied-peer", pids);
+	return 0;
+}
+
+/* As setup, with 500 nobody's, and the socket's directory open to nobody:
+ * for the tests that ask as nobody (root only). */
+static int setup_root(void **state)
+{
+	char p500[400];
+
+	setup(state);
 	snprintf(p500, sizeof(p500), "%s/500", d.proc);
 	assert_int_equal(chown(p500, NOBODY, NOBODY), 0);
 	assert_int_equal(chmod(d.dir, 0711), 0); /* nobody may reach the socket, no more */
@@ -1051,23 +1059,67 @@ static void test_rss_flat(void **state)
 	assert_int_equal(hd_log_count(&d, "cuInit"), 1);
 }
 
-int main(void)
+/* A user's own daemon, on a socket of their own, on the real /proc (as
+ * doc/serve.md's user runs it): the user's process is answered and acted on;
+ * another user's (pid 1's owner is not this user) is refused, query and
+ * action alike, with the reason, and the driver never hears of it. As root
+ * every process is the caller's: test_denied_peer asks as nobody there. */
+static void test_users_own_daemon(void **state)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_socket_mode_and_group, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_denied_peer, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_action_group, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_action_group_supplementary, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_action_group_per_connection, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_other_pid_namespace, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tid_without_a_number_in_the_client_namespace, setup,
+	const int me = (int)getpid();
+	struct rtid__svc_ans a;
+	struct stat st;
+	char text[256];
+
+	(void)state;
+	if (geteuid() == 0 || stat("/proc/1", &st) < 0 || st.st_uid == geteuid())
+		skip(); /* a user's test: root owns every process the rule looks at */
+	snprintf(text, sizeof(text), "title mine\nproves mine\ndriver 580.159.03\nbackend api\n"
+		 "task %d %d test\nanswer %d tid %d\nexpect driver %d tid=%d\n", me, me, me, me,
+		 me, me);
+	write_file(d.dir, "t.case", text);
+	hd_start(&d, ARGS("--actions", "--proc", "/proc"));
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, me, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_TID);
+	assert_int_equal(a.value, me);
+	assert_int_equal(hd_ask(&d, RTID__OP_LOCK, me, 1000, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_DONE);
+	assert_int_equal(hd_ask(&d, RTID__OP_UNLOCK, me, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_DONE);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 1, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_DENIED);
+	assert_string_equal(a.text, "the process belongs to another user");
+	assert_int_equal(hd_ask(&d, RTID__OP_LOCK, 1, 1000, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_DENIED);
+	assert_string_equal(a.text, "the process belongs to another user");
+	assert_int_equal(hd_log_count(&d, "\"pid\":1,"), 0);
+	assert_int_equal(hd_log_count(&d, "\"event\":\"lock\""), 1);
+}
+
+/* Two runs of one program: "root" for the tests that ask as another uid or
+ * from another pid namespace (setuid, chown, unshare), which exits 77 as a
+ * user; none for the rest, which a user runs as well as root. */
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest as_root[] = {
+		cmocka_unit_test_setup_teardown(test_socket_mode_and_group, setup_root, teardown),
+		cmocka_unit_test_setup_teardown(test_denied_peer, setup_root, teardown),
+		cmocka_unit_test_setup_teardown(test_action_group, setup_root, teardown),
+		cmocka_unit_test_setup_teardown(test_action_group_supplementary, setup_root, teardown),
+		cmocka_unit_test_setup_teardown(test_action_group_per_connection, setup_root,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_peer_pid_reused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_peer_gone, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_action_group_non_member, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_owner_changed_while_queued, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_pid_namespace, setup_root, teardown),
+		cmocka_unit_test_setup_teardown(test_tid_without_a_number_in_the_client_namespace,
+						setup_root, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_pid_reused, setup_root, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_gone, setup_root, teardown),
+		cmocka_unit_test_setup_teardown(test_action_group_non_member, setup_root, teardown),
+		cmocka_unit_test_setup_teardown(test_owner_changed_while_queued, setup_root, teardown),
+		cmocka_unit_test_setup_teardown(test_default_root_only, setup_root, teardown),
+	};
+	const struct CMUnitTest as_anyone[] = {
 		cmocka_unit_test_setup_teardown(test_facts_changed_while_queued, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_default_root_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_users_own_daemon, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unusable_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_activation_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_path_rules, setup, teardown),
@@ -1077,5 +1129,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rss_flat, setup, teardown),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	if (argc > 1 && strcmp(argv[1], "root") == 0) {
+		if (geteuid() != 0) {
+			printf("skipped: needs root (asks as uid nobody, chowns, unshares a pid "
+			       "namespace)\n");
+			return 77;
+		}
+		return cmocka_run_group_tests_name("serve-security as root", as_root, NULL, NULL);
+	}
+	return cmocka_run_group_tests(as_anyone, NULL, NULL);
 }

@@ -820,7 +820,9 @@ static void test_bad_messages(void **state)
 	int fd;
 
 	(void)state;
-	hd_start(&d, ARGS("--max-clients", "2"));
+	/* The bound on all clients, not the one on each uid's: a test run as a
+	 * user holds every connection under one uid. */
+	hd_start(&d, ARGS("--max-clients", "2", "--max-per-uid", "3"));
 	fd = hd_connect_raw(d.sock);
 	assert_int_equal(send(fd, "hi", 2, 0), 2);
 	assert_true(hd_recv(fd, buf, sizeof(buf), 5) > 0);

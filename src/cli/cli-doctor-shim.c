@@ -72,6 +72,8 @@ static void conf_line(void *ctx, unsigned line, const char *name, const char *va
 			 "can use (%s)", line, name, value, accepted);
 	if (!strcmp(name, "RTID_SOCKET") && !getenv("RTID_SOCKET"))
 		snprintf(d->socket, sizeof(d->socket), "%s", value);
+	if (!strcmp(name, "RTID_SERVE_UID") && !getenv("RTID_SERVE_UID"))
+		snprintf(d->serve_uid, sizeof(d->serve_uid), "%s", value);
 	if (!strcmp(name, "RTID_MODE") && !getenv("RTID_MODE"))
 		snprintf(d->mode, sizeof(d->mode), "%s", value);
 	if (!strcmp(name, "RTID_REAL_TOOL") && !getenv("RTID_REAL_TOOL")) {

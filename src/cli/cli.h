@@ -114,6 +114,7 @@ struct cli_doctor {
 	struct cli_check c[CLI_DOCTOR_MAX];
 	int n;
 	char socket[1024], real_tool[1024], mode[32]; /* from the shim's settings file */
+	char serve_uid[32]; /* RTID_SERVE_UID, from the file */
 	bool tool_named; /* by RTID_REAL_TOOL in the file, which its old name does not override */
 	unsigned bad_lines, lines, bad_values;
 	char bad[120];

@@ -163,7 +163,7 @@ const char *rtid__request_why(enum rtid__req_verdict v)
 {
 	static const char *const why[RTID__REQ_VERDICT_MAX] = {
 		[RTID__REQ_OK] = "",
-		[RTID__REQ_NO_ACTIONS] = "actions are for root and the action group only",
+		[RTID__REQ_NO_ACTIONS] = "actions are for root, the daemon's own user and the action group only",
 		[RTID__REQ_NO_PROCESS] = "no such process",
 		[RTID__REQ_A_THREAD] = "a thread, not a process: only get-state takes a thread",
 		[RTID__REQ_NOT_YOURS] = "the process belongs to another user",

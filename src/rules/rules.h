@@ -105,7 +105,7 @@ struct rtid__req_facts {
 	uid_t owner;
 	bool check_caller; /* the entry point answers for a caller (the daemon, the shim) */
 	uid_t caller;      /* the caller's uid */
-	bool may_act;      /* the caller may ask for actions at all (root, the action group) */
+	bool may_act;      /* may ask for actions at all (the daemon's user, the action group) */
 };
 enum rtid__req_verdict {
 	RTID__REQ_OK,

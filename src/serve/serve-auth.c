@@ -37,11 +37,17 @@
 
 #define MAX_GROUPS 1024
 
-bool sa_may_act(const struct serve_cfg *cfg, int fd, gid_t gid)
+bool sa_may_act(const struct serve_cfg *cfg, int fd, uid_t uid, gid_t gid)
 {
 	gid_t groups[MAX_GROUPS];
 	socklen_t len = sizeof(groups);
 
+	/* The daemon's own user could call the driver with the daemon's rights
+	 * without it (a user's daemon on a socket of their own): acting through
+	 * it gives that peer nothing new. Whose process it may act on is still
+	 * the rule's: its own only, unless it is root. */
+	if (uid == geteuid())
+		return true;
 	if (!cfg->have_action_group)
 		return false;
 	if (gid == cfg->action_group)

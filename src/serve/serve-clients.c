@@ -359,7 +359,7 @@ void sv_accept_all(struct server *s)
 		}
 		s->c[i] = (struct client){ .fd = fd, .conn = ++s->conns, .uid = cr.uid,
 					   .gid = cr.gid, .peer = cr.pid,
-					   .may_act = sa_may_act(s->cfg, fd, cr.gid),
+					   .may_act = sa_may_act(s->cfg, fd, cr.uid, cr.gid),
 					   .idle_until = rtid__now() + s->cfg->client_timeout_s };
 		place(s, i, cr.pid);
 		/* Its greeting, when already sent, is read now: a client that has

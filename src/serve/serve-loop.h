@@ -20,7 +20,7 @@ struct client {
 	int version; /* the protocol it greeted with; 0: not yet */
 	bool queued;   /* a request is waiting or with a worker */
 	bool inflight; /* with a worker */
-	bool may_act; /* in the action group (sa_may_act); root acts by the rule */
+	bool may_act; /* the daemon's user, the action group (sa_may_act); root: the rule */
 	bool other_ns; /* in another pid namespace: its pids are translated, or refused */
 	bool unproven; /* which process connected is not proven (sa_peer_ns): refused */
 	char ns[64];   /* that namespace's link ("pid:[INODE]"); "" when unknown */

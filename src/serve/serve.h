@@ -112,10 +112,11 @@ int sw_read_hello(struct spool *p, struct sworker *w);
 bool sw_version_changed(const struct sworker *w, const struct serve_cfg *cfg);
 
 /* --- serve-auth.c: who may ask what --- */
-/* Whether the peer on fd (primary gid) is a member of the action group, by
- * the groups the kernel gives for the connection (SO_PEERGROUPS). Root may
- * act whatever this says: the request rule (rules/) says so, in one place. */
-bool sa_may_act(const struct serve_cfg *cfg, int fd, gid_t gid);
+/* Whether the peer on fd (uid, primary gid) may ask for actions: it is the
+ * daemon's own user, or a member of the action group by the groups the kernel
+ * gives for the connection (SO_PEERGROUPS). Root may act whatever this says:
+ * the request rule (rules/) says so, in one place. */
+bool sa_may_act(const struct serve_cfg *cfg, int fd, uid_t uid, gid_t gid);
 /* NULL when a peer of uid (may_act: sa_may_act's) may make request q, and
  * *process is the process q.pid is or is a thread of (its Tgid); else why
  * not: the request rule of rules/ (rtid__request_rule). */
