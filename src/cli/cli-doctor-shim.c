@@ -19,18 +19,6 @@
 #include "basic/basic.h"
 #include "cli/cli.h"
 
-/* The next directory of the colon list at *p into out; false at its end. */
-bool cli_doctor_next_dir(const char **p, char *out, size_t len)
-{
-	size_t n = strcspn(*p, ":");
-
-	if (!**p)
-		return false;
-	snprintf(out, len, "%.*s", (int)n, *p);
-	*p += n + ((*p)[n] == ':');
-	return true;
-}
-
 struct cli_check *cli_doctor_add(struct cli_doctor *d, const char *name, bool ok, const char *fix,
 			 const char *fmt, ...)
 {

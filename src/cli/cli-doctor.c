@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "basic/basic.h"
-#include "basic/parse.h"
 #include "cli/cli.h"
 #include "proc/proc.h"
 #include "proto/service-client.h"
@@ -261,17 +260,6 @@ static void stat_line(void *ctx, const char *stat)
 /* rtid serve reachable, root's, attached, serving actions. Asked with its
  * status request, which reaches no driver: the check adds no driver call to
  * the daemon's counters, and works with a driver that hangs. */
-/* Whether the shim, as CRIU runs it (root), trusts a daemon of uid: the one
- * RTID_SERVE_UID names, the environment over the settings file, as the shim
- * reads them (rtid__svc_untrusted). */
-static bool serve_uid_named(const struct cli_doctor *d, uid_t uid)
-{
-	const char *want = getenv("RTID_SERVE_UID") ? getenv("RTID_SERVE_UID") : d->serve_uid;
-	int n;
-
-	return rtid__parse_pid(want, &n) == 0 && (uid_t)n == uid;
-}
-
 static void check_daemon(struct cli_doctor *d)
 {
 	const char *path = getenv("RTID_SOCKET") ? rtid__svc_path(NULL)
@@ -297,7 +285,8 @@ static void check_daemon(struct cli_doctor *d)
 		    ? "cannot look: permission denied" : "no socket there");
 		return;
 	}
-	if (st.st_uid != 0 && !serve_uid_named(d, st.st_uid)) {
+	if (st.st_uid != 0 && !rtid__svc_uid_named(getenv("RTID_SERVE_UID") ?: d->serve_uid,
+						   st.st_uid)) {
 		cli_doctor_add(d, "rtid-serve", false, sd ? "run rtid serve as root (rtid.service)"
 		    : "run rtid serve as root, or name its uid in RTID_SERVE_UID in the shim's settings",
 		    "%s is owned by uid %u: the shim trusts root's daemon only, or RTID_SERVE_UID's",

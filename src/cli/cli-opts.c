@@ -274,3 +274,15 @@ void cli_hygiene_before_exec(void)
 	for (size_t i = 0; i < 3; i++)
 		sigaction(sigs[i], &saved[i], NULL);
 }
+
+/* The next directory of the colon list at *p into out; false at its end. */
+bool cli_doctor_next_dir(const char **p, char *out, size_t len)
+{
+	size_t n = strcspn(*p, ":");
+
+	if (!**p)
+		return false;
+	snprintf(out, len, "%.*s", (int)n, *p);
+	*p += n + ((*p)[n] == ':');
+	return true;
+}

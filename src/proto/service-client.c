@@ -80,19 +80,24 @@ static ssize_t await(int fd, char *buf, double until)
 	}
 }
 
+bool rtid__svc_uid_named(const char *want, uid_t uid)
+{
+	int n;
+
+	return want && rtid__parse_pid(want, &n) == 0 && (uid_t)n == uid;
+}
+
 const char *rtid__svc_untrusted(const struct rtid__svc_conn *c, char *buf, size_t len)
 {
 	const char *want = getenv("RTID_SERVE_UID");
 	struct ucred cr;
 	socklen_t n = sizeof(cr);
-	int uid;
 
 	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0) {
 		snprintf(buf, len, "its credentials cannot be read: %s", strerror(errno));
 		return buf;
 	}
-	if (cr.uid == 0 || cr.uid == geteuid() ||
-	    (want && rtid__parse_pid(want, &uid) == 0 && (uid_t)uid == cr.uid))
+	if (cr.uid == 0 || cr.uid == geteuid() || rtid__svc_uid_named(want, cr.uid))
 		return NULL;
 	snprintf(buf, len, "it runs as uid %u, not root%s", (unsigned)cr.uid,
 		 want ? " nor RTID_SERVE_UID" : "");

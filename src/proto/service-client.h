@@ -32,6 +32,10 @@ int rtid__svc_open(const char *path, struct rtid__svc_conn *c);
  * could lie). NULL when it may, else why not, in buf. The shim and the CRIU
  * plugin both ask this. */
 const char *rtid__svc_untrusted(const struct rtid__svc_conn *c, char *buf, size_t len);
+/* Whether want (RTID_SERVE_UID's value; NULL: unset) names uid: the one uid
+ * besides root's and the caller's whose daemon is believed. rtid doctor asks
+ * it for the shim as CRIU runs it. */
+bool rtid__svc_uid_named(const char *want, uid_t uid);
 
 /* Send q and wait until `until` (monotonic seconds) for its answer. Returns 0
  * and *out, -ETIMEDOUT, -EPROTO when the daemon refused us (our version, or
