@@ -52,6 +52,11 @@ int plug_criu_inventory_add(void) { return inventory_r; }
 bool plug_criu_inventory_take(void) { return take; }
 void plug_criu_interrupt_only(void) {}
 int plug_criu_image_dir(void) { return image_dir; }
+/* This run's id at a dump, the image's at a restore. */
+#define RUN "5e1b0c3a-0d2f-4c55-9a43-7f0d6a2b9e11"
+static const char *dump_run = RUN;
+const char *plug_criu_run_id(void) { return RUN; }
+const char *plug_criu_dump_run_id(void) { return dump_run; }
 size_t plug_criu_tasks(int *pids, size_t max)
 {
 	size_t n = criu_n < max ? criu_n : max;
@@ -108,6 +113,7 @@ static int setup(void **state)
 	take = alarm_went = leave_running = false;
 	inventory_r = resume_r = interrupt_r = resumes = interrupts = 0;
 	image_dir = dir_fd;
+	dump_run = RUN;
 	logged[0] = '\0';
 	unlink(calls);
 	snprintf(v, sizeof(v), "%d", me);
@@ -188,6 +194,8 @@ static void test_dump(void **state)
 	fclose(f);
 	snprintf(p, sizeof(p), "\ntask %d\n", plug_nspid(me));
 	assert_non_null(strstr(text, p));
+	/* And it is this run's. */
+	assert_non_null(strstr(text, "\nrun " RUN "\n"));
 }
 
 static void test_pause_failures(void **state)
@@ -380,7 +388,8 @@ static void test_restore(void **state)
 	criu_pids[0] = 1;
 	criu_pids[1] = me;
 	criu_n = 2;
-	snprintf(rec, sizeof(rec), "rtid-cuda-plugin 1\ndriver -\ntask %d\n", plug_nspid(me));
+	snprintf(rec, sizeof(rec), "rtid-cuda-plugin 1\nrun " RUN "\ndriver -\ntask %d\n",
+		 plug_nspid(me));
 	put_record(rec);
 	assert_int_equal(plug_init(PLUG_RESTORE), 0);
 	assert_int_equal(plug_resume_late(1), 0); /* not named: no CUDA at the dump */
@@ -412,6 +421,39 @@ static void test_restore(void **state)
 	assert_int_equal(count_calls("--action restore"), 1);
 	assert_int_equal(plug_resume_late(1), 0);
 	assert_non_null(strstr(logged, "no need to resume devices on pid 1"));
+	/* Another dump's record (the directory reused by CRIU's own plugin,
+	 * which leaves ours there), or one of no run: it spares nothing, said;
+	 * every task is asked, the one it does not name too. */
+	for (int k = 0; k < 2; k++) {
+		setup(NULL);
+		take = true;
+		if (k == 0) {
+			dump_run = "0a1b2c3d-0000-4000-8000-000000000001";
+			put_record(rec); /* this run's, naming us */
+		} else {
+			put_record("rtid-cuda-plugin 1\ndriver -\ntask 999999\n");
+		}
+		assert_int_equal(plug_init(PLUG_RESTORE), 0);
+		assert_int_equal(plug_resume_late(me), 0);
+		assert_non_null(strstr(logged, k == 0 ? "rtid-cuda.txt is another dump's (run " RUN
+					 "; this image's 0a1b2c3d-0000-4000-8000-000000000001)"
+					 : "rtid-cuda.txt is another dump's (run none; this image's "
+					   RUN ")"));
+		assert_int_equal(count_calls("--action restore"), 1);
+		assert_int_equal(count_calls("--action unlock"), 1);
+		assert_int_equal(plug_resume_late(1), 0);
+		assert_int_equal(count_calls("--get-restore-tid --pid 1\n"), 1);
+		plug_fini(PLUG_RESTORE, 0);
+	}
+	/* An image of no run id (an older CRIU's): no record is proven. */
+	setup(NULL);
+	take = true;
+	dump_run = "";
+	assert_int_equal(plug_init(PLUG_RESTORE), 0);
+	assert_int_equal(plug_resume_late(1), 0);
+	assert_int_equal(count_calls("--get-restore-tid --pid 1\n"), 1);
+	assert_non_null(strstr(logged, "this image's none"));
+	plug_fini(PLUG_RESTORE, 0);
 	/* No record at all (CRIU's own plugin's image), the tid refused. */
 	setup(NULL);
 	take = true;

@@ -85,34 +85,48 @@ static int teardown(void **state)
 
 /* --- the record --- */
 
+#define RUN "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
+
 static void test_record_round_trip(void **state)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY), got[8];
 	const int pids[] = { 42, 7, 1 };
-	char p[512], text[256];
+	char p[512], text[256], run[PLUG_RUN_MAX];
 	size_t n = 99;
 	FILE *f;
 
 	(void)state;
 	assert_true(fd >= 0);
-	assert_int_equal(plug_record_write(fd, pids, 3), 0);
+	assert_int_equal(plug_record_write(fd, RUN, pids, 3), 0);
 	snprintf(p, sizeof(p), "%s/" PLUG_RECORD, dir);
 	assert_non_null(f = fopen(p, "r"));
 	text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
 	fclose(f);
-	/* The head, a driver line (its version, or "-" where there is none),
-	 * one line per task, in order. */
-	assert_memory_equal(text, "rtid-cuda-plugin 1\ndriver ", 26);
+	/* The head, the dump's CRIU run, a driver line (its version, or "-"
+	 * where there is none), one line per task, in order. */
+	assert_memory_equal(text, "rtid-cuda-plugin 1\nrun " RUN "\ndriver ",
+			    sizeof("rtid-cuda-plugin 1\nrun " RUN "\ndriver ") - 1);
 	assert_non_null(strstr(text, "\ntask 42\ntask 7\ntask 1\n"));
-	assert_int_equal(plug_record_read(fd, got, 8, &n), 0);
+	assert_int_equal(plug_record_read(fd, got, 8, &n, run), 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(got[0], 42);
 	assert_int_equal(got[1], 7);
 	assert_int_equal(got[2], 1);
+	assert_string_equal(run, RUN);
 	/* No task at all is a record too: nothing to restore side by side. */
-	assert_int_equal(plug_record_write(fd, NULL, 0), 0);
-	assert_int_equal(plug_record_read(fd, got, 8, &n), 0);
+	assert_int_equal(plug_record_write(fd, RUN, NULL, 0), 0);
+	assert_int_equal(plug_record_read(fd, got, 8, &n, run), 0);
 	assert_int_equal(n, 0);
+	/* Nothing of the write is left beside it. */
+	snprintf(p, sizeof(p), "%s/" PLUG_RECORD ".new", dir);
+	assert_int_equal(access(p, F_OK), -1);
+	/* A record of a dump before runs were recorded: read, with no run. */
+	put(PLUG_RECORD, "rtid-cuda-plugin 1\ndriver -\ntask 5\n");
+	assert_int_equal(plug_record_read(fd, got, 8, &n, run), 0);
+	assert_string_equal(run, "");
+	assert_int_equal(plug_record_remove(fd), 0);
+	assert_int_equal(plug_record_read(fd, got, 8, &n, run), -ENOENT);
+	assert_int_equal(plug_record_remove(fd), 0); /* none: nothing to do */
 	close(fd);
 }
 
@@ -120,10 +134,11 @@ static void test_record_round_trip(void **state)
 static void test_record_missing(void **state)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY), got[4];
+	char run[PLUG_RUN_MAX];
 	size_t n = 0;
 
 	(void)state;
-	assert_int_equal(plug_record_read(fd, got, 4, &n), -ENOENT);
+	assert_int_equal(plug_record_read(fd, got, 4, &n, run), -ENOENT);
 	close(fd);
 }
 
@@ -143,8 +158,14 @@ static void test_record_refuses_malformed(void **state)
 		"rtid-cuda-plugin 1\nnode 1\n",                   /* unknown line */
 		"rtid-cuda-plugin 1\ntask 1\ntask 2\ntask 3\n",   /* more than max (2) */
 		long_driver, /* a line longer than any the reader takes whole */
+		"rtid-cuda-plugin 1\nrun \ntask 1\n",             /* an empty run */
+		"rtid-cuda-plugin 1\nrun 12AB\ntask 1\n",         /* not CRIU's digits */
+		"rtid-cuda-plugin 1\nrun ab cd\ntask 1\n",        /* two words */
+		"rtid-cuda-plugin 1\nrun ab\nrun ab\ntask 1\n",   /* two runs */
+		"rtid-cuda-plugin 1\nrun 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n",
 	};
 	int fd = open(dir, O_RDONLY | O_DIRECTORY), got[2];
+	char run[PLUG_RUN_MAX] = "untouched";
 	size_t n;
 
 	(void)state;
@@ -154,32 +175,47 @@ static void test_record_refuses_malformed(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		put(PLUG_RECORD, bad[i]);
 		n = 77;
-		if (plug_record_read(fd, got, 2, &n) != -EINVAL)
+		if (plug_record_read(fd, got, 2, &n, run) != -EINVAL)
 			fail_msg("record %zu (\"%s\") was not refused", i, bad[i]);
 		assert_int_equal(n, 77); /* untouched */
+		assert_string_equal(run, "untouched");
 	}
-	put(PLUG_RECORD, "rtid-cuda-plugin 1\ndriver 580.159.03\ntask 1\ntask 2\n");
-	assert_int_equal(plug_record_read(fd, got, 2, &n), 0);
+	put(PLUG_RECORD, "rtid-cuda-plugin 1\nrun 0a-f9\ndriver 580.159.03\ntask 1\ntask 2\n");
+	assert_int_equal(plug_record_read(fd, got, 2, &n, run), 0);
 	assert_int_equal(n, 2);
+	assert_string_equal(run, "0a-f9");
 	close(fd);
 }
 
 /* A record is never written through a link planted in the image directory,
- * nor where the directory cannot be written: the error, not a record. */
+ * nor where the directory cannot be written: the link is replaced (its
+ * target untouched), and where nothing can be written, the error, and no
+ * earlier record left behind. */
 static void test_record_write_refused(void **state)
 {
-	char p[512], target[512];
-	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	char p[512], tmp[512], target[512], run[PLUG_RUN_MAX];
+	int fd = open(dir, O_RDONLY | O_DIRECTORY), got[2];
 	const int pids[] = { 1 };
+	struct stat st;
+	size_t n;
 
 	(void)state;
 	snprintf(p, sizeof(p), "%s/" PLUG_RECORD, dir);
+	snprintf(tmp, sizeof(tmp), "%s/" PLUG_RECORD ".new", dir);
 	snprintf(target, sizeof(target), "%s/elsewhere", dir);
 	assert_int_equal(symlink(target, p), 0);
-	assert_int_equal(plug_record_write(fd, pids, 1), -ELOOP);
+	assert_int_equal(plug_record_write(fd, RUN, pids, 1), 0);
 	assert_int_equal(access(target, F_OK), -1);
-	assert_int_equal(unlink(p), 0);
-	assert_int_equal(plug_record_write(-1, pids, 1), -EBADF);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	/* A link at the name written first: refused, and the record of the
+	 * earlier dump is gone with it. */
+	assert_int_equal(symlink(target, tmp), 0);
+	assert_int_equal(plug_record_write(fd, RUN, pids, 1), -ELOOP);
+	assert_int_equal(access(target, F_OK), -1);
+	assert_int_equal(plug_record_read(fd, got, 2, &n, run), -ENOENT);
+	assert_int_equal(lstat(tmp, &st), -1); /* the planted link removed, not followed */
+	assert_int_equal(plug_record_write(-1, RUN, pids, 1), -EBADF);
 	close(fd);
 }
 

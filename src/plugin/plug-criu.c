@@ -25,6 +25,7 @@
 #include <criu/include/pid.h>
 #include <criu/include/proc_parse.h>
 #include <criu/include/seize.h>
+#include <criu/include/util.h>
 #include <compel/infect.h>
 #include <compel/ksigset.h>
 
@@ -125,6 +126,18 @@ void plug_criu_interrupt_only(void)
 int plug_criu_image_dir(void)
 {
 	return criu_get_image_dir();
+}
+
+/* CRIU writes its run id into the dump's inventory and reads it back at
+ * restore (4.0 on; an image of an older CRIU has the marker instead). */
+const char *plug_criu_run_id(void)
+{
+	return criu_run_id;
+}
+
+const char *plug_criu_dump_run_id(void)
+{
+	return dump_criu_run_id[0] == NO_DUMP_CRIU_RUN_ID ? "" : dump_criu_run_id;
 }
 
 size_t plug_criu_tasks(int *pids, size_t max)

@@ -203,7 +203,9 @@ int plug_pause(int pid)
 	return 0;
 }
 
-/* The record for the restore: every CUDA task of the dump by its ns pid. */
+/* The record for the restore: every CUDA task of the dump by its ns pid,
+ * bound to this CRIU run. Whole or none: an earlier dump's record left in a
+ * reused directory would name the wrong tasks. */
 static void record(void)
 {
 	static int ns[PLUG_TASKS_MAX];
@@ -212,9 +214,10 @@ static void record(void)
 	for (size_t i = 0; i < ntasks; i++)
 		if ((ns[i] = plug_nspid(tasks[i].pid)) < 0) {
 			plug_log(PLUG_WARN, "no NSpid for pid %d: no record\n", tasks[i].pid);
+			plug_record_remove(plug_criu_image_dir());
 			return;
 		}
-	if ((e = plug_record_write(plug_criu_image_dir(), ns, ntasks)) < 0)
+	if ((e = plug_record_write(plug_criu_image_dir(), plug_criu_run_id(), ns, ntasks)) < 0)
 		plug_log(PLUG_WARN, "cannot write " PLUG_RECORD ": %s\n", strerror(-e));
 }
 
@@ -253,11 +256,19 @@ static bool restore_all(void)
 {
 	static int ns[PLUG_TASKS_MAX], pids[PLUG_TASKS_MAX];
 	size_t n, np = plug_criu_tasks(pids, PLUG_TASKS_MAX);
-	int e = plug_record_read(plug_criu_image_dir(), ns, PLUG_TASKS_MAX, &n), tid;
+	char run[PLUG_RUN_MAX];
+	int e = plug_record_read(plug_criu_image_dir(), ns, PLUG_TASKS_MAX, &n, run), tid;
 
 	if (e < 0) {
 		if (e != -ENOENT)
 			plug_log(PLUG_WARN, PLUG_RECORD " unreadable: working task by task\n");
+		return false;
+	}
+	/* Only this image's own record may spare a question. */
+	if (!run[0] || strcmp(run, plug_criu_dump_run_id()) != 0) {
+		plug_log(PLUG_WARN, PLUG_RECORD " is another dump's (run %s; this image's %s): "
+			 "working task by task\n", run[0] ? run : "none",
+			 plug_criu_dump_run_id()[0] ? plug_criu_dump_run_id() : "none");
 		return false;
 	}
 	for (size_t i = 0; i < np && ntasks < PLUG_TASKS_MAX; i++) {
@@ -295,7 +306,7 @@ int plug_resume_late(int pid)
 	}
 	if (!(t = find(pid))) {
 		if (recorded)
-			return 0; /* no CUDA task at the dump */
+			return 0; /* this image's record: no CUDA task at its dump */
 		/* An image without our record: this task alone, as CRIU's plugin. */
 		if ((tid = plug_restore_tid(pid)) <= 0) {
 			if (tid == 0)

@@ -7,8 +7,13 @@
  * task by task. CRIU ignores files it does not know in the directory.
  *
  *   rtid-cuda-plugin 1
+ *   run 1b4e28ba-2fa1-...      (the CRIU run of the dump: its inventory's id)
  *   driver 580.159.03          ("-" where it could not be read)
- *   task 42                    (one line per CUDA task) */
+ *   task 42                    (one line per CUDA task)
+ *
+ * The run binds the record to its dump: a later dump into the same directory
+ * by another plugin (CRIU's own ignores this file) writes another run id into
+ * the inventory, and the record of the earlier dump then proves nothing. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -70,12 +75,19 @@ static void driver_version(char *out, size_t len)
 		snprintf(out, len, "-");
 }
 
-int plug_record_write(int dirfd, const int *nspids, size_t n)
+#define TMP PLUG_RECORD ".new"
+
+int plug_record_remove(int dirfd)
+{
+	return unlinkat(dirfd, PLUG_RECORD, 0) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+/* The record into TMP, whole: 0 or -errno. */
+static int write_tmp(int dirfd, const char *run, const int *nspids, size_t n)
 {
 	char ver[64];
 	FILE *f;
-	int fd = openat(dirfd, PLUG_RECORD, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-			0600), e;
+	int fd = openat(dirfd, TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600), e;
 
 	if (fd < 0)
 		return -errno;
@@ -85,18 +97,47 @@ int plug_record_write(int dirfd, const int *nspids, size_t n)
 		return -e;
 	}
 	driver_version(ver, sizeof(ver));
-	fprintf(f, HEAD "\ndriver %s\n", ver);
+	fprintf(f, HEAD "\nrun %s\ndriver %s\n", run, ver);
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "task %d\n", nspids[i]);
 	e = ferror(f) ? -EIO : 0;
 	return fclose(f) < 0 || e ? -EIO : 0;
 }
 
+int plug_record_write(int dirfd, const char *run, const int *nspids, size_t n)
+{
+	int e = write_tmp(dirfd, run, nspids, n);
+
+	/* Renamed over the old one: a link planted at the name is replaced,
+	 * never followed, and no reader ever sees half a record. */
+	if (e == 0 && renameat(dirfd, TMP, dirfd, PLUG_RECORD) < 0)
+		e = -errno;
+	if (e < 0) {
+		unlinkat(dirfd, TMP, 0);
+		plug_record_remove(dirfd); /* an earlier dump's must not pass for this one's */
+	}
+	return e;
+}
+
 struct reading {
 	int *pids;
 	size_t max, n;
 	unsigned line;
+	char run[PLUG_RUN_MAX];
 };
+
+/* A run id as CRIU makes one (uuid_unparse): hex digits and dashes. */
+static int run_line(struct reading *r, const char *id, size_t len)
+{
+	if (len == 0 || len >= sizeof(r->run) || r->run[0])
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++)
+		if (!strchr("0123456789abcdef-", id[i]) || !id[i])
+			return -EINVAL;
+	memcpy(r->run, id, len);
+	r->run[len] = '\0';
+	return 0;
+}
 
 static int record_line(const char *line, size_t len, bool whole, void *arg)
 {
@@ -109,6 +150,8 @@ static int record_line(const char *line, size_t len, bool whole, void *arg)
 		return len == strlen(HEAD) && !memcmp(line, HEAD, len) ? 0 : -EINVAL;
 	if (len >= 7 && !memcmp(line, "driver ", 7))
 		return 0;
+	if (len >= 4 && !memcmp(line, "run ", 4))
+		return run_line(r, line + 4, len - 4);
 	if (len < 6 || len - 5 >= sizeof(num) || memcmp(line, "task ", 5) || r->n == r->max)
 		return -EINVAL;
 	memcpy(num, line + 5, len - 5);
@@ -116,7 +159,7 @@ static int record_line(const char *line, size_t len, bool whole, void *arg)
 	return rtid__parse_pid(num, &r->pids[r->n++]) < 0 ? -EINVAL : 0;
 }
 
-int plug_record_read(int dirfd, int *nspids, size_t max, size_t *n)
+int plug_record_read(int dirfd, int *nspids, size_t max, size_t *n, char *run)
 {
 	struct reading r = { .pids = nspids, .max = max };
 	int e = rtid__read_lines(dirfd, PLUG_RECORD, record_line, &r);
@@ -126,5 +169,6 @@ int plug_record_read(int dirfd, int *nspids, size_t max, size_t *n)
 	if (r.line == 0)
 		return -EINVAL;
 	*n = r.n;
+	memcpy(run, r.run, sizeof(r.run));
 	return 0;
 }

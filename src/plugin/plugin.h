@@ -33,6 +33,10 @@ int plug_criu_inventory_add(void);      /* 0 or -1: the dump needs cuda_plugin *
 bool plug_criu_inventory_take(void);    /* the dump needed cuda_plugin (restore) */
 void plug_criu_interrupt_only(void);    /* the freezer must leave our thread alone */
 int plug_criu_image_dir(void);          /* CRIU's descriptor of the image directory */
+/* This CRIU run's id (a dump writes it into the image's inventory), and at a
+ * restore the id the image's inventory holds ("" when it holds none). */
+const char *plug_criu_run_id(void);
+const char *plug_criu_dump_run_id(void);
 /* The host pids of the tasks CRIU will call RESUME_DEVICES_LATE for, in its
  * order: the count (at most max), from CRIU's task tree. */
 size_t plug_criu_tasks(int *pids, size_t max);
@@ -106,10 +110,17 @@ unsigned plug_run_parallel(void);
  * from /proc, or from the proc tree at proc_root. */
 int plug_nspid(int pid);
 int plug_nspid_at(const char *proc_root, int pid);
-/* Write the record: ns pids of the CUDA tasks and the driver version. */
-int plug_record_write(int dirfd, const int *nspids, size_t n);
-/* Read it: 0 and the ns pids (*n), -ENOENT without a record, or -EINVAL. */
-int plug_record_read(int dirfd, int *nspids, size_t max, size_t *n);
+#define PLUG_RUN_MAX 64 /* a CRIU run id (a UUID) and its NUL */
+/* Write the record of the dump of CRIU run run: the ns pids of the CUDA
+ * tasks and the driver version, whole or not at all (a new file renamed over
+ * the old). 0, or a negative errno and no record of an earlier dump left. */
+int plug_record_write(int dirfd, const char *run, const int *nspids, size_t n);
+/* No record in the directory (any earlier one removed): 0 or -errno. */
+int plug_record_remove(int dirfd);
+/* Read it: 0, the ns pids (*n) and the run id of the dump that wrote it
+ * (run, PLUG_RUN_MAX bytes; "" in a record without one); -ENOENT without a
+ * record, or -EINVAL. Nothing written on failure. */
+int plug_record_read(int dirfd, int *nspids, size_t max, size_t *n, char *run);
 
 /* --- plug-hooks.c: the hooks --- */
 int plug_init(enum plug_stage stage);

@@ -48,6 +48,7 @@ struct scenario {
 	bool nogpu; /* no /proc/driver/nvidia/gpus/: rtid's plugin stays out */
 	bool spoil; /* the record spoilt between dump and restore: task by task */
 	bool locked; /* every CUDA process locked before the dump: no lock, an unlock */
+	bool reuse;  /* the image directory dumped into again, by CRIU's own plugin */
 };
 
 static const struct scenario scenarios[] = {
@@ -63,6 +64,7 @@ static const struct scenario scenarios[] = {
 	{ .name = "plugin-no-gpu", .serve = true, .nogpu = true },
 	{ .name = "plugin-bad-record", .serve = true, .spoil = true },
 	{ .name = "plugin-locked", .serve = true, .locked = true },
+	{ .name = "plugin-reused-dir", .serve = true, .reuse = true },
 };
 
 static struct criu_env env;
@@ -337,6 +339,63 @@ static void check_actions(const struct scenario *s, const struct tree *t)
 	check(!s->busy || tools > 0, "the busy daemon sent no action to the tool");
 }
 
+/* A directory used twice: rtid's plugin dumps tree A there (its record names
+ * A's CUDA tasks), then CRIU's own plugin dumps tree B into it (and leaves
+ * the record). rtid's plugin restores B: the record is A's dump's, not this
+ * image's, so it spares no question; every CUDA process of B is restored
+ * and unlocked, once each, through the daemon. */
+static int run_reused(const struct scenario *s)
+{
+	struct scenario theirs = *s;
+	struct tree a, b;
+	char log[700];
+	pid_t daemon;
+
+	set_up(s);
+	if (task_start_n(true, 2, &a) < 0) {
+		fprintf(stderr, "FAIL: the test task did not start\n");
+		return 1;
+	}
+	write_case(&a);
+	daemon = serve_start(false, "8");
+	if (dump(s, &a) < 0)
+		tree_kill(&a);
+	if (task_start_n(true, 2, &b) < 0) {
+		fprintf(stderr, "FAIL: the second test task did not start\n");
+		serve_stop(daemon);
+		return 1;
+	}
+	write_case(&b);
+	serve_stop(daemon); /* the mock driver of its workers reads the case at their start */
+	daemon = serve_start(false, "8");
+	theirs.dump_by = THEIRS;
+	if (dump(&theirs, &b) >= 0) {
+		checkpointed_by_tool(&b);
+		restore(s);
+	}
+	snprintf(log, sizeof(log), "%s/restore.log", img);
+	check(file_has(log, "rtid-cuda.txt is another dump's"), "%s does not say the record is "
+	      "another dump's", log);
+	for (int i = 0; i < b.n; i++) {
+		check(proc_runs(&b.p[i]), "pid %d: not every thread runs", b.p[i].pid);
+		for (int k = 0; k < 2; k++) {
+			const char *act = k ? "unlock" : "restore";
+			int want = b.p[i].restore_tid ? 1 : 0;
+
+			check(driver_saw(act, b.p[i].pid) == want, "pid %d: %s %d times through "
+			      "the daemon; expected %d", b.p[i].pid, act, driver_saw(act, b.p[i].pid),
+			      want);
+		}
+	}
+	tree_kill(&b);
+	serve_stop(daemon);
+	if (!failures)
+		rm_tree(dir);
+	else
+		fprintf(stderr, "kept %s\n", dir);
+	return failures ? 1 : 0;
+}
+
 static int run(const struct scenario *s)
 {
 	char record[700];
@@ -344,6 +403,8 @@ static int run(const struct scenario *s)
 	struct tree t;
 	double d, r = 0;
 
+	if (s->reuse)
+		return run_reused(s);
 	set_up(s);
 	if (task_start_n(true, 2, &t) < 0) {
 		fprintf(stderr, "FAIL: the test task did not start\n");
