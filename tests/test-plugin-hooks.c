@@ -316,9 +316,12 @@ static void test_record_of_a_task_gone(void **state)
 	plug_fini(PLUG_DUMP, -1);
 }
 
-/* A failed dump, or -R: back as at the pause, whatever the driver did. */
+/* A failed dump, or -R: back as at the pause, whatever the driver did; what
+ * cannot be set back is said, each process with why. */
 static void test_roll_back(void **state)
 {
+	char said[160];
+
 	(void)state;
 	assert_int_equal(plug_init(PLUG_DUMP), 0);
 	assert_int_equal(plug_pause(me), 0);
@@ -326,7 +329,8 @@ static void test_roll_back(void **state)
 	setenv("T_STATE", "checkpointed", 1);
 	setenv("T_FAIL", "restore", 1);
 	plug_fini(PLUG_DUMP, -1);
-	assert_non_null(strstr(logged, "restore failed: cuda-checkpoint exit 3: cannot restore"));
+	assert_non_null(strstr(logged, "not set back: restore failed: cuda-checkpoint exit 3: "
+				       "cannot restore"));
 	setup(NULL);
 	leave_running = true; /* -R: the dump succeeded, the tree lives on */
 	assert_int_equal(plug_init(PLUG_DUMP), 0);
@@ -335,7 +339,26 @@ static void test_roll_back(void **state)
 	setenv("T_STATE", "locked", 1);
 	setenv("T_FAIL", "unlock", 1);
 	plug_fini(PLUG_DUMP, 0);
-	assert_non_null(strstr(logged, "unlock failed, it may hang: cuda-checkpoint exit 3"));
+	assert_non_null(strstr(logged, "not set back: unlock failed, it may hang: "
+				       "cuda-checkpoint exit 3"));
+	/* Its state cannot be had now: not set back, said, nothing tried. */
+	setup(NULL);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	unsetenv("T_STATE");
+	plug_fini(PLUG_DUMP, -1);
+	snprintf(said, sizeof(said), "pid %d: not set back: its state is unknown", me);
+	assert_non_null(strstr(logged, said));
+	assert_int_equal(count_calls("--action unlock"), 0);
+	/* Its thread cannot run: not set back, said. */
+	setup(NULL);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	resume_r = -1;
+	plug_fini(PLUG_DUMP, -1);
+	snprintf(said, sizeof(said), "pid %d: not set back: its restore thread %d cannot run", me,
+		 thread_tid);
+	assert_non_null(strstr(logged, said));
 	/* Running now: nothing to undo. */
 	setup(NULL);
 	assert_int_equal(plug_init(PLUG_DUMP), 0);

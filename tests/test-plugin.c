@@ -511,14 +511,18 @@ static void test_daemon_denies_actions(void **state)
 }
 
 /* A socket that takes the connection and never answers: no answer within
- * RTID_SERVICE_TIMEOUT, the tool's turn, said. */
+ * RTID_SERVICE_TIMEOUT. The call may be inside the driver for all the plugin
+ * can tell: it fails, said, and the tool is never run beside it (queries
+ * too: the plugin can fail the dump, unlike the shim). */
 static void test_silent_socket(void **state)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char msg[300];
+	char msg[300], acts[512];
 	int fd, v;
 
 	(void)state;
+	snprintf(acts, sizeof(acts), "%s/acts", dir);
+	setenv("FAKE_LOG", acts, 1);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/silent.sock", dir);
 	assert_true((fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) >= 0);
 	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
@@ -527,33 +531,26 @@ static void test_silent_socket(void **state)
 	setenv("RTID_SERVICE_TIMEOUT", "0.2", 1);
 	assert_true(plug_serve_present());
 	assert_int_equal(plug_serve_ask(RTID__OP_GET_STATE, 100, 0, &v, msg, sizeof(msg)),
-			 ANS_TO_TOOL);
+			 ANS_FAILED);
 	assert_non_null(strstr(msg, "no answer"));
-	/* A bad setting is the default's (2 s): still bounded, still the tool. */
-	unsetenv("RTID_SERVICE_TIMEOUT");
-	setenv("FAKE_STDOUT", "locked\n", 1);
-	setenv("RTID_SERVICE_TIMEOUT", "-1", 1);
+	assert_non_null(strstr(msg, "cuda-checkpoint is not run beside it"));
 	logged[0] = '\0';
-	assert_int_equal(plug_get_state(100, 100), ST_LOCKED);
-	assert_non_null(strstr(logged, "no answer"));
-	/* A query for the tid too: the tool's answer, the daemon's silence said. */
-	{
-		char name[32], val[32];
-
-		snprintf(name, sizeof(name), "FAKE_TID_%d", getpid());
-		snprintf(val, sizeof(val), "%d", getpid());
-		setenv(name, val, 1);
-		setenv("RTID_SERVICE_TIMEOUT", "0.2", 1);
-		logged[0] = '\0';
-		assert_int_equal(plug_restore_tid(getpid()), getpid());
-		assert_non_null(strstr(logged, ": asking cuda-checkpoint"));
-		unsetenv(name);
-	}
+	assert_int_equal(plug_get_state(100, 100), ST_UNKNOWN);
+	assert_non_null(strstr(logged, "pid 100: no state for thread 100: rtid serve at "));
+	assert_int_equal(plug_restore_tid(getpid()), -1);
+	assert_non_null(strstr(logged, "no restore tid: rtid serve at "));
+	setenv("RTID_SERVICE_ACTION_TIMEOUT", "0.2", 1);
+	assert_int_equal(plug_act(RTID__OP_LOCK, 100, 0, msg, sizeof(msg)), -1);
+	assert_int_equal(access(acts, F_OK), -1); /* the tool never ran */
+	unsetenv("RTID_SERVICE_ACTION_TIMEOUT");
 	close(fd);
-	/* Nothing listening: cannot connect. */
+	/* Nothing listening: cannot connect, nothing asked: the tool's turn. */
 	assert_int_equal(plug_serve_ask(RTID__OP_GET_STATE, 100, 0, &v, msg, sizeof(msg)),
 			 ANS_TO_TOOL);
 	assert_non_null(strstr(msg, "cannot connect"));
+	setenv("FAKE_STDOUT", "locked\n", 1);
+	assert_int_equal(plug_get_state(100, 100), ST_LOCKED);
+	assert_int_equal(access(acts, F_OK), 0);
 }
 
 /* A daemon that says what it is told, one connection: the lines of said,
@@ -659,11 +656,81 @@ static void test_started_then_no_outcome(void **state)
 		unsetenv("RTID_SERVICE_ACTION_TIMEOUT");
 		v = -5;
 	}
-	/* Refused before it started: the tool's turn. */
-	pid = scripted_daemon(sock, (const char *const[]){ "hello 2 actions",
-		"error checkpoint 7 busy x", NULL });
-	assert_int_equal(plug_serve_ask(RTID__OP_CHECKPOINT, 7, 0, &v, msg, sizeof(msg)), ANS_TO_TOOL);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	/* Refused before it started, for the daemon's own reasons: the tool's
+	 * turn. */
+	{
+		static const char *const own[] = { "busy", "not-served", "unsupported", "protocol-1",
+						   "worker-failed", "no-record" };
+
+		for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+			char line[80];
+
+			snprintf(line, sizeof(line), "error checkpoint 7 %s x", own[i]);
+			pid = scripted_daemon(sock, (const char *const[]){ "hello 2 actions", line,
+									  NULL });
+			if (plug_serve_ask(RTID__OP_CHECKPOINT, 7, 0, &v, msg, sizeof(msg)) !=
+			    ANS_TO_TOOL)
+				fail_msg("error %s was not the tool's turn", own[i]);
+			assert_int_equal(waitpid(pid, &st, 0), pid);
+		}
+	}
+	unsetenv("RTID_SOCKET");
+}
+
+/* An earlier call about the process still inside the driver (error
+ * in-driver: a hung call, or one a previous daemon left there), and a
+ * query's own call that timed out or crashed in the driver: the plugin's
+ * call fails with the daemon's reason, query or action, and the tool is
+ * never run beside that call. */
+static void test_never_beside_the_driver(void **state)
+{
+	static const struct {
+		int op;
+		const char *reason;
+	} said[] = {
+		{ RTID__OP_RESTORE_TID, "in-driver an earlier call is still inside the driver" },
+		{ RTID__OP_RESTORE_TID, "timeout the driver did not answer in time" },
+		{ RTID__OP_RESTORE_TID, "worker-crashed x" },
+		{ RTID__OP_RESTORE_TID, "process-changed x" },
+		{ RTID__OP_GET_STATE, "in-driver x" },
+		{ RTID__OP_LOCK, "in-driver x" },
+		{ RTID__OP_UNLOCK, "in-driver x" },
+		{ RTID__OP_RESTORE, "shutting-down x" },
+	};
+	char sock[200], msg[300], acts[512], line[160];
+	int me = getpid(), st;
+	pid_t pid;
+
+	(void)state;
+	snprintf(acts, sizeof(acts), "%s/acts", dir);
+	setenv("FAKE_LOG", acts, 1);
+	snprintf(sock, sizeof(sock), "%s/scripted.sock", dir);
+	setenv("RTID_SOCKET", sock, 1);
+	for (size_t i = 0; i < sizeof(said) / sizeof(said[0]); i++) {
+		snprintf(line, sizeof(line), "error %s %d %s", rtid__svc_op_name(said[i].op), me,
+			 said[i].reason);
+		pid = scripted_daemon(sock, (const char *const[]){ "hello 2 actions", line, NULL });
+		logged[0] = '\0';
+		msg[0] = '\0';
+		switch (said[i].op) {
+		case RTID__OP_RESTORE_TID:
+			assert_int_equal(plug_restore_tid(me), -1);
+			break;
+		case RTID__OP_GET_STATE:
+			assert_int_equal(plug_get_state(me, me), ST_UNKNOWN);
+			break;
+		default:
+			assert_int_equal(plug_act(said[i].op, me, 0, msg, sizeof(msg)), -1);
+			break;
+		}
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		strncat(logged, msg, sizeof(logged) - strlen(logged) - 1);
+		if (!strstr(logged, "cuda-checkpoint is not run beside it"))
+			fail_msg("%s: not said as such: %s", line, logged);
+		assert_null(strstr(logged, "asking cuda-checkpoint"));
+		if (access(acts, F_OK) == 0)
+			fail_msg("%s: the tool ran", line);
+	}
 	unsetenv("RTID_SOCKET");
 }
 
@@ -693,9 +760,9 @@ static void test_untrusted_daemon(void **state)
 	assert_int_equal(plug_serve_ask(RTID__OP_GET_STATE, 100, 0, &v, msg, sizeof(msg)),
 			 ANS_TO_TOOL);
 	assert_non_null(strstr(msg, "not trusted"));
-	setenv("RTID_SERVE_UID", "65534", 1); /* believed: asked, and silent */
+	setenv("RTID_SERVE_UID", "65534", 1); /* believed: asked, and silent: failed */
 	assert_int_equal(plug_serve_ask(RTID__OP_GET_STATE, 100, 0, &v, msg, sizeof(msg)),
-			 ANS_TO_TOOL);
+			 ANS_FAILED);
 	assert_non_null(strstr(msg, "no answer"));
 	unsetenv("RTID_SERVE_UID");
 	unsetenv("RTID_SERVICE_TIMEOUT");
@@ -787,6 +854,7 @@ int main(void)
 						teardown_daemon),
 		cmocka_unit_test_setup_teardown(test_silent_socket, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_started_then_no_outcome, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_never_beside_the_driver, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untrusted_daemon, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settings_file, setup, teardown),
 	};

@@ -31,6 +31,9 @@
 #include "basic/parse.h"
 #include "serve-harness.h"
 #include "serve/serve-loop.h"
+#include "plugin/plugin.h"
+#include "plug-log.h"
+#include "proto/serve-proto.h"
 
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 #define TOOL_CALLS "\"mock\":\"cuda-checkpoint\",\"event\":\"start\""
@@ -410,6 +413,47 @@ static void test_restart_holds_a_stuck_action(void **state)
 	assert_int_equal(r.status, 0);
 	assert_int_equal(driver_calls("unlock", 100), 1);
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 1);
+}
+
+/* rtid's CRIU plugin beside a call stuck in the driver, after a daemon
+ * restart: what a roll-back of 100 asks (its state by its thread, its
+ * restore and unlock) and its restore tid all fail with the daemon's
+ * reason, and the tool on the plugin's PATH is never run beside the call. */
+static void test_plugin_never_beside_a_stuck_call(void **state)
+{
+	char deadline[32], qdeadline[32], bin[600], ran[640], script[800], msg[200];
+	const char *path = getenv("PATH");
+	char old_path[4096];
+
+	(void)state;
+	assert_int_equal(kill_stuck("checkpoint", ARGS("--action", "checkpoint", "--pid", "100")), 1);
+	snprintf(deadline, sizeof(deadline), "%g", seconds(1));
+	snprintf(qdeadline, sizeof(qdeadline), "%g", seconds(0.5));
+	hd_start(&d, ARGS("--actions", "--action-timeout", deadline, "--timeout", qdeadline));
+	assert_true(hd_said(&d, "process 100 has a call inside the driver"));
+	/* The tool the plugin would run: it says that it ran. */
+	snprintf(bin, sizeof(bin), "%s/bin", d.dir);
+	snprintf(ran, sizeof(ran), "%s/ran", d.dir);
+	snprintf(script, sizeof(script), "#!/bin/sh\necho \"$*\" >> '%s'\necho 101\n", ran);
+	write_file(bin, "cuda-checkpoint", script);
+	snprintf(script, sizeof(script), "%s/cuda-checkpoint", bin);
+	assert_int_equal(chmod(script, 0755), 0);
+	snprintf(old_path, sizeof(old_path), "%s", path ? path : "/usr/bin:/bin");
+	setenv("PATH", bin, 1);
+	setenv("RTID_SOCKET", d.sock, 1);
+	assert_int_equal(plug_get_state(100, 101), ST_UNKNOWN);
+	assert_int_equal(plug_act(RTID__OP_RESTORE, 100, 0, msg, sizeof(msg)), -1);
+	assert_non_null(strstr(msg, "in-driver"));
+	assert_non_null(strstr(msg, "cuda-checkpoint is not run beside it"));
+	assert_int_equal(plug_act(RTID__OP_UNLOCK, 100, 0, msg, sizeof(msg)), -1);
+	assert_non_null(strstr(msg, "in-driver"));
+	assert_int_equal(plug_restore_tid(100), -1);
+	setenv("PATH", old_path, 1);
+	unsetenv("RTID_SOCKET");
+	assert_int_equal(access(ran, F_OK), -1);
+	assert_int_equal(driver_calls("restore", 100) + driver_calls("unlock", 100), 0);
+	assert_non_null(strstr(logged, "no state for thread 101"));
+	assert_non_null(strstr(logged, "pid 100: no restore tid"));
 }
 
 /* The process of the stuck checkpoint is replaced (its pid reused: another
@@ -1215,6 +1259,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stuck_workers_never_stall, setup_stuck,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_restart_holds_a_stuck_action, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_plugin_never_beside_a_stuck_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_forgets_a_replaced_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_holds_a_stuck_call_by_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_behind_a_call_in_the_driver, setup,

@@ -324,21 +324,29 @@ int plug_resume_late(int pid)
 }
 
 /* A dump that failed, or -R: every task back as it was at PAUSE_DEVICES,
- * by the state the driver reports now (a checkpoint may have run or not). */
+ * by the state the driver reports now (a checkpoint may have run or not).
+ * Each task that cannot be set back is said, with why (the same rules as
+ * any call: never the tool beside a call still in the driver). */
 static void roll_back(struct task *t)
 {
 	char msg[200];
 	enum plug_state now;
 
-	if (resume(t) < 0)
+	if (resume(t) < 0) {
+		plug_log(PLUG_ERR, "pid %d: not set back: its restore thread %d cannot run\n",
+			 t->pid, t->tid);
 		return;
+	}
 	now = plug_get_state(t->pid, t->tid);
-	if (now == ST_CHECKPOINTED && t->initial != ST_CHECKPOINTED &&
+	if (now == ST_UNKNOWN)
+		plug_log(PLUG_ERR, "pid %d: not set back: its state is unknown\n", t->pid);
+	else if (now == ST_CHECKPOINTED && t->initial != ST_CHECKPOINTED &&
 	    plug_act(RTID__OP_RESTORE, t->pid, 0, msg, sizeof(msg)) < 0)
-		plug_log(PLUG_ERR, "pid %d: restore failed: %s\n", t->pid, msg);
+		plug_log(PLUG_ERR, "pid %d: not set back: restore failed: %s\n", t->pid, msg);
 	else if (now != ST_RUNNING && t->initial == ST_RUNNING &&
 		 plug_act(RTID__OP_UNLOCK, t->pid, 0, msg, sizeof(msg)) < 0)
-		plug_log(PLUG_ERR, "pid %d: unlock failed, it may hang: %s\n", t->pid, msg);
+		plug_log(PLUG_ERR, "pid %d: not set back: unlock failed, it may hang: %s\n", t->pid,
+			 msg);
 	interrupt(t);
 }
 

@@ -51,7 +51,9 @@ int plug_restore_tid(int pid)
 		break;
 	case ANS_NONE:
 		return 0;
-	case ANS_FAILED: /* never for a query */
+	case ANS_FAILED: /* the daemon's call may still be in the driver: no tool beside it */
+		plug_log(PLUG_ERR, "pid %d: no restore tid: %s\n", pid, msg);
+		return -1;
 	case ANS_TO_TOOL:
 		if (plug_serve_present())
 			plug_log(PLUG_INFO, "%s: asking cuda-checkpoint\n", msg);
@@ -81,8 +83,15 @@ enum plug_state plug_get_state(int pid, int tid)
 	const char *args[] = { "--get-state", "--pid", arg, NULL };
 	int st;
 
-	if (plug_serve_ask(RTID__OP_GET_STATE, tid, 0, &st, msg, sizeof(msg)) == ANS_VALUE)
+	switch (plug_serve_ask(RTID__OP_GET_STATE, tid, 0, &st, msg, sizeof(msg))) {
+	case ANS_VALUE:
 		return st >= ST_RUNNING && st <= ST_CHECKPOINTED ? (enum plug_state)st : ST_UNKNOWN;
+	case ANS_FAILED:
+		plug_log(PLUG_ERR, "pid %d: no state for thread %d: %s\n", pid, tid, msg);
+		return ST_UNKNOWN;
+	default:
+		break;
+	}
 	if (plug_serve_present())
 		plug_log(PLUG_INFO, "%s: asking cuda-checkpoint\n", msg);
 	snprintf(arg, sizeof(arg), "%d", tid);

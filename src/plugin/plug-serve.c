@@ -19,7 +19,10 @@
 #include "proto/service-client.h"
 #include "rules/rules.h"
 
-#define WAIT_DEFAULT 2.0          /* a query (RTID_SERVICE_TIMEOUT), as the shim */
+/* A query (RTID_SERVICE_TIMEOUT): the daemon's own deadline for one (10 s)
+ * and some. Longer than the shim's 2 s: the shim hands a late answer to the
+ * real tool, the plugin fails the call, as the query may be in the driver. */
+#define WAIT_DEFAULT 30.0
 #define ACTION_WAIT_DEFAULT 660.0 /* an action to start (RTID_SERVICE_ACTION_TIMEOUT) */
 
 /* Seconds from the environment: a decimal > 0, else def. */
@@ -84,6 +87,25 @@ bool plug_serve_present(void)
 	return stat(rtid__svc_path(NULL), &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
+/* The daemon's refusals that leave the call to the tool: nothing was started
+ * for it, and the refusal is about the daemon (it serves no actions, the
+ * driver lacks the call, every action worker is busy, none could attach, its
+ * record of work in flight cannot be written), not about a call for the
+ * process. Any other error (in-driver: a call about the process is still in
+ * the driver; a query's timeout or crash: its own call may be) fails the
+ * plugin's call: a tool run beside a call in the driver is what must never
+ * happen, and the plugin, unlike the shim, can fail the dump loudly. */
+static bool tool_may_run(const char *reason)
+{
+	static const char *const ok[] = { "not-served", "unsupported", "protocol-1", "busy",
+					  "worker-failed", "no-record" };
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!strcmp(reason, ok[i]))
+			return true;
+	return false;
+}
+
 static enum plug_ans failed(char *msg, size_t len, const struct rtid__svc_ans *a, int r)
 {
 	if (r < 0)
@@ -129,8 +151,12 @@ enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, c
 			  a.kind == RTID__SVC_DENIED))
 		return failed(msg, len, &a, r);
 	if (r < 0) {
-		snprintf(msg, len, "rtid serve at %s: no answer: %s", path, strerror(-r));
-		return ANS_TO_TOOL;
+		/* Asked and not answered: the daemon may have the call in the
+		 * driver (an action it did not start is not; a call about the
+		 * process before it may be), so not the tool's turn. */
+		snprintf(msg, len, "rtid serve at %s: no answer: %s; it may still be inside the "
+			 "driver, so cuda-checkpoint is not run beside it", path, strerror(-r));
+		return ANS_FAILED;
 	}
 	switch (a.kind) {
 	case RTID__SVC_TID:
@@ -151,8 +177,12 @@ enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, c
 			 rtid__svc_op_name(op), pid, a.name);
 		return ANS_TO_TOOL;
 	default: /* error, denied: nothing was started */
-		snprintf(msg, len, "rtid serve at %s: %s: %s", path,
-			 a.kind == RTID__SVC_DENIED ? "denied" : a.name, a.text);
-		return ANS_TO_TOOL;
+		snprintf(msg, len, "rtid serve at %s: %s --pid %d: %s: %s", path, rtid__svc_op_name(op),
+			 pid, a.kind == RTID__SVC_DENIED ? "denied" : a.name, a.text);
+		if (a.kind == RTID__SVC_DENIED || tool_may_run(a.name))
+			return ANS_TO_TOOL;
+		/* e.g. in-driver: cuda-checkpoint would run beside that call */
+		snprintf(msg + strlen(msg), len - strlen(msg), "; cuda-checkpoint is not run beside it");
+		return ANS_FAILED;
 	}
 }

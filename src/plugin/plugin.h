@@ -61,8 +61,10 @@ bool plug_tool_usable(void);
 enum plug_ans {
 	ANS_VALUE,   /* *value: the tid, the state, or 0 for a done action */
 	ANS_NONE,    /* a query: no CUDA in this process */
-	ANS_FAILED,  /* the driver failed it (msg); an action: not to be run again */
-	ANS_TO_TOOL, /* nothing reached the driver through the daemon: the tool's turn */
+	ANS_FAILED,  /* failed (msg): the driver's error, an outcome the daemon cannot
+		      * tell, or a call that may be in the driver: never to the tool */
+	ANS_TO_TOOL, /* the daemon is absent or refused for its own reasons, nothing
+		      * started: the tool's turn */
 };
 /* The daemon's settings from the shim's settings file (RTID_SHIM_CONF, else
  * /etc/rtid/shim.conf, the default compiled in) where the environment lacks them: RTID_SOCKET,
