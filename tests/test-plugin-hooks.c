@@ -51,6 +51,14 @@ bool plug_criu_alarm(void) { return alarm_went; }
 int plug_criu_inventory_add(void) { return inventory_r; }
 bool plug_criu_inventory_take(void) { return take; }
 void plug_criu_interrupt_only(void) {}
+/* Tasks the plugin killed (a restore that only looked whole): recorded,
+ * never killed here, as the task is the test itself. */
+static int killed[8], nkilled;
+void plug_criu_kill(int pid)
+{
+	if (nkilled < 8)
+		killed[nkilled++] = pid;
+}
 int plug_criu_image_dir(void) { return image_dir; }
 /* This run's id at a dump, the image's at a restore. */
 #define RUN "5e1b0c3a-0d2f-4c55-9a43-7f0d6a2b9e11"
@@ -79,14 +87,16 @@ int plug_thread_interrupt(int tid, const struct plug_sigset *save)
 	return interrupt_r;
 }
 
-/* The tool: T_PID's restore tid is T_TID, its state T_STATE (none: exit 1),
- * the actions in T_FAIL fail; every call logged. */
+/* The tool: T_PID's restore tid is T_TID (every restore-tid query exits
+ * T_TID_EXIT when set), its state T_STATE (none: exit 1), the actions in
+ * T_FAIL fail; every call logged. */
 static const char script[] =
 	"#!/bin/sh\n"
 	"echo \"$*\" >> \"$T_LOG\"\n"
 	"case \"$1\" in\n"
 	"-h) echo \"${T_HELP:-usage: --action}\" ;;\n"
-	"--get-restore-tid) [ \"$3\" = \"$T_PID\" ] && echo \"$T_TID\" || exit 1 ;;\n"
+	"--get-restore-tid) [ -n \"$T_TID_EXIT\" ] && exit \"$T_TID_EXIT\"\n"
+	"  [ \"$3\" = \"$T_PID\" ] && echo \"$T_TID\" || exit 1 ;;\n"
 	"--get-state) [ -n \"$T_STATE\" ] || exit 1; echo \"$T_STATE\" ;;\n"
 	"--action) case \" $T_FAIL \" in *\" $2 \"*) echo \"cannot $2\"; exit 3 ;; esac ;;\n"
 	"esac\n";
@@ -111,7 +121,7 @@ static int setup(void **state)
 	(void)state;
 	check_why = NULL;
 	take = alarm_went = leave_running = false;
-	inventory_r = resume_r = interrupt_r = resumes = interrupts = 0;
+	inventory_r = resume_r = interrupt_r = resumes = interrupts = nkilled = 0;
 	image_dir = dir_fd;
 	dump_run = RUN;
 	logged[0] = '\0';
@@ -123,6 +133,8 @@ static int setup(void **state)
 	setenv("T_STATE", "running", 1);
 	unsetenv("T_FAIL");
 	unsetenv("T_HELP");
+	unsetenv("T_TID_EXIT");
+	unsetenv("RTID_PLUGIN_NO_CUDA_ON_ERROR");
 	return 0;
 }
 
@@ -196,6 +208,59 @@ static void test_dump(void **state)
 	assert_non_null(strstr(text, p));
 	/* And it is this run's. */
 	assert_non_null(strstr(text, "\nrun " RUN "\n"));
+}
+
+/* The tool cannot tell whether a process has CUDA state (an exit other than
+ * its "none", 1 and 3): the dump fails, each hook saying so, never dumping
+ * the process without its GPU state; unless the operator asked for that. */
+static void test_no_word_fails_the_dump(void **state)
+{
+	char said[160];
+
+	(void)state;
+	setenv("T_TID_EXIT", "2", 1);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), -1);
+	snprintf(said, sizeof(said), "pid %d: cuda-checkpoint exit 2, no word whether it has CUDA "
+		 "state", me);
+	assert_non_null(strstr(logged, said));
+	snprintf(said, sizeof(said), "PAUSE_DEVICES failed on pid %d: no word whether it has CUDA "
+		 "state", me);
+	assert_non_null(strstr(logged, said));
+	/* 1 and 3 are the driver's "none": no CUDA, nothing failed. */
+	setenv("T_TID_EXIT", "3", 1);
+	assert_int_equal(plug_pause(me), 0);
+	plug_fini(PLUG_DUMP, -1);
+	/* The old way, asked for: dumped without GPU state, with a warning. */
+	setup(NULL);
+	setenv("T_TID_EXIT", "2", 1);
+	setenv("RTID_PLUGIN_NO_CUDA_ON_ERROR", "1", 1);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	assert_non_null(strstr(logged, "dumped without it (RTID_PLUGIN_NO_CUDA_ON_ERROR=1)"));
+	plug_fini(PLUG_DUMP, 0);
+	/* "None" at the pause, and the task gained CUDA state before CRIU froze
+	 * it: asked again at the checkpoint, and the dump fails, said. */
+	setup(NULL);
+	setenv("T_TID_EXIT", "1", 1);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	unsetenv("T_TID_EXIT");
+	assert_int_equal(plug_checkpoint(me), -1);
+	snprintf(said, sizeof(said), "pid %d has CUDA state now and had none when it was paused", me);
+	assert_non_null(strstr(logged, said));
+	assert_int_equal(count_calls("--action checkpoint"), 0);
+	plug_fini(PLUG_DUMP, -1);
+	/* ... or no word of it there: failed too. */
+	setup(NULL);
+	setenv("T_TID_EXIT", "1", 1);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	setenv("T_TID_EXIT", "9", 1);
+	assert_int_equal(plug_checkpoint(me), -1);
+	snprintf(said, sizeof(said), "CHECKPOINT_DEVICES failed on pid %d: no word", me);
+	assert_non_null(strstr(logged, said));
+	plug_fini(PLUG_DUMP, -1);
 }
 
 static void test_pause_failures(void **state)
@@ -421,19 +486,34 @@ static void test_restore(void **state)
 	assert_int_equal(count_calls("--action unlock"), 1);
 	assert_int_equal(count_calls("--get-restore-tid --pid 1\n"), 0);
 	plug_fini(PLUG_RESTORE, 0);
-	/* Named, and no restore thread now: said. */
+	assert_int_equal(nkilled, 0);
+	/* Named, and no restore thread now: said at error level, and killed
+	 * (CRIU 4.2 would let it run as if restored). */
 	setup(NULL);
 	take = true;
 	setenv("T_PID", "0", 1);
 	assert_int_equal(plug_init(PLUG_RESTORE), 0);
-	assert_int_equal(plug_resume_late(me), 0);
-	assert_non_null(strstr(logged, "had CUDA at the dump and has no restore thread now"));
+	assert_int_equal(plug_resume_late(me), -1);
+	assert_non_null(strstr(logged, "its GPU state was not restored (it had CUDA state at the "
+				       "dump and has no restore thread now): killed"));
+	assert_int_equal(nkilled, 1);
+	assert_int_equal(killed[0], me);
+	/* Named, and the tool prints no tid: killed, the reason said. */
+	setup(NULL);
+	take = true;
+	setenv("T_TID", "x", 1);
+	assert_int_equal(plug_init(PLUG_RESTORE), 0);
+	assert_int_equal(plug_resume_late(me), -1);
+	assert_non_null(strstr(logged, "(no word of its restore thread): killed"));
+	assert_int_equal(nkilled, 1);
 	/* Its thread cannot run. */
 	setup(NULL);
 	take = true;
 	resume_r = -1;
 	assert_int_equal(plug_init(PLUG_RESTORE), 0);
 	assert_int_equal(plug_resume_late(me), -1);
+	assert_non_null(strstr(logged, "(its restore thread cannot run): killed"));
+	assert_int_equal(nkilled, 1);
 	/* A record not ours: task by task, as CRIU's plugin. */
 	setup(NULL);
 	take = true;
@@ -485,13 +565,17 @@ static void test_restore(void **state)
 	assert_int_equal(plug_init(PLUG_RESTORE), 0);
 	assert_int_equal(plug_resume_late(me), -1);
 	assert_null(strstr(logged, "unreadable"));
-	/* The driver refused the restore: unlock is not tried. */
+	/* The driver refused the restore: unlock is not tried, and the task is
+	 * killed, why said. */
 	setup(NULL);
 	take = true;
 	setenv("T_FAIL", "restore", 1);
 	assert_int_equal(plug_init(PLUG_RESTORE), 0);
 	assert_int_equal(plug_resume_late(me), -1);
 	assert_int_equal(count_calls("--action unlock"), 0);
+	assert_non_null(strstr(logged, "action failed: cuda-checkpoint exit 3: cannot restore"));
+	assert_non_null(strstr(logged, "(restore or unlock failed: said above): killed"));
+	assert_int_equal(nkilled, 1);
 }
 
 /* With rtid serve: the actions side by side, on threads. A checkpoint the
@@ -653,6 +737,7 @@ int main(void)
 		cmocka_unit_test_setup(test_checkpoint_failures, setup),
 		cmocka_unit_test_setup(test_roll_back, setup),
 		cmocka_unit_test_setup(test_record_of_a_task_gone, setup),
+		cmocka_unit_test_setup(test_no_word_fails_the_dump, setup),
 		cmocka_unit_test_setup(test_failure_says_pending, setup),
 		cmocka_unit_test_setup(test_restore, setup),
 		cmocka_unit_test_setup(test_side_by_side, setup),

@@ -309,9 +309,10 @@ static void test_tool_killed_or_missing(void **state)
 	assert_int_equal(plug_tool_run(ARGS("-h"), out, sizeof(out)), -1);
 	assert_non_null(strstr(logged, "cuda-checkpoint killed by signal 9"));
 	fake_reset();
-	/* No tool on PATH: the child says why, exit 1. */
+	/* No tool on PATH: the child says why, exit 127, as a shell says it:
+	 * never 1 nor 3, the tool's "no CUDA here". */
 	setenv("PATH", dir, 1);
-	assert_int_equal(plug_tool_run(ARGS("-h"), out, sizeof(out)), 1);
+	assert_int_equal(plug_tool_run(ARGS("-h"), out, sizeof(out)), 127);
 	assert_non_null(strstr(out, "execvp(\"cuda-checkpoint\") failed"));
 	assert_false(plug_tool_usable());
 	setenv("PATH", bin, 1);

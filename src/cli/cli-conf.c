@@ -25,6 +25,7 @@ static const char *const names[] = {
 	"RTID_SHIM_LOG", "RTID_SERVE_UID", "RTID_MODE", "RTID_BACKEND", "RTID_TIMEOUT",
 	"RTID_ATTESTATION", "RTID_LIBCUDA", "RTID_PATTERN", "RTID_WORKER", "RTID_UNATTESTED",
 	"RTID_CUDA_CHECKPOINT", /* RTID_REAL_TOOL's old name (cli_conf_load) */
+	"RTID_PLUGIN_NO_CUDA_ON_ERROR", /* rtid's CRIU plugin's own */
 };
 
 static bool known(const char *name, size_t len)
@@ -58,6 +59,9 @@ const char *cli_conf_unusable(const char *name, const char *value)
 		       : "a uid: a number (not a name)";
 	if (!strcmp(name, "RTID_UNATTESTED"))
 		return !strcmp(value, "0") || !strcmp(value, "1") ? NULL : "1 (scan unattested) or 0";
+	if (!strcmp(name, "RTID_PLUGIN_NO_CUDA_ON_ERROR"))
+		return !strcmp(value, "0") || !strcmp(value, "1") ? NULL
+		       : "1 (dump a process of no word without GPU state) or 0";
 	if (!strcmp(name, "RTID_PATTERN")) {
 		if (rtid__matcher_init(&m, value) < 0)
 			return "a POSIX extended regular expression";

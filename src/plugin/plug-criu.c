@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -121,6 +122,12 @@ bool plug_criu_inventory_take(void)
 void plug_criu_interrupt_only(void)
 {
 	set_compel_interrupt_only_mode();
+}
+
+void plug_criu_kill(int pid)
+{
+	if (kill(pid, SIGKILL) < 0)
+		plug_log(PLUG_ERR, "cannot kill pid %d: %m\n", pid);
 }
 
 int plug_criu_image_dir(void)

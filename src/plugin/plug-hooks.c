@@ -21,6 +21,7 @@ struct task {
 	enum plug_state initial; /* at PAUSE_DEVICES */
 	bool resumed;            /* its restore thread runs; its mask in save */
 	bool queued;             /* jobs[i] is its side-by-side work */
+	const char *lost;        /* restore: why its GPU state cannot be restored */
 	struct plug_sigset save;
 };
 
@@ -36,6 +37,12 @@ static struct task *find(int pid)
 		if (tasks[i].pid == pid)
 			return &tasks[i];
 	return NULL;
+}
+
+static int lose(int pid, const char *why)
+{
+	plug_criu_kill(pid);
+	return plug_lose(pid, why);
 }
 
 static int resume(struct task *t)
@@ -174,7 +181,7 @@ int plug_pause(int pid)
 	if ((tid = plug_restore_tid(pid)) <= 0) {
 		if (tid == 0)
 			plug_log(PLUG_INFO, "no need to pause devices on pid %d\n", pid);
-		return tid == 0 ? 0 : -1;
+		return tid == 0 ? 0 : plug_untold("PAUSE_DEVICES", pid);
 	}
 	if ((st = plug_get_state(pid, tid)) == ST_UNKNOWN) {
 		plug_log(PLUG_ERR, "no CUDA state for pid %d\n", pid);
@@ -237,6 +244,17 @@ int plug_checkpoint(int pid)
 		start_all(RTID__OP_CHECKPOINT, -1);
 	}
 	if (!(t = find(pid))) {
+		int tid;
+
+		/* "No CUDA" at the pause came before CRIU froze the task: it ran
+		 * since, and may have made its first context. Asked again. */
+		if ((tid = plug_restore_tid(pid)) < 0)
+			return plug_untold("CHECKPOINT_DEVICES", pid);
+		if (tid > 0) {
+			plug_log(PLUG_ERR, "pid %d has CUDA state now and had none when it was paused: "
+				 "not locked, it cannot be checkpointed; the dump fails\n", pid);
+			return -1;
+		}
 		plug_log(PLUG_INFO, "no need to checkpoint devices on pid %d\n", pid);
 		return 0;
 	}
@@ -277,10 +295,13 @@ static bool restore_all(void)
 
 		for (size_t k = 0; k < n && !named; k++)
 			named = mine == ns[k];
-		if (!named || (tid = plug_restore_tid(pids[i])) <= 0) {
-			if (named)
-				plug_log(PLUG_WARN, "pid %d (%d in its namespace) had CUDA at the dump "
-					 "and has no restore thread now\n", pids[i], mine);
+		if (!named)
+			continue;
+		if ((tid = plug_restore_tid(pids[i])) <= 0) {
+			/* Its own call says so, and kills it (lose). */
+			tasks[ntasks++] = (struct task){ .pid = pids[i], .tid = -1, .lost = tid == 0
+				? "it had CUDA state at the dump and has no restore thread now"
+				: "no word of its restore thread" };
 			continue;
 		}
 		tasks[ntasks] = (struct task){ .pid = pids[i], .tid = tid, .initial = ST_RUNNING };
@@ -311,16 +332,18 @@ int plug_resume_late(int pid)
 		if ((tid = plug_restore_tid(pid)) <= 0) {
 			if (tid == 0)
 				plug_log(PLUG_INFO, "no need to resume devices on pid %d\n", pid);
-			return tid == 0 ? 0 : -1;
+			return tid == 0 ? 0 : lose(pid, "no word of its restore thread");
 		}
 		one = (struct task){ .pid = pid, .tid = tid, .initial = ST_RUNNING };
 		t = &one;
 	}
+	if (t->lost)
+		return lose(pid, t->lost);
 	plug_log(PLUG_INFO, "resuming devices on pid %d\n", pid);
 	plug_log(PLUG_DEBUG, "Restore thread pid %d found for real pid %d\n", t->tid, pid);
 	if (resume(t) < 0)
-		return -1;
-	return finish(t, ops, 2, false);
+		return lose(pid, "its restore thread cannot run");
+	return finish(t, ops, 2, false) < 0 ? lose(pid, "restore or unlock failed: said above") : 0;
 }
 
 /* A dump that failed, or -R: every task back as it was at PAUSE_DEVICES,

@@ -5,12 +5,14 @@
  * is a live thread of its process, whoever answered. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "basic/parse.h"
 #include "plugin/plugin.h"
 #include "proto/serve-proto.h"
+#include "rules/rules.h"
 
 #define OUT 128 /* CRIU's plugin's buffer for the tool's output */
 
@@ -23,8 +25,10 @@ static bool thread_of(int pid, int tid)
 	return access(path, F_OK) == 0;
 }
 
-/* The tool's answer to a query, as CRIU's plugin reads it (but strictly: a
- * number and nothing else): > 0, 0 for a non-zero exit (no CUDA), -1. */
+/* The tool's answer to a query, strictly: a number and nothing else; the
+ * driver's "no CUDA here" only by its exits 1 and 3 (the rule of every
+ * entry point, rtid__driver_said), any other failure an error: > 0, 0 for
+ * none, -1 (said). */
 static int tool_tid(int pid)
 {
 	char arg[16], out[OUT];
@@ -32,8 +36,17 @@ static int tool_tid(int pid)
 	int tid, rc;
 
 	snprintf(arg, sizeof(arg), "%d", pid);
-	if ((rc = plug_tool_run(args, out, sizeof(out))) != 0)
-		return rc < 0 ? -1 : 0;
+	if ((rc = plug_tool_run(args, out, sizeof(out))) != 0) {
+		if (rc > 0 && rtid__driver_said(rc) == RTID__SAID_NONE)
+			return 0;
+		if (rc < 0)
+			plug_log(PLUG_ERR, "pid %d: cuda-checkpoint did not run or was killed: no "
+				 "word whether it has CUDA state\n", pid);
+		else
+			plug_log(PLUG_ERR, "pid %d: cuda-checkpoint exit %d, no word whether it has "
+				 "CUDA state: %s\n", pid, rc, out);
+		return -1;
+	}
 	if (rtid__parse_tid(out, strlen(out), &tid) < 0) {
 		plug_log(PLUG_ERR, "pid %d: cuda-checkpoint printed no tid: %s\n", pid, out);
 		return -1;
@@ -134,4 +147,43 @@ int plug_act(int op, int pid, unsigned timeout_ms, char *msg, size_t len)
 	default:
 		return -1;
 	}
+}
+
+/* --- a process whose GPU state cannot be had: at a dump the dump fails
+ * (CRIU's own plugin dumps it without its GPU state and says nothing), unless
+ * the operator asked for the old way; at a restore the task is killed with
+ * the reason, as CRIU 4.2 takes no error of the restore hook --- */
+
+/* RTID_PLUGIN_NO_CUDA_ON_ERROR=1: a process whose CUDA state cannot be told
+ * at the dump is dumped without it, as CRIU's own plugin does; off by
+ * default, when the dump fails instead. */
+static bool lenient(void)
+{
+	const char *v = getenv("RTID_PLUGIN_NO_CUDA_ON_ERROR");
+
+	return v && !strcmp(v, "1");
+}
+
+/* A task whose CUDA state cannot be had at the dump: the dump fails, unless
+ * the setting says otherwise. 0 or -1. */
+int plug_untold(const char *hook, int pid)
+{
+	if (lenient()) {
+		plug_log(PLUG_WARN, "pid %d: no word whether it has CUDA state: dumped without it "
+			 "(RTID_PLUGIN_NO_CUDA_ON_ERROR=1)\n", pid);
+		return 0;
+	}
+	plug_log(PLUG_ERR, "%s failed on pid %d: no word whether it has CUDA state (said above); "
+		 "the dump fails rather than leave its GPU state out\n", hook, pid);
+	return -1;
+}
+
+/* A restored task whose GPU state is not restored: CRIU 4.2 takes no error
+ * of RESUME_DEVICES_LATE (it logs it at debug level and the restore exits
+ * 0), so the hook kills the task, never left running as if whole. -1. */
+int plug_lose(int pid, const char *why)
+{
+	plug_log(PLUG_ERR, "pid %d: its GPU state was not restored (%s): killed, so that it is not "
+		 "left running as if restored\n", pid, why);
+	return -1;
 }

@@ -41,9 +41,10 @@ static double seconds(const char *name, double def)
 
 #define SYSTEM_CONF RTID_DEFAULT_SHIM_CONF /* /etc/rtid/shim.conf (-Ddefaults) */
 
-/* The settings of the daemon's clients that the plugin reads. */
+/* The settings of the daemon's clients that the plugin reads, and its own. */
 static const char *const names[] = {
 	"RTID_SOCKET", "RTID_SERVE_UID", "RTID_SERVICE_TIMEOUT", "RTID_SERVICE_ACTION_TIMEOUT",
+	"RTID_PLUGIN_NO_CUDA_ON_ERROR",
 };
 
 static int setting(const char *line, size_t len, bool whole, void *arg)

@@ -32,6 +32,7 @@ bool plug_criu_alarm(void);             /* CRIU's --timeout alarm went off */
 int plug_criu_inventory_add(void);      /* 0 or -1: the dump needs cuda_plugin */
 bool plug_criu_inventory_take(void);    /* the dump needed cuda_plugin (restore) */
 void plug_criu_interrupt_only(void);    /* the freezer must leave our thread alone */
+void plug_criu_kill(int pid);           /* SIGKILL to a restored task */
 int plug_criu_image_dir(void);          /* CRIU's descriptor of the image directory */
 /* This CRIU run's id (a dump writes it into the image's inventory), and at a
  * restore the id the image's inventory holds ("" when it holds none). */
@@ -68,8 +69,9 @@ enum plug_ans {
 };
 /* The daemon's settings from the shim's settings file (RTID_SHIM_CONF, else
  * /etc/rtid/shim.conf, the default compiled in) where the environment lacks them: RTID_SOCKET,
- * RTID_SERVE_UID, RTID_SERVICE_TIMEOUT, RTID_SERVICE_ACTION_TIMEOUT. Engines
- * run CRIU with an environment of their own. */
+ * RTID_SERVE_UID, RTID_SERVICE_TIMEOUT, RTID_SERVICE_ACTION_TIMEOUT, and the
+ * plugin's own RTID_PLUGIN_NO_CUDA_ON_ERROR. Engines run CRIU with an
+ * environment of their own. */
 void plug_serve_settings(void);
 /* Whether a daemon is set up (its socket exists). */
 bool plug_serve_present(void);
@@ -123,6 +125,15 @@ int plug_record_remove(int dirfd);
  * (run, PLUG_RUN_MAX bytes; "" in a record without one); -ENOENT without a
  * record, or -EINVAL. Nothing written on failure. */
 int plug_record_read(int dirfd, int *nspids, size_t max, size_t *n, char *run);
+
+/* --- plug-ops.c, too: a process whose GPU state cannot be had --- */
+/* At a dump (hook: its name, for the log): -1, the dump fails, said; or 0,
+ * dumped without GPU state, with a warning, under
+ * RTID_PLUGIN_NO_CUDA_ON_ERROR=1. */
+int plug_untold(const char *hook, int pid);
+/* At a restore: why the task is killed, said at error level (the hook kills
+ * it, plug_criu_kill). -1. */
+int plug_lose(int pid, const char *why);
 
 /* --- plug-hooks.c: the hooks --- */
 int plug_init(enum plug_stage stage);

@@ -49,6 +49,8 @@ struct scenario {
 	bool spoil; /* the record spoilt between dump and restore: task by task */
 	bool locked; /* every CUDA process locked before the dump: no lock, an unlock */
 	bool reuse;  /* the image directory dumped into again, by CRIU's own plugin */
+	bool broken; /* no daemon, and a tool that cannot tell (exit 2): the dump fails */
+	bool lost;   /* no daemon, and the driver refuses every restore: killed */
 };
 
 static const struct scenario scenarios[] = {
@@ -65,6 +67,8 @@ static const struct scenario scenarios[] = {
 	{ .name = "plugin-bad-record", .serve = true, .spoil = true },
 	{ .name = "plugin-locked", .serve = true, .locked = true },
 	{ .name = "plugin-reused-dir", .serve = true, .reuse = true },
+	{ .name = "plugin-broken-tool", .broken = true },
+	{ .name = "plugin-restore-fails", .lost = true },
 };
 
 static struct criu_env env;
@@ -217,8 +221,8 @@ static double dump(const struct scenario *s, const struct tree *t)
 	check(!s->fail || mkdir(core, 0700) == 0, "mkdir %s", core);
 	rc = run_criu(s->dump_by, args);
 	took = now() - t0;
-	check((rc != 0) == (s->fail || s->other), "criu dump exit %d, expected %s (see "
-	      "%s/dump.log)", rc, s->fail || s->other ? "a failure" : "0", img);
+	check((rc != 0) == (s->fail || s->other || s->broken), "criu dump exit %d, expected %s "
+	      "(see %s/dump.log)", rc, s->fail || s->other || s->broken ? "a failure" : "0", img);
 	printf("%s: criu dump exit %d in %.2f s\n", s->name, rc, took);
 	if (rc == 0 && !s->leave)
 		tree_reap(t); /* the pids must be free for the restore */
@@ -396,6 +400,88 @@ static int run_reused(const struct scenario *s)
 	return failures ? 1 : 0;
 }
 
+/* Dead, or a zombie: not left running. */
+static bool gone(int pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (!(f = fopen(path, "r")))
+		return true;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	return p && p[1] == ' ' && p[2] == 'Z';
+}
+
+/* No daemon, and what CRIU's own plugin would take silently:
+ * - broken: a cuda-checkpoint that cannot tell whether a process has CUDA
+ *   state (exit 2, as without the driver's library). The dump fails, each
+ *   process named at error level, and every process still runs.
+ * - lost: the driver refuses every restore. CRIU 4.2 takes no error of the
+ *   restore hook, so rtid's plugin kills each CUDA process, said at error
+ *   level; CRIU then cannot detach it, fails the restore (exit 1) and kills
+ *   the rest of the tree: the failure reaches whoever ran CRIU, and nothing
+ *   runs as if restored. */
+static int run_untold(const struct scenario *s)
+{
+	char log[700], link[700], script[1400];
+	struct tree t;
+
+	set_up(s);
+	if (task_start_n(true, 2, &t) < 0) {
+		fprintf(stderr, "FAIL: the test task did not start\n");
+		return 1;
+	}
+	write_case(&t);
+	if (s->broken) {
+		snprintf(link, sizeof(link), "%s/real/cuda-checkpoint", dir);
+		unlink(link);
+		snprintf(script, sizeof(script), "#!/bin/sh\n[ \"$1\" = --get-restore-tid ] && { echo "
+			 "'Error initializing CUDA: \"OS call failed\"'; exit 2; }\nexec '%s' \"$@\"\n",
+			 env_path("MOCK_TOOL"));
+		write_file(dir, "real/cuda-checkpoint", script);
+		check(chmod(link, 0755) == 0, "chmod %s", link);
+	}
+	if (dump(s, &t) >= 0 && s->lost) {
+		char *args[] = { "restore", "-D", img, "--shell-job", "-v4", "-o", "restore.log",
+				 "-d", NULL };
+		int rc;
+
+		setenv("RTID_MOCK_FAIL_ACTION", "restore", 1);
+		rc = run_criu(OURS, args);
+		unsetenv("RTID_MOCK_FAIL_ACTION");
+		check(rc != 0, "criu restore exit 0: a restore without GPU state looked whole");
+	}
+	snprintf(log, sizeof(log), "%s/%s.log", img, s->broken ? "dump" : "restore");
+	for (int i = 0; i < t.n; i++) {
+		const struct proc *p = &t.p[i];
+		char said[160];
+
+		if (s->broken) {
+			snprintf(said, sizeof(said), "PAUSE_DEVICES failed on pid %d: no word whether "
+				 "it has CUDA state", p->pid);
+			check(file_has(log, said) || i > 0, "%s does not say: %s", log, said);
+			check(proc_runs(p), "pid %d: not every thread runs after the failed dump",
+			      p->pid);
+			check(tool_saw("lock", p->pid) == 0, "pid %d: locked by a failed dump", p->pid);
+		} else {
+			if (p->restore_tid) {
+				snprintf(said, sizeof(said), "pid %d: its GPU state was not restored",
+					 p->pid);
+				check(file_has(log, said), "%s does not say: %s", log, said);
+			}
+			check(gone(p->pid), "pid %d: left running after a failed restore", p->pid);
+		}
+	}
+	tree_kill(&t);
+	if (!failures)
+		rm_tree(dir);
+	else
+		fprintf(stderr, "kept %s\n", dir);
+	return failures ? 1 : 0;
+}
+
 static int run(const struct scenario *s)
 {
 	char record[700];
@@ -405,6 +491,8 @@ static int run(const struct scenario *s)
 
 	if (s->reuse)
 		return run_reused(s);
+	if (s->broken || s->lost)
+		return run_untold(s);
 	set_up(s);
 	if (task_start_n(true, 2, &t) < 0) {
 		fprintf(stderr, "FAIL: the test task did not start\n");
