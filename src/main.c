@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "conf/conf.h"
 #include "shim/shim.h"
 #include "config.h"
 
@@ -54,9 +55,11 @@ static void conf_note(void *ctx, const char *what)
 static int dispatch(int argc, char **argv)
 {
 	bool help = argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
+	char conf_buf[4096];
 
 	if (!help && strcmp(argv[0], "doctor"))
-		cli_conf_load(conf_note, NULL);
+		rtid__conf_load(rtid__conf_program_path(conf_buf, sizeof(conf_buf)), NULL, conf_note,
+				NULL);
 	if (strcmp(argv[0], "resolve") == 0)
 		return cmd_resolve(argc, argv);
 	if (strcmp(argv[0], "validate") == 0)

@@ -785,27 +785,59 @@ static void test_settings_file(void **state)
 	snprintf(p, sizeof(p), "%s/shim.conf", dir);
 	chmod(p, 0600);
 	setenv("RTID_SHIM_CONF", p, 1);
-	plug_serve_settings();
+	plug_serve_settings(plug_conf_note);
 	/* The environment wins; the file fills in the rest, blanks trimmed. */
 	assert_string_equal(getenv("RTID_SOCKET"), "/from/env.sock");
 	assert_string_equal(getenv("RTID_SERVICE_TIMEOUT"), "3.5");
 	assert_string_equal(getenv("RTID_SERVE_UID"), "4242");
 	assert_null(getenv("OTHER"));
+	/* Each line that is no setting, said in CRIU's log with its line and
+	 * the name it holds, as the shim says it in its own. */
+	assert_non_null(strstr(logged, "shim.conf:4: not a setting: 'OTHER'"));
+	assert_non_null(strstr(logged, "shim.conf:5: not a setting: 'noequals'"));
+	/* Lines that stand indented, as the shim takes them. */
+	unsetenv("RTID_SERVE_UID");
+	put("shim.conf", "  \tRTID_SERVE_UID=4243\n");
+	plug_serve_settings(plug_conf_note);
+	assert_string_equal(getenv("RTID_SERVE_UID"), "4243");
+	/* A link to a good file is not followed, as the shim follows none. */
+	{
+		char link[600];
+
+		unsetenv("RTID_SERVE_UID");
+		snprintf(link, sizeof(link), "%s/link.conf", dir);
+		assert_int_equal(symlink(p, link), 0);
+		setenv("RTID_SHIM_CONF", link, 1);
+		logged[0] = '\0';
+		plug_serve_settings(plug_conf_note);
+		assert_null(getenv("RTID_SERVE_UID"));
+		assert_non_null(strstr(logged, "link.conf: Too many levels of symbolic links: ignored"));
+		setenv("RTID_SHIM_CONF", p, 1);
+	}
+	/* Only the plugin's own settings reach CRIU's environment. */
+	put("shim.conf", "RTID_MODE=scan\nRTID_PLUGIN_NO_CUDA_ON_ERROR=1\n");
+	unsetenv("RTID_MODE");
+	plug_serve_settings(plug_conf_note);
+	assert_null(getenv("RTID_MODE"));
+	assert_string_equal(getenv("RTID_PLUGIN_NO_CUDA_ON_ERROR"), "1");
+	unsetenv("RTID_PLUGIN_NO_CUDA_ON_ERROR");
+	put("shim.conf", "RTID_SERVE_UID=4242\n");
 	/* A file others may write is not believed. */
 	unsetenv("RTID_SERVE_UID");
 	chmod(p, 0620);
-	plug_serve_settings();
+	plug_serve_settings(plug_conf_note);
 	assert_null(getenv("RTID_SERVE_UID"));
 	/* Set and empty: no file; a directory is none either. */
 	setenv("RTID_SHIM_CONF", "", 1);
-	plug_serve_settings();
+	plug_serve_settings(plug_conf_note);
 	setenv("RTID_SHIM_CONF", dir, 1);
-	plug_serve_settings();
+	plug_serve_settings(plug_conf_note);
 	assert_null(getenv("RTID_SERVE_UID"));
 	setenv("RTID_SHIM_CONF", "", 1);
 	unsetenv("RTID_SERVICE_TIMEOUT");
-	/* A name is the whole name; a carriage return is a blank; a line too
-	 * long to read whole is passed over. */
+	/* A name is the whole name; a carriage return is a blank; a long
+	 * value is taken whole, as the shim takes it (and then judged: here no
+	 * number of seconds, so the wait is the default). */
 	{
 		static char text[12000];
 		size_t n = (size_t)snprintf(text, sizeof(text), "RTID_SERVE_UIDX=1\nRTID_SERVE_UID=77\r\n"
@@ -816,19 +848,20 @@ static void test_settings_file(void **state)
 	}
 	chmod(p, 0600);
 	setenv("RTID_SHIM_CONF", p, 1);
-	plug_serve_settings();
+	plug_serve_settings(plug_conf_note);
 	assert_string_equal(getenv("RTID_SERVE_UID"), "77");
 	assert_null(getenv("RTID_SERVE_UIDX"));
-	assert_null(getenv("RTID_SERVICE_TIMEOUT"));
+	assert_int_equal(strlen(getenv("RTID_SERVICE_TIMEOUT")), 9000);
+	unsetenv("RTID_SERVICE_TIMEOUT");
 	unsetenv("RTID_SERVE_UID");
 	/* No file there; a file of another user's (root only). */
 	setenv("RTID_SHIM_CONF", "/nonexistent/shim.conf", 1);
-	plug_serve_settings();
+	plug_serve_settings(plug_conf_note);
 	assert_null(getenv("RTID_SERVE_UID"));
 	if (geteuid() == 0) {
 		assert_int_equal(chown(p, 4321, 0), 0);
 		setenv("RTID_SHIM_CONF", p, 1);
-		plug_serve_settings();
+		plug_serve_settings(plug_conf_note);
 		assert_null(getenv("RTID_SERVE_UID"));
 	}
 	setenv("RTID_SHIM_CONF", "", 1);

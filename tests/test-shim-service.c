@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "cli/cli.h"
+#include "conf/conf.h"
 #include "shim/shim.h"
 #include "helpers.h"
 #include "serve/serve.h"
@@ -636,28 +637,59 @@ static void test_settings_file_refused(void **state)
 	snprintf(path, sizeof(path), "%s/shim.conf", dir);
 	write_file(dir, "shim.conf", "RTID_MODE=scan\n");
 	assert_int_equal(chmod(path, 0664), 0);
-	assert_int_equal(cli_conf_read(path, no_line, &lines, &why), -EPERM);
+	assert_int_equal(rtid__conf_read(path, no_line, &lines, &why), -EPERM);
 	assert_string_equal(why, "writable by group or others");
 	assert_int_equal(chmod(path, 0644), 0);
-	assert_int_equal(cli_conf_read(path, no_line, &lines, &why), 0);
+	assert_int_equal(rtid__conf_read(path, no_line, &lines, &why), 0);
 	assert_int_equal(lines, 1);
 	lines = 0;
 	/* A directory at the path. */
-	assert_int_equal(cli_conf_read(dir, no_line, &lines, &why), -EPERM);
+	assert_int_equal(rtid__conf_read(dir, no_line, &lines, &why), -EPERM);
 	assert_string_equal(why, "not a regular file");
 	/* A link: never followed. */
 	snprintf(big, sizeof(big), "%s/link.conf", dir);
 	assert_int_equal(symlink(path, big), 0);
-	assert_int_equal(cli_conf_read(big, no_line, &lines, &why), -ELOOP);
+	assert_int_equal(rtid__conf_read(big, no_line, &lines, &why), -ELOOP);
 	assert_non_null(why);
 	/* Past 16 KiB: refused whole. */
 	memset(big, '#', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	write_file(dir, "shim.conf", big);
-	assert_int_equal(cli_conf_read(path, no_line, &lines, &why), -EFBIG);
+	assert_int_equal(rtid__conf_read(path, no_line, &lines, &why), -EFBIG);
 	assert_string_equal(why, "larger than 16 KiB");
-	assert_int_equal(cli_conf_read("/nonexistent/shim.conf", no_line, &lines, &why), -ENOENT);
+	assert_int_equal(rtid__conf_read("/nonexistent/shim.conf", no_line, &lines, &why), -ENOENT);
 	assert_int_equal(lines, 0);
+	rm_tree(dir);
+	free(dir);
+}
+
+/* Where the file is looked for: RTID_SHIM_CONF ("" for none), else
+ * PREFIX/etc/rtid/shim.conf where PREFIX is the reader's own file less its
+ * last components (rtid: PREFIX/bin/rtid; the plugin:
+ * PREFIX/LIBDIR/rtid/criu/cuda_plugin.so), when it exists, else the
+ * system's. */
+static void test_settings_file_found(void **state)
+{
+	char *dir = tmp_dir(), self[300], want[300], buf[400];
+	const char *got;
+
+	(void)state;
+	unsetenv("RTID_SHIM_CONF");
+	write_file(dir, "lib/x86_64-linux-gnu/rtid/criu/cuda_plugin.so", "");
+	snprintf(self, sizeof(self), "%s/lib/x86_64-linux-gnu/rtid/criu/cuda_plugin.so", dir);
+	snprintf(want, sizeof(want), "%s/etc/rtid/shim.conf", dir);
+	got = rtid__conf_path(self, 5, buf, sizeof(buf));
+	assert_string_not_equal(got, want); /* none there yet: the system's */
+	write_file(dir, "etc/rtid/shim.conf", "RTID_MODE=driver\n");
+	assert_string_equal(rtid__conf_path(self, 5, buf, sizeof(buf)), want);
+	assert_string_not_equal(rtid__conf_path(self, 4, buf, sizeof(buf)), want);
+	assert_string_not_equal(rtid__conf_path(NULL, 5, buf, sizeof(buf)), want);
+	assert_string_not_equal(rtid__conf_path("cuda_plugin.so", 5, buf, sizeof(buf)), want);
+	setenv("RTID_SHIM_CONF", "/elsewhere.conf", 1);
+	assert_string_equal(rtid__conf_path(self, 5, buf, sizeof(buf)), "/elsewhere.conf");
+	setenv("RTID_SHIM_CONF", "", 1);
+	assert_null(rtid__conf_path(self, 5, buf, sizeof(buf)));
+	unsetenv("RTID_SHIM_CONF");
 	rm_tree(dir);
 	free(dir);
 }
@@ -676,6 +708,7 @@ int main(void)
 		cmocka_unit_test(test_rule_as_a_user),
 		cmocka_unit_test(test_settings_judged),
 		cmocka_unit_test(test_settings_file_refused),
+		cmocka_unit_test(test_settings_file_found),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

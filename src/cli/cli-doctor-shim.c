@@ -18,6 +18,7 @@
 
 #include "basic/basic.h"
 #include "cli/cli.h"
+#include "conf/conf.h"
 
 struct cli_check *cli_doctor_add(struct cli_doctor *d, const char *name, bool ok, const char *fix,
 			 const char *fmt, ...)
@@ -68,7 +69,7 @@ static void conf_line(void *ctx, unsigned line, const char *name, const char *va
 		snprintf(d->real_tool, sizeof(d->real_tool), "%s", value);
 		d->tool_named = true;
 	}
-	/* The old name, where the file names the tool by no new one (cli_conf_load). */
+	/* The old name, where the file names the tool by no new one (rtid__conf_load). */
 	if (!strcmp(name, "RTID_CUDA_CHECKPOINT") && !getenv("RTID_REAL_TOOL") && !d->tool_named)
 		snprintf(d->real_tool, sizeof(d->real_tool), "%s", value);
 }
@@ -76,14 +77,15 @@ static void conf_line(void *ctx, unsigned line, const char *name, const char *va
 void cli_doctor_conf(struct cli_doctor *d)
 {
 	char buf[1024];
-	const char *path = cli_conf_path(buf, sizeof(buf)), *why = NULL;
+	const char *path = rtid__conf_program_path(buf, sizeof(buf)), *why = NULL;
 	int r;
 
+	rtid__conf_alias(); /* RTID_CUDA_CHECKPOINT, the old name, as the commands take it */
 	if (!path) {
 		cli_doctor_add(d, "shim-settings", true, NULL, "none (RTID_SHIM_CONF is empty)");
 		return;
 	}
-	r = cli_conf_read(path, conf_line, d, &why);
+	r = rtid__conf_read(path, conf_line, d, &why);
 	if (r == -ENOENT)
 		cli_doctor_add(d, "shim-settings", true, NULL, "%s: none; the shim uses its defaults and the "
 		    "environment (engines pass CRIU none of yours)", path);

@@ -388,7 +388,6 @@ int cmd_doctor(int argc, char **argv)
 		free(d);
 		return 2;
 	}
-	cli_conf_alias(); /* RTID_CUDA_CHECKPOINT, the old name, as the commands take it */
 	cli_doctor_conf(d);
 	cli_doctor_path(d);
 	check_daemon(d);

@@ -58,19 +58,7 @@ void cli_hygiene_reset_signals(void);
 void cli_kill_strays(void);
 void cli_hygiene_before_exec(void);
 
-/* --- cli-conf.c: the shim's settings file --- */
-/* The file: RTID_SHIM_CONF when set ("" for none), else PREFIX/etc/rtid/shim.conf
- * beside the rtid that runs (PREFIX/bin/rtid) when it exists, else
- * /etc/rtid/shim.conf. NULL for none; buf holds the path it may return. */
-const char *cli_conf_path(char *buf, size_t len);
-/* Each line of a settings file: name and value of a setting; or, for a line
- * that is none (not NAME=VALUE with NAME one of the shim's), name NULL and
- * value what stands before its '=' (the whole line without one). */
-typedef void (*cli_conf_fn)(void *ctx, unsigned line, const char *name, const char *value);
-/* Read the file at path (trusted only when owned by root or us and not
- * writable by group or others) and give fn each line. 0, or a negative
- * errno and *why (-ENOENT: no file; -EPERM: not trusted). */
-int cli_conf_read(const char *path, cli_conf_fn fn, void *ctx, const char **why);
+/* --- cli-conf.c: the values of the settings (the file: conf/) --- */
 /* Whether the shim can use value for the setting name: NULL when it can (an
  * empty value is the default, as unset; a path or a name is any value), else
  * the values accepted, in words. The shim and rtid doctor judge by this one
@@ -80,20 +68,6 @@ const char *cli_conf_unusable(const char *name, const char *value);
  * cannot use: its name, its *value and the values *accepted; NULL when
  * every one is usable. */
 const char *cli_conf_env_unusable(const char **value, const char **accepted);
-/* What is wrong with the settings file, in words naming it, for whoever
- * loads it to say where it says things (the shim: its log; rtid: stderr). */
-typedef void (*cli_conf_note_fn)(void *ctx, const char *what);
-/* Fill the environment from the settings file (cli_conf_path), as the shim
- * and every subcommand do before reading a setting: each setting the
- * environment lacks, so that the environment wins. RTID_REAL_TOOL's old name
- * RTID_CUDA_CHECKPOINT is taken for it where RTID_REAL_TOOL is not set, the
- * environment's before the file's, and loses to RTID_REAL_TOOL set in the same
- * place. note gets a file that cannot be read or is not trusted (then
- * ignored whole) and each line that is no setting; no file is no fault. */
-void cli_conf_load(cli_conf_note_fn note, void *ctx);
-/* The environment's RTID_CUDA_CHECKPOINT as RTID_REAL_TOOL where that is not
- * set (cli_conf_load's first step, for doctor, which reads the file itself). */
-void cli_conf_alias(void);
 /* rtid doctor: the node's setup for CRIU, the shim and rtid serve. */
 int cmd_doctor(int argc, char **argv);
 

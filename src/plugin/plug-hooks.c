@@ -149,7 +149,7 @@ int plug_init(enum plug_stage s)
 		disabled = true;
 		return 0;
 	}
-	plug_serve_settings();
+	plug_serve_settings(plug_conf_note);
 	if (stat("/proc/driver/nvidia/gpus/", &st) < 0 || !S_ISDIR(st.st_mode)) {
 		plug_log(PLUG_INFO, "no GPU device found: disabled\n");
 		disabled = true;

@@ -133,6 +133,12 @@ int plug_act_tool(int op, int pid, unsigned timeout_ms, char *msg, size_t len)
 	return -1;
 }
 
+void plug_conf_note(void *ctx, const char *what)
+{
+	(void)ctx;
+	plug_log(PLUG_WARN, "%s\n", what);
+}
+
 int plug_act(int op, int pid, unsigned timeout_ms, char *msg, size_t len)
 {
 	int v;

@@ -3,6 +3,7 @@
  * are K connections), through the client of proto/, which keeps every action
  * exactly once (an action the daemon said it started is never run again).
  * Safe on any thread: it only talks to the daemon. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "basic/basic.h"
 #include "basic/parse.h"
+#include "conf/conf.h"
 #include "config.h"
 #include "plugin/plugin.h"
 #include "proto/service-client.h"
@@ -39,46 +41,30 @@ static double seconds(const char *name, double def)
 	return errno || *end || !(s > 0) || s > 86400 ? def : s;
 }
 
-#define SYSTEM_CONF RTID_DEFAULT_SHIM_CONF /* /etc/rtid/shim.conf (-Ddefaults) */
-
 /* The settings of the daemon's clients that the plugin reads, and its own. */
 static const char *const names[] = {
 	"RTID_SOCKET", "RTID_SERVE_UID", "RTID_SERVICE_TIMEOUT", "RTID_SERVICE_ACTION_TIMEOUT",
-	"RTID_PLUGIN_NO_CUDA_ON_ERROR",
+	"RTID_PLUGIN_NO_CUDA_ON_ERROR", NULL,
 };
 
-static int setting(const char *line, size_t len, bool whole, void *arg)
+/* The plugin's own file: PREFIX/LIBDIR/rtid/criu/cuda_plugin.so, PREFIX
+ * RTID_PLUGIN_UP components above it (/proc/self/exe is CRIU here). */
+static const char *own_file(void)
 {
-	char buf[RTID__LINE_PIECE + 1];
-	const char *eq = memchr(line, '=', len);
+	Dl_info info;
 
-	(void)arg;
-	if (!whole || !eq)
-		return 0;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if ((size_t)(eq - line) == strlen(names[i]) && !memcmp(line, names[i], strlen(names[i]))) {
-			size_t n = len - (size_t)(eq + 1 - line);
-
-			while (n && (eq[n] == ' ' || eq[n] == '\t' || eq[n] == '\r'))
-				n--;
-			memcpy(buf, eq + 1, n);
-			buf[n] = '\0';
-			setenv(names[i], buf, 0); /* the environment wins */
-		}
-	return 0;
+	return dladdr((void *)own_file, &info) && info.dli_fname ? info.dli_fname
+									     : NULL;
 }
 
-void plug_serve_settings(void)
+void plug_serve_settings(void (*note)(void *ctx, const char *what))
 {
-	const char *env = getenv("RTID_SHIM_CONF"), *path = env ? env : SYSTEM_CONF;
-	struct stat st;
+	char buf[4096];
 
-	/* As the shim reads it: set and empty, no file; trusted only when
-	 * nobody but root and us can change it. */
-	if (!*path || stat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)))
-		return;
-	rtid__read_lines(AT_FDCWD, path, setting, NULL);
+	/* As the shim reads it (conf/): the same lookup, refusals and syntax;
+	 * each line that is no setting said in CRIU's log. */
+	rtid__conf_load(rtid__conf_path(own_file(), RTID_PLUGIN_UP, buf, sizeof(buf)), names, note,
+			NULL);
 }
 
 bool plug_serve_present(void)

@@ -70,9 +70,10 @@ enum plug_ans {
 /* The daemon's settings from the shim's settings file (RTID_SHIM_CONF, else
  * /etc/rtid/shim.conf, the default compiled in) where the environment lacks them: RTID_SOCKET,
  * RTID_SERVE_UID, RTID_SERVICE_TIMEOUT, RTID_SERVICE_ACTION_TIMEOUT, and the
- * plugin's own RTID_PLUGIN_NO_CUDA_ON_ERROR. Engines run CRIU with an
- * environment of their own. */
-void plug_serve_settings(void);
+ * plugin's own RTID_PLUGIN_NO_CUDA_ON_ERROR; each fault of the file to note
+ * (plug_conf_note: CRIU's log). Engines run CRIU with an environment of
+ * their own. */
+void plug_serve_settings(void (*note)(void *ctx, const char *what));
 /* Whether a daemon is set up (its socket exists). */
 bool plug_serve_present(void);
 /* Ask the daemon op (enum rtid__worker_op) for pid. Thread-safe; no spawn. */
@@ -87,6 +88,8 @@ enum plug_state plug_get_state(int pid, int tid);
 /* An action: 0 or -1 (msg). tool: the daemon said "the tool's turn". */
 int plug_act_tool(int op, int pid, unsigned timeout_ms, char *msg, size_t len);
 int plug_act(int op, int pid, unsigned timeout_ms, char *msg, size_t len);
+/* A fault of the settings file, said in CRIU's log (plug_serve_settings). */
+void plug_conf_note(void *ctx, const char *what);
 
 /* --- plug-run.c: actions side by side, K at a time, on threads that only
  * talk to the daemon --- */

@@ -22,6 +22,7 @@
 #include "basic/basic.h"
 #include "basic/cov.h"
 #include "cli/cli.h"
+#include "conf/conf.h"
 #include "proc/proc.h"
 #include "rules/rules.h"
 #include "shim/shim.h"
@@ -291,7 +292,7 @@ int cmd_shim(int argc, char **argv)
 	struct cli_opts o = { 0 };
 	const char *bad, *value, *accepted;
 	bool to_tool = false, answered;
-	char *tool, why[1200], said[80];
+	char *tool, why[1200], said[80], conf_buf[4096];
 	int pid, rc;
 
 	if (getenv(GUARD)) {
@@ -301,7 +302,7 @@ int cmd_shim(int argc, char **argv)
 		return EXIT_UNKNOWN;
 	}
 	/* Before anything reads a setting: the file fills what the environment lacks. */
-	cli_conf_load(conf_note, NULL);
+	rtid__conf_load(rtid__conf_program_path(conf_buf, sizeof(conf_buf)), NULL, conf_note, NULL);
 	if (refuse_thread(argc, argv, &rc))
 		return rc;
 	/* A setting it cannot use is a failure of rtid's own: neither rtid serve

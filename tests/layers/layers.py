@@ -23,6 +23,7 @@ import sys
 LAYERS = {
     'basic': set(),
     'rules': set(),
+    'conf': set(),
     'proc': {'basic', 'rules'},
     'proto': {'basic', 'rules'},
     'driver': {'basic', 'rules', 'proto'},
@@ -30,10 +31,10 @@ LAYERS = {
     'core': {'basic', 'rules', 'proc', 'proto', 'driver', 'attest'},
     'serve': {'basic', 'rules', 'proc', 'proto'},
     'worker': {'basic', 'proto'},
-    'cli': {'basic', 'rules', 'proc', 'proto', 'driver', 'attest', 'core', 'serve'},
-    'shim': {'basic', 'rules', 'proc', 'proto', 'driver', 'attest', 'core', 'cli'},
-    'main': {'cli', 'shim'},
-    'plugin': {'basic', 'rules', 'proto'},
+    'cli': {'basic', 'rules', 'conf', 'proc', 'proto', 'driver', 'attest', 'core', 'serve'},
+    'shim': {'basic', 'rules', 'conf', 'proc', 'proto', 'driver', 'attest', 'core', 'cli'},
+    'main': {'cli', 'shim', 'conf'},
+    'plugin': {'basic', 'rules', 'conf', 'proto'},
 }
 # Headers that name no folder: the public API and the generated one.
 PLAIN = {'rtid.h', 'config.h'}
