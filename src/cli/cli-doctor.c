@@ -40,130 +40,6 @@ static const char doctor_help[] =
 	"              DIR's criu is run here for its version: give only trees you trust)\n"
 	"Exit status: 0 when every check passes, 1 otherwise, 2 usage error.\n";
 
-/* --- CRIU --- */
-/* CRIU's version from `criu --version` ("Version: 4.2"): major and minor,
- * or -1 when it cannot be run or says no version. */
-static int criu_version(const char *criu, unsigned long *major, unsigned long *minor)
-{
-	char *const argv[] = { (char *)criu, (char *)"--version", NULL };
-	struct rtid__child c, *v = &c;
-	const char *p;
-	char *end;
-
-	if (rtid__child_start(&c, criu, argv, 10) < 0)
-		return -1;
-	rtid__children_wait(&v, 1, 0, false);
-	c.out[c.out_len < sizeof(c.out) ? c.out_len : sizeof(c.out) - 1] = '\0';
-	if (!c.reaped || !WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0 ||
-	    !(p = strstr(c.out, "Version: ")) || (p[9] < '0' || p[9] > '9'))
-		return -1;
-	*major = strtoul(p + 9, &end, 10); /* digits checked before */
-	*minor = *end == '.' && end[1] >= '0' && end[1] <= '9' ? strtoul(end + 1, NULL, 10) : 0;
-	return 0;
-}
-
-/* The CUDA plugin came with CRIU 4.0. */
-static void check_criu_version(struct cli_doctor *d, const char *criu)
-{
-	unsigned long major, minor;
-
-	if (criu_version(criu, &major, &minor) < 0)
-		cli_doctor_add(d, "criu-version", false, "reinstall CRIU (4.0 or later)", "%s --version "
-			       "failed or named no version", criu);
-	else
-		cli_doctor_add(d, "criu-version", major >= 4, "install CRIU 4.0 or later: its CUDA "
-			       "plugin came with 4.0 (Debian 12 ships 3.17)", "CRIU %lu.%lu%s", major,
-			       minor, major >= 4 ? "" : ": older than the CUDA plugin");
-}
-
-/* The libdir named by a CRIU configuration file ("libdir DIR"), if any. */
-static bool conf_libdir(const char *file, char *out, size_t len)
-{
-	char buf[8192];
-	ssize_t n = rtid__read_at(AT_FDCWD, file, buf, sizeof(buf) - 1, 0);
-
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	for (char *l = buf, *nl; l && *l; l = nl) {
-		if ((nl = strchr(l, '\n')))
-			*nl++ = '\0';
-		while (*l == ' ' || *l == '\t')
-			l++;
-		if (!strncmp(l, "libdir ", 7) || !strncmp(l, "lib-dir ", 8)) {
-			snprintf(out, len, "%s", strchr(l, ' ') + 1);
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Whose CUDA plugin a cuda_plugin.so is: rtid's carries its log prefix
- * (src/plugin/), CRIU's own does not. Both register as cuda_plugin. */
-static const char *whose_plugin(const char *file)
-{
-	static const char mark[] = "rtid_cuda_plugin: %s";
-	static char buf[1 << 20];
-	ssize_t n = rtid__read_at(AT_FDCWD, file, buf, sizeof(buf), 0);
-
-	if (n <= 0)
-		return "";
-	return memmem(buf, (size_t)n, mark, sizeof(mark) - 1) ? " (rtid's CUDA plugin)"
-								: " (CRIU's own CUDA plugin)";
-}
-
-static void check_criu(struct cli_doctor *d)
-{
-	static const char *const confs[] = { "/etc/criu/runc.conf", "/etc/criu/crun.conf",
-					     "/etc/criu/default.conf" };
-	static const char *const dirs[] = { "/usr/lib/criu", "/usr/local/lib/criu",
-					    "/usr/lib64/criu" };
-	const char *list = CLI_ENGINE_PATH;
-	char dir[256], file[2048], criu[2048] = "", lib[1024] = "", named[2048] = "";
-
-	while (!criu[0] && cli_doctor_next_dir(&list, dir, sizeof(dir))) {
-		char p[1024];
-
-		snprintf(p, sizeof(p), "%s/criu", dir);
-		cli_doctor_under(d, p, file, sizeof(file));
-		if (rtid__executable(file) == 0)
-			snprintf(criu, sizeof(criu), "%s", file);
-	}
-	cli_doctor_add(d, "criu", criu[0] != 0, "install CRIU 4.0 or later with its CUDA plugin "
-	    "(plugins/cuda)", "%s", criu[0] ? criu : "no criu on the engines' PATH");
-	if (criu[0])
-		check_criu_version(d, criu);
-	for (size_t i = 0; i < sizeof(confs) / sizeof(confs[0]) && !named[0]; i++) {
-		cli_doctor_under(d, confs[i], file, sizeof(file));
-		if (conf_libdir(file, lib, sizeof(lib)))
-			snprintf(named, sizeof(named), "%s", confs[i]);
-	}
-	if (named[0]) {
-		char want[2048];
-
-		snprintf(file, sizeof(file), "%s/cuda_plugin.so", lib);
-		cli_doctor_under(d, file, want, sizeof(want));
-		cli_doctor_add(d, "criu-cuda-plugin", access(want, R_OK) == 0, "put cuda_plugin.so in that libdir",
-		    "%s names libdir %s: cuda_plugin.so %s%s", named, lib,
-		    access(want, R_OK) == 0 ? "is there" : "is missing", whose_plugin(want));
-		return;
-	}
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		char p[1024];
-
-		snprintf(p, sizeof(p), "%s/cuda_plugin.so", dirs[i]);
-		cli_doctor_under(d, p, file, sizeof(file));
-		if (access(file, R_OK) == 0) {
-			cli_doctor_add(d, "criu-cuda-plugin", true, NULL, "%s%s", file,
-				       whose_plugin(file));
-			return;
-		}
-	}
-	cli_doctor_add(d, "criu-cuda-plugin", false, "install CRIU's cuda_plugin.so in /usr/lib/criu, or name "
-	    "its directory with 'libdir DIR' in /etc/criu/runc.conf", "no cuda_plugin.so in "
-	    "/usr/lib/criu, /usr/local/lib/criu or a libdir of /etc/criu/*.conf");
-}
-
 /* --- the driver --- */
 /* Whether the scan is attested for the running driver: needed only when the
  * shim's mode scans (scan, canary); driver mode never scans. */
@@ -391,7 +267,7 @@ int cmd_doctor(int argc, char **argv)
 	cli_doctor_conf(d);
 	cli_doctor_path(d);
 	check_daemon(d);
-	check_criu(d);
+	cli_doctor_criu(d);
 	check_driver(d);
 	rc = report(d, json);
 	free(d);

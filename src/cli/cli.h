@@ -58,7 +58,7 @@ void cli_hygiene_reset_signals(void);
 void cli_kill_strays(void);
 void cli_hygiene_before_exec(void);
 
-/* --- cli-conf.c: the values of the settings (the file: conf/) --- */
+/* --- cli-opts.c, too: the values of the settings (the file: conf/) --- */
 /* Whether the shim can use value for the setting name: NULL when it can (an
  * empty value is the default, as unset; a path or a name is any value), else
  * the values accepted, in words. The shim and rtid doctor judge by this one
@@ -115,6 +115,9 @@ bool cli_doctor_next_dir(const char **p, char *out, size_t len);
  * real tool after it on the engines' PATH (cli-doctor-shim.c; rtid serve,
  * CRIU, the driver and the report are cli-doctor.c's own). */
 void cli_doctor_conf(struct cli_doctor *d);
+/* CRIU on the engines' PATH, its version, its CUDA plugin where CRIU loads
+ * it, and no second CUDA plugin beside it (cli-doctor-criu.c). */
+void cli_doctor_criu(struct cli_doctor *d);
 /* Where a systemd unit of rtid's is installed under d's root (/etc first, as
  * systemd looks), into out; false when nowhere. */
 bool cli_doctor_unit(const struct cli_doctor *d, const char *unit, char *out, size_t len);

@@ -202,6 +202,14 @@ printf 'ELF...rtid_cuda_plugin: %%s\0...' > "$r/opt/criu/cuda_plugin.so"
 doctor 0 "c['criu-cuda-plugin']['ok'] and \"(rtid's CUDA plugin)\" in c['criu-cuda-plugin']['detail']"
 printf 'ELF...cuda_plugin: \0...' > "$r/opt/criu/cuda_plugin.so"
 doctor 0 "\"(CRIU's own CUDA plugin)\" in c['criu-cuda-plugin']['detail']"
+# Two CUDA plugins in one directory (rtid's under another name beside
+# CRIU's): which one serves a dump would depend on file names. Another kind
+# of plugin beside it is no fault.
+printf 'ELF...amdgpu_plugin\0...' > "$r/opt/criu/amdgpu_plugin.so"
+doctor 0 "c['criu-cuda-plugin']['ok']"
+printf 'ELF...cuda_plugin\0...rtid_cuda_plugin: %%s\0' > "$r/opt/criu/rtid_cuda.so"
+doctor 1 "not c['criu-cuda-plugin']['ok'] and '/opt/criu holds 2 CUDA plugins' in c['criu-cuda-plugin']['detail'] and \"rtid_cuda.so (rtid's CUDA plugin)\" in c['criu-cuda-plugin']['detail'] and 'directory order' in c['criu-cuda-plugin']['detail'] and 'keep one CUDA plugin' in c['criu-cuda-plugin']['fix']"
+rm "$r/opt/criu/rtid_cuda.so" "$r/opt/criu/amdgpu_plugin.so"
 
 # A bad line in the shim's settings, and a file others may write.
 printf 'RTID_SOCKET=%s/s\nRTID_BOGUS=1\n' "$tmp" > "$tmp/shim.conf"
