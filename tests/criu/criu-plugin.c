@@ -265,6 +265,7 @@ static pid_t serve_start(bool conf, const char *workers)
 	snprintf(sock, sizeof(sock), "%s/rtid.sock", dir);
 	pid = serve_spawn(argv, -1, 20 * time_factor());
 	check(pid > 0, "rtid serve did not start");
+	criu_remember_child(pid);
 	if (conf) {
 		char text[800], path[700];
 

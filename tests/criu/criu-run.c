@@ -132,6 +132,77 @@ int task_start(bool tree, struct tree *t)
 	return task_start_n(tree, 0, t);
 }
 
+/* Every stand-in process a test started, killed on every way out: at exit
+ * and on the signals a timeout or a user sends, so that a test that fails
+ * midway, or is ended, leaves no tree behind, restored ones included (CRIU
+ * restores them at the same pids). A pid is killed only while it is still a
+ * stand-in (its comm): never another process that took the number since. */
+#define STARTED_MAX 256
+static int started[STARTED_MAX];
+static size_t nstarted;
+
+static bool stand_in(int pid)
+{
+	char path[64], comm[32] = "";
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	return n > 0 && !strncmp(comm, "criu-task\n", 10);
+}
+
+static pid_t children[16]; /* other children of the test's (a daemon), alive till reaped */
+static size_t nchildren;
+
+static void kill_started(void)
+{
+	for (size_t i = 0; i < nstarted; i++)
+		if (started[i] > 0 && stand_in(started[i]))
+			kill(started[i], SIGKILL);
+	/* A child not yet reaped holds its pid: no other process has it. */
+	for (size_t i = 0; i < nchildren; i++)
+		if (waitpid(children[i], NULL, WNOHANG) == 0)
+			kill(children[i], SIGKILL);
+}
+
+static void on_signal(int sig)
+{
+	kill_started();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void arm(void)
+{
+	static bool armed;
+
+	if (!armed) {
+		atexit(kill_started);
+		signal(SIGTERM, on_signal);
+		signal(SIGINT, on_signal);
+		signal(SIGHUP, on_signal);
+		armed = true;
+	}
+}
+
+static void remember(const struct tree *t)
+{
+	arm();
+	for (int i = 0; i < t->n && nstarted < STARTED_MAX; i++)
+		started[nstarted++] = t->p[i].pid;
+}
+
+void criu_remember_child(pid_t pid)
+{
+	arm();
+	if (pid > 0 && nchildren < sizeof(children) / sizeof(children[0]))
+		children[nchildren++] = pid;
+}
+
 int task_start_n(bool tree, int cuda_children, struct tree *t)
 {
 	char buf[8192], *line, *next, count[16];
@@ -176,6 +247,7 @@ int task_start_n(bool tree, int cuda_children, struct tree *t)
 			t->p[0] = t->p[i];
 			t->p[i] = tmp;
 		}
+	remember(t);
 	return pid > 0 && t->n == (tree ? 3 : 1) + cuda_children && t->p[0].pid == pid ? 0 : -1;
 }
 

@@ -36,11 +36,15 @@ struct tree {
 };
 
 /* Start the task (tree: with two children, the second without CUDA) and
- * wait for its report. Returns 0 or -1. */
+ * wait for its report. Returns 0 or -1. Every process started is killed when
+ * the test exits or is ended by a signal, while it is still a stand-in. */
 int task_start(bool tree, struct tree *t);
 /* The same with cuda_children more children like the parent (their lines
  * first), and the tree's two when tree. */
 int task_start_n(bool tree, int cuda_children, struct tree *t);
+/* A child of the test's (a daemon) killed as those processes are, while it
+ * is not reaped. */
+void criu_remember_child(pid_t pid);
 
 /* Run criu with args under dir (stdout and stderr to dir/criu.out), PATH set
  * to path. Returns its exit status (0-255), or -1. */

@@ -299,6 +299,7 @@ static pid_t serve_start(bool confined)
 
 	snprintf(sock, sizeof(sock), "%s/rtid.sock", dir);
 	pid = serve_spawn(confined ? argv : argv + 7, -1, 20 * time_factor());
+	criu_remember_child(pid);
 	if (confined && pid > 0) {
 		char path[64], status[4096] = "", ours[64] = "", its[64] = "";
 		FILE *f;
