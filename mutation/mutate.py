@@ -44,10 +44,15 @@ DEFAULT_PATHS = ["src/rules", "src/proc"]
 DEFAULT_SUITES = ["unit", "cases"]
 # Timing tests: they measure, they do not judge rules (and a loaded machine
 # fails them without any mutant). Script tests that read the tree, not run it.
-EXCLUDED = ["stress-walk", "sim-check-*", "sim-*", "sim", "case-list"]
+EXCLUDED = ["stress-walk", "sim-check-*", "sim-*", "sim", "case-list", "criu-plugin-model"]
 # The script tests check the install, the kit, the docs and the tree's shape,
 # not the rules (and take minutes together).
 EXCLUDED_SUITES = ["script"]
+# Tests outside the suites above that can kill a mutant of one folder only:
+# the plugin runs inside CRIU, so its mutants also run the CRIU suite's
+# plugin scenarios (seconds each, root and CRIU's build needed: elsewhere they
+# skip, and a skip kills nothing). Other folders' mutants never run them.
+PATH_TESTS = {"src/plugin/": ["criu-plugin-*", "criu-criu-to-plugin"]}
 
 
 def log(msg):
@@ -123,6 +128,18 @@ def select(mutants, sample, seed, only=()):
         picked = set(random.Random(seed).sample(range(len(ordered)), sample))
         ordered = [m for i, m in enumerate(ordered) if i in picked]
     return ordered
+
+
+def select_per_path(root, paths, mutants, sample, seed):
+    """{path: its mutants chosen}: a sample of sample drawn from each path's
+    own mutants (select's rule), so that a big folder never crowds a small
+    one out of the draw. A file under two paths counts for the first."""
+    out, taken = {}, set()
+    for p in paths:
+        files = set(source_files(root, [p])) - taken
+        taken |= files
+        out[p] = select([m for m in mutants if m.file in files], sample, seed)
+    return out
 
 
 def sync_tree(root, tree):
@@ -214,13 +231,30 @@ def fingerprint(test, tree):
     return h.hexdigest()
 
 
-def eligible(tests, suites, excluded):
+def path_tests(files):
+    """The name patterns of PATH_TESTS that the files (under src/) call for."""
+    return sorted({pat for prefix, pats in PATH_TESTS.items()
+                   for f in files if f.startswith(prefix) for pat in pats})
+
+
+def only_for(name):
+    """The folder prefix whose mutants alone may run test name (None: any)."""
+    for prefix, pats in PATH_TESTS.items():
+        if any(fnmatch.fnmatch(name, pat) for pat in pats):
+            return prefix
+    return None
+
+
+def eligible(tests, suites, excluded, extra=()):
+    """The tests of suites (less the excluded names and suites), and those
+    named by the patterns of extra whatever their suite."""
     out = []
     for t in tests:
         names = {s.split(":")[-1] for s in t["suite"]}
-        if not names & set(suites) or names & set(EXCLUDED_SUITES):
-            continue
         if any(fnmatch.fnmatch(t["name"], pat) for pat in excluded):
+            continue
+        wanted = any(fnmatch.fnmatch(t["name"], pat) for pat in extra)
+        if not wanted and (not names & set(suites) or names & set(EXCLUDED_SUITES)):
             continue
         out.append(t)
     return out
@@ -284,11 +318,11 @@ def tests_for(mutant, covmap, usable):
     (the map is made again for a changed test, not for changed src/): then
     those that executed any function of its file, so that a new function is
     never called a survivor for want of a test that ran it."""
-    tests = covmap["tests"]
-    out = [n for n, rec in tests.items()
-           if n in usable and mutant.func in rec["covers"].get(mutant.file, ())]
+    tests = {n: rec for n, rec in covmap["tests"].items()
+             if n in usable and mutant.file.startswith(only_for(n) or "")}
+    out = [n for n, rec in tests.items() if mutant.func in rec["covers"].get(mutant.file, ())]
     if not out:
-        out = [n for n, rec in tests.items() if n in usable and rec["covers"].get(mutant.file)]
+        out = [n for n, rec in tests.items() if rec["covers"].get(mutant.file)]
     return out
 
 
@@ -349,6 +383,8 @@ def main(argv=None):
     ap.add_argument("paths", nargs="*", default=DEFAULT_PATHS)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--sample", type=int, default=0, help="mutants to draw (0: all)")
+    ap.add_argument("--per-path", action="store_true",
+                    help="draw --sample mutants from each PATH, not --sample from them all")
     ap.add_argument("--only", action="append", default=[], help="run this mutant id")
     ap.add_argument("--work", default=None, help="scratch folder (default build-mutation)")
     ap.add_argument("--json", default=None, help="the report (default WORK/report.json)")
@@ -370,7 +406,12 @@ def main(argv=None):
     equivalents = load_equivalents(equivalent_path)
     files = source_files(root, a.paths)
     mutants = all_mutants(root, files)
-    chosen = select(mutants, a.sample, a.seed, a.only)
+    groups = {}
+    if a.per_path and not a.only:
+        groups = select_per_path(root, a.paths, mutants, a.sample, a.seed)
+        chosen = sorted((m for g in groups.values() for m in g), key=lambda m: m.id)
+    else:
+        chosen = select(mutants, a.sample, a.seed, a.only)
     if a.list:
         for m in chosen:
             print("%s%s" % (m.id, "   [equivalent]" if m.id in equivalents else ""))
@@ -380,7 +421,8 @@ def main(argv=None):
     os.makedirs(work, exist_ok=True)
     tree = os.path.join(work, "tree")
     with tests_tmpdir() as tmpdir:
-        return run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen, started)
+        return run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen, started,
+                   groups)
 
 
 @contextlib.contextmanager
@@ -415,7 +457,7 @@ def tests_tmpdir():
             signal.signal(s, h)
 
 
-def run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen, started):
+def run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen, started, groups):
     log("mutation: %d mutants in %d files, %d chosen (seed %d)" % (len(mutants), len(files),
                                                                    len(chosen), a.seed))
     changed, digest = sync_tree(root, tree)
@@ -429,7 +471,7 @@ def run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen, starte
     build = os.path.join(tree, "build")
     setup_build(tree, build, ["-Dwerror=false"])
     suites = DEFAULT_SUITES + a.suite
-    listed = eligible(introspect(build), suites, EXCLUDED)
+    listed = eligible(introspect(build), suites, EXCLUDED, path_tests(m.file for m in chosen))
     tests = {t["name"]: t for t in listed}
     if len(tests) != len(listed):
         # The map and the baseline are kept by name: two tests of one name
@@ -496,6 +538,8 @@ def run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen, starte
 
     summary = summarize(records)
     counts, score = summary["counts"], summary["score"]
+    by_id = {r["id"]: r for r in records}
+    per_path = {p: summarize([by_id[m.id] for m in g]) for p, g in groups.items()}
     report = {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "commit": subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True,
@@ -504,6 +548,7 @@ def run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen, starte
         "mutants_total": len(mutants), "chosen": len(chosen), "counts": counts,
         "score": score, "seconds": round(time.monotonic() - t0, 1),
         "total_seconds": round(time.monotonic() - started, 1),
+        "per_path": per_path,
         "suites": suites, "excluded_tests": EXCLUDED, "excluded_suites": EXCLUDED_SUITES, "broken_tests": broken,
         "mutants": records,
     }
@@ -515,6 +560,10 @@ def run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen, starte
         if r["status"] == "survived":
             log("SURVIVED  %s  (line %d%s)" % (r["id"], r["line"],
                                               ", " + r["detail"] if "detail" in r else ""))
+    for p, sp in per_path.items():
+        c = sp["counts"]
+        log("%s: %.1f %%: %d killed, %d survived, %d equivalent, %d stillborn" % (
+            p, sp["score"], c["killed"], c["survived"], c["equivalent"], c["stillborn"]))
     log("mutation score %.1f %%: %d killed, %d survived, %d equivalent, %d stillborn "
         "(%d of %d mutants, seed %d; %.0f s, %.0f s in all); report %s" % (
             score, counts["killed"], counts["survived"], counts["equivalent"],

@@ -145,6 +145,23 @@ class Selection(unittest.TestCase):
         self.assertNotEqual(a, [m.id for m in mutate.select(self.all, 30, 8)])
         self.assertEqual(len(mutate.select(self.all, 0, 7)), len(self.all))
 
+    def test_per_path_draws_from_each_path(self):
+        # One sample over src/rules and src/plugin together would be drawn
+        # mostly from the bigger folder; per path, each gives its own N.
+        paths = ["src/rules", "src/plugin"]
+        every = mutate.all_mutants(ROOT, mutate.source_files(ROOT, paths))
+        groups = mutate.select_per_path(ROOT, paths, every, 6, 4)
+        self.assertEqual(list(groups), paths)
+        for p, g in groups.items():
+            self.assertEqual(len(g), 6, p)
+            self.assertTrue(all(m.file.startswith(p + "/") for m in g), p)
+        again = mutate.select_per_path(ROOT, paths, list(reversed(every)), 6, 4)
+        self.assertEqual({p: [m.id for m in g] for p, g in groups.items()},
+                         {p: [m.id for m in g] for p, g in again.items()})
+        # A file named twice counts for the first path only.
+        dup = mutate.select_per_path(ROOT, ["src/rules", "src/rules/decide.c"], every, 0, 1)
+        self.assertEqual(dup["src/rules/decide.c"], [])
+
     def test_only(self):
         one = self.all[3].id
         self.assertEqual([m.id for m in mutate.select(self.all, 5, 1, [one])], [one])
@@ -213,6 +230,34 @@ class TestsFor(unittest.TestCase):
         self.assertEqual(sorted(mutate.tests_for(new, covmap, {"a", "b", "c"})), ["a", "b"])
         self.assertEqual(mutate.tests_for(dataclasses.replace(new, file="src/z.c"), covmap,
                                           {"a", "b", "c"}), [])
+
+
+class PathTests(unittest.TestCase):
+    def test_plugin_mutants_run_the_criu_plugin_scenarios(self):
+        self.assertEqual(mutate.path_tests(["src/rules/decide.c"]), [])
+        pats = mutate.path_tests(["src/rules/decide.c", "src/plugin/plug-ops.c"])
+        self.assertIn("criu-plugin-*", pats)
+        tests = [{"name": "criu-plugin-serve", "suite": ["rtid:criu"]},
+                 {"name": "criu-tree", "suite": ["rtid:criu"]},
+                 {"name": "criu-plugin-model", "suite": ["rtid:criu"]},
+                 {"name": "plugin", "suite": ["rtid:unit"]},
+                 {"name": "kit", "suite": ["rtid:unit", "rtid:script"]}]
+        got = [t["name"] for t in mutate.eligible(tests, ["unit", "cases"], mutate.EXCLUDED,
+                                                   pats)]
+        self.assertEqual(got, ["criu-plugin-serve", "plugin"])
+        self.assertEqual([t["name"] for t in mutate.eligible(tests, ["unit"], mutate.EXCLUDED)],
+                         ["plugin"])
+        # The scenario covers src/rules too, but only a plugin mutant runs it.
+        covmap = {"tests": {"criu-plugin-serve": {"covers": {"src/rules/decide.c": ["f"],
+                                                             "src/plugin/plug-ops.c": ["g"]}},
+                            "plugin": {"covers": {"src/rules/decide.c": ["f"]}}}}
+        import dataclasses
+        m = operators.mutants("src/x.c", SAMPLE)[0]
+        rule = dataclasses.replace(m, file="src/rules/decide.c", func="f")
+        plug = dataclasses.replace(m, file="src/plugin/plug-ops.c", func="g")
+        usable = {"criu-plugin-serve", "plugin"}
+        self.assertEqual(mutate.tests_for(rule, covmap, usable), ["plugin"])
+        self.assertEqual(mutate.tests_for(plug, covmap, usable), ["criu-plugin-serve"])
 
 
 class Runner(unittest.TestCase):
