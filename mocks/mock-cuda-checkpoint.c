@@ -175,7 +175,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(call.op, "action") && fail_action(call.action, call.pid))
 		code = 1;
 	else if (!strcmp(call.op, "action"))
-		mock_slow_op(call.action);
+		mock_slow_op_on(call.action, call.pid);
 	mock_log(WHO, "end", call.pid, argc, argv, NULL);
 	cf_free(c);
 	return code;

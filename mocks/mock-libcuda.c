@@ -359,7 +359,7 @@ static int act(const char *op, int pid, const void *args, int from, int to)
 	int *s = done ? NULL : state_of(pid);
 
 	snprintf(end, sizeof(end), "%s-end", op);
-	mock_slow_op(op);
+	mock_slow_op_on(op, pid);
 	mock_log(WHO, end, pid, 0, NULL, NULL);
 	if (done)
 		return r;

@@ -68,11 +68,19 @@ int mock_listed(const char *var, const char *op, int all)
 
 void mock_slow_op(const char *op)
 {
-	const char *slow = getenv("RTID_MOCK_SLOW_S");
+	mock_slow_op_on(op, 0);
+}
+
+void mock_slow_op_on(const char *op, int pid)
+{
+	const char *slow = getenv("RTID_MOCK_SLOW_S"), *pids = getenv("RTID_MOCK_STUCK_PIDS");
+	char num[16];
 	double s;
 	struct timespec ts;
 
-	if (mock_listed("RTID_MOCK_STUCK_OPS", op, 0))
+	snprintf(num, sizeof(num), "%d", pid);
+	if (mock_listed("RTID_MOCK_STUCK_OPS", op, 0) &&
+	    (!pids || !*pids || (pid > 0 && mock_listed("RTID_MOCK_STUCK_PIDS", num, 0))))
 		mock_hang();
 	if (!slow || !mock_listed("RTID_MOCK_SLOW_OPS", op, 0))
 		return;

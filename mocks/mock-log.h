@@ -21,6 +21,10 @@ int mock_listed(const char *var, const char *op, int all);
  * takes $RTID_MOCK_SLOW_S seconds (scaled by RTID_TIME_SCALE), in the mock
  * tool and the mock libcuda alike. */
 void mock_slow_op(const char *op);
+/* mock_slow_op for an action on pid: with $RTID_MOCK_STUCK_PIDS set (a comma
+ * list of pids), $RTID_MOCK_STUCK_OPS hangs only those pids' calls, so that
+ * one process's call is stuck while the others' go through. */
+void mock_slow_op_on(const char *op, int pid);
 
 /* A driver call that never returns: in the kernel, where SIGKILL cannot end
  * it, while $RTID_MOCK_STUCK_FILE names a file of a running stuck-fs (its

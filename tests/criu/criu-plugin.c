@@ -4,7 +4,10 @@
  * passed between it and CRIU's own plugin both ways; a dump that fails after
  * the checkpoints, rolled back. (Not a failing post-dump script: CRIU then
  * gives the plugins' exit a success while the tree lives on, which leaves
- * its own plugin's tasks checkpointed too.) rtid's plugin is enabled only where
+ * its own plugin's tasks checkpointed too.) A roll-back whose restore of one
+ * process is stuck in the driver past the daemon's deadline: that process is
+ * reported not set back, never handed to the tool; the others are set back.
+ * rtid's plugin is enabled only where
  * /proc/driver/nvidia/gpus/ exists: the test runs in a mount namespace of
  * its own with a tmpfs there, and starts the tree inside it (CRIU would
  * otherwise have a mount namespace to dump). CRIU's own plugin is forced on
@@ -51,7 +54,11 @@ struct scenario {
 	bool reuse;  /* the image directory dumped into again, by CRIU's own plugin */
 	bool broken; /* no daemon, and a tool that cannot tell (exit 2): the dump fails */
 	bool lost;   /* no daemon, and the driver refuses every restore: killed */
+	bool stuck;  /* with fail: the roll-back's restore of the first CUDA process
+		      * never returns from the driver (the daemon's deadline: STUCK_S) */
 };
+
+#define STUCK_S 2.0
 
 static const struct scenario scenarios[] = {
 	{ .name = "plugin-serve", .serve = true, .slow = true },
@@ -59,6 +66,7 @@ static const struct scenario scenarios[] = {
 	{ .name = "plugin-to-criu", .restore_by = THEIRS, .serve = true },
 	{ .name = "criu-to-plugin", .dump_by = THEIRS, .serve = true },
 	{ .name = "plugin-rollback", .serve = true, .fail = true },
+	{ .name = "plugin-rollback-stuck", .serve = true, .fail = true, .stuck = true },
 	{ .name = "plugin-other-criu", .serve = true, .other = true },
 	{ .name = "plugin-settings", .serve = true, .conf = true },
 	{ .name = "plugin-leave-running", .serve = true, .leave = true },
@@ -255,14 +263,17 @@ static void checkpointed_by_tool(const struct tree *t)
 		}
 }
 
-static pid_t serve_start(bool conf, const char *workers)
+/* action_s: the daemon's deadline of an action (0: its default). */
+static pid_t serve_start(bool conf, const char *workers, double action_s)
 {
-	char sock[700];
+	char sock[700], deadline[32];
 	const char *argv[] = { env_path("RTID_BIN"), "serve", "--socket", sock, "--actions",
-			       "--workers", workers, "--libcuda", env_path("MOCK_LIBCUDA"), NULL };
+			       "--workers", workers, "--libcuda", env_path("MOCK_LIBCUDA"),
+			       action_s > 0 ? "--action-timeout" : NULL, deadline, NULL };
 	pid_t pid;
 
 	snprintf(sock, sizeof(sock), "%s/rtid.sock", dir);
+	snprintf(deadline, sizeof(deadline), "%g", action_s);
 	pid = serve_spawn(argv, -1, 20 * time_factor());
 	check(pid > 0, "rtid serve did not start");
 	criu_remember_child(pid);
@@ -307,6 +318,16 @@ static void lock_first(const struct tree *t)
 		}
 }
 
+/* The process whose restore a stuck scenario holds in the driver: the first
+ * with CUDA state. */
+static const struct proc *stuck_proc(const struct tree *t)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->p[i].restore_tid)
+			return &t->p[i];
+	return NULL;
+}
+
 /* Who did each action, and how often: exactly once per CUDA process. */
 static void check_actions(const struct scenario *s, const struct tree *t)
 {
@@ -321,6 +342,8 @@ static void check_actions(const struct scenario *s, const struct tree *t)
 			int by_driver = driver_saw(acts[k], p->pid), by_tool = tool_saw(acts[k], p->pid);
 			int want = p->restore_tid ? 1 : 0;
 
+			if (s->stuck && p == stuck_proc(t) && k == 3)
+				want = 0; /* its restore's outcome is unknown: nothing after it */
 			if (s->fail || s->leave) /* no restore: the dump's exit restores and unlocks */
 				ours_did = true;
 			if (s->nogpu) /* rtid's plugin did nothing, and nobody else was there */
@@ -362,7 +385,7 @@ static int run_reused(const struct scenario *s)
 		return 1;
 	}
 	write_case(&a);
-	daemon = serve_start(false, "8");
+	daemon = serve_start(false, "8", 0);
 	if (dump(s, &a) < 0)
 		tree_kill(&a);
 	if (task_start_n(true, 2, &b) < 0) {
@@ -372,7 +395,7 @@ static int run_reused(const struct scenario *s)
 	}
 	write_case(&b);
 	serve_stop(daemon); /* the mock driver of its workers reads the case at their start */
-	daemon = serve_start(false, "8");
+	daemon = serve_start(false, "8", 0);
 	theirs.dump_by = THEIRS;
 	if (dump(&theirs, &b) >= 0) {
 		checkpointed_by_tool(&b);
@@ -500,11 +523,34 @@ static int run(const struct scenario *s)
 		return 1;
 	}
 	write_case(&t);
+	if (s->stuck) { /* before the daemon: its workers take the environment */
+		char pid[16];
+
+		snprintf(pid, sizeof(pid), "%d", stuck_proc(&t)->pid);
+		setenv("RTID_MOCK_STUCK_OPS", "restore", 1);
+		setenv("RTID_MOCK_STUCK_PIDS", pid, 1);
+	}
 	if (s->serve)
-		daemon = serve_start(s->conf, "8");
+		daemon = serve_start(s->conf, "8", s->stuck ? STUCK_S * time_factor() : 0);
+	/* The daemon's driver only: a tool run beside it would not hang, and is
+	 * seen (check_actions). */
+	unsetenv("RTID_MOCK_STUCK_OPS");
+	unsetenv("RTID_MOCK_STUCK_PIDS");
 	if (s->locked)
 		lock_first(&t);
 	d = dump(s, &t);
+	if (s->stuck) {
+		char log[700], said[200];
+
+		/* Said at error level, with the daemon's reason; and the dump ends
+		 * (the daemon's deadline, then the others set back). */
+		snprintf(log, sizeof(log), "%s/dump.log", img);
+		snprintf(said, sizeof(said), "pid %d: not set back: restore failed: rtid serve "
+			 "started it and could not tell its outcome", stuck_proc(&t)->pid);
+		check(file_has(log, said), "%s does not say: %s", log, said);
+		check(file_has(log, "it is not run again"), "%s does not say the restore is not "
+		      "run again", log);
+	}
 	if (s->other) {
 		char log[700];
 
@@ -538,7 +584,7 @@ static int run(const struct scenario *s)
 			write_file(img, "rtid-cuda.txt", "rtid-cuda-plugin 1\ntask x\n");
 		if (s->busy) {
 			serve_stop(daemon);
-			daemon = serve_start(false, "2"); /* actions: --workers less one */
+			daemon = serve_start(false, "2", 0); /* actions: --workers less one */
 		}
 		r = restore(s);
 		if (s->spoil) {
