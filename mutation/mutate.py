@@ -189,6 +189,16 @@ def sync_tree(root, tree):
     return changed, digest.hexdigest()
 
 
+def share_tools(root, work):
+    """The checkout's ../shared (the CRIU source the plugin is built against,
+    the CRIU build its scenarios run) also beside the scratch copy, where the
+    build and the tests look for it: else the copy builds no plugin and the
+    CRIU suite skips, and no plugin mutant meets a CRIU test."""
+    shared, link = os.path.realpath(os.path.join(root, "..", "shared")), os.path.join(work, "shared")
+    if os.path.isdir(shared) and not os.path.lexists(link):
+        os.symlink(shared, link)
+
+
 def setup_build(src, build, extra):
     if not os.path.exists(os.path.join(build, "build.ninja")):
         sh(["meson", "setup", build, src] + extra, stdout=subprocess.DEVNULL)
@@ -462,6 +472,7 @@ def run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen, starte
                                                                    len(chosen), a.seed))
     changed, digest = sync_tree(root, tree)
     log("mutation: scratch copy %s (%d files updated)" % (tree, changed))
+    share_tools(root, work)
 
     covmap_path = os.path.join(work, "covmap.json")
     covmap = {"tests": {}}

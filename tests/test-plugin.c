@@ -318,6 +318,40 @@ static void test_tool_killed_or_missing(void **state)
 	setenv("PATH", bin, 1);
 }
 
+/* The CRIU version in the running binary: a string of its own only. */
+static void test_has_cstring(void **state)
+{
+	static const char cut[] = "\0014.2.1\0" "14.2\0" "x4.2\0" "4.2";
+	static const char whole[] = "ELF\0" "4.21\0" "4.2\0" "tail";
+
+	(void)state;
+	assert_false(plug_has_cstring(cut, sizeof(cut) - 1, "4.2")); /* none whole, one cut */
+	assert_true(plug_has_cstring(whole, sizeof(whole) - 1, "4.2"));
+	assert_false(plug_has_cstring(whole, sizeof(whole) - 1, "4.3"));
+	assert_false(plug_has_cstring("4.2\0", 4, "4.2")); /* no NUL before it */
+	assert_false(plug_has_cstring("\0" "4.2", 4, "4.2")); /* none after it in the buffer */
+	assert_true(plug_has_cstring("\0" "4.2\0", 5, "4.2"));
+}
+
+/* A tool that closes its output before it exits: its exit status is still
+ * the answer (waited for, not guessed from the closed pipe). */
+static void test_tool_exit_after_its_output(void **state)
+{
+	char out[128], tool[600];
+
+	(void)state;
+	snprintf(tool, sizeof(tool), "%s/late", dir);
+	assert_int_equal(mkdir(tool, 0755), 0);
+	put("late/cuda-checkpoint", "#!/bin/sh\necho 101\nexec >/dev/null 2>&1\nsleep 0.3\nexit 3\n");
+	snprintf(tool, sizeof(tool), "%s/late/cuda-checkpoint", dir);
+	assert_int_equal(chmod(tool, 0755), 0);
+	snprintf(tool, sizeof(tool), "%s/late", dir);
+	setenv("PATH", tool, 1);
+	assert_int_equal(plug_tool_run(ARGS("--get-restore-tid", "--pid", "5"), out, sizeof(out)), 3);
+	assert_string_equal(out, "101\n");
+	setenv("PATH", bin, 1);
+}
+
 /* No pipe (out of descriptors), or a child reaped behind its back (SIGCHLD
  * ignored: CRIU's own handling): -1, said, never a made-up status. */
 static void test_tool_no_pipe_no_wait(void **state)
@@ -550,8 +584,12 @@ static void test_silent_socket(void **state)
 			 ANS_TO_TOOL);
 	assert_non_null(strstr(msg, "cannot connect"));
 	setenv("FAKE_STDOUT", "locked\n", 1);
+	logged[0] = '\0';
 	assert_int_equal(plug_get_state(100, 100), ST_LOCKED);
 	assert_int_equal(access(acts, F_OK), 0);
+	/* The operator's one clue that the daemon was passed by: said, with why. */
+	assert_non_null(strstr(logged, "cannot connect"));
+	assert_non_null(strstr(logged, ": asking cuda-checkpoint\n"));
 }
 
 /* A daemon that says what it is told, one connection: the lines of said,
@@ -878,6 +916,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_nspid_shapes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_output_and_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_killed_or_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tool_exit_after_its_output, setup, teardown),
+		cmocka_unit_test(test_has_cstring),
 		cmocka_unit_test_setup_teardown(test_tool_no_pipe_no_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_usable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_tid_from_the_tool, setup, teardown),

@@ -49,11 +49,10 @@ void plug_log(enum plug_level level, const char *fmt, ...)
  * prints it with --version): "4.2" is not "4.2.1" nor "4.21". */
 static bool has_version(const char *version)
 {
-	size_t n = strlen(version);
 	struct stat st;
-	bool found = false;
+	bool found;
 	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-	const char *map, *p;
+	const char *map;
 
 	if (fd < 0)
 		return false;
@@ -63,9 +62,7 @@ static bool has_version(const char *version)
 		return false;
 	}
 	close(fd);
-	for (p = map; !found && (p = memmem(p, (size_t)(map + st.st_size - p), version, n));
-	     p++)
-		found = p > map && p[-1] == '\0' && p + n < map + st.st_size && p[n] == '\0';
+	found = plug_has_cstring(map, (size_t)st.st_size, version);
 	munmap((void *)map, (size_t)st.st_size);
 	return found;
 }

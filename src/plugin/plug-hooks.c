@@ -113,10 +113,12 @@ static void start_all(int op0, int op1)
 {
 	size_t n = 0;
 
-	memset(jobs, 0, sizeof(jobs[0]) * ntasks);
 	if (!plug_serve_present())
 		return; /* the tool's runs stay one by one, each in its own call */
+	/* Every job written: one not queued has state 0, and the runner passes
+	 * over it (a job of an earlier stage never runs again). */
 	for (size_t i = 0; i < ntasks; i++) {
+		jobs[i] = (struct plug_job){ 0 };
 		if (!tasks[i].resumed)
 			continue;
 		jobs[i] = (struct plug_job){ .pid = tasks[i].pid, .ops = { op0, op1 },
@@ -124,7 +126,6 @@ static void start_all(int op0, int op1)
 		tasks[i].queued = true;
 		n++;
 	}
-	/* Jobs not queued keep state 0: the runner passes over them. */
 	if (n && plug_run_start(jobs, ntasks, plug_run_parallel()) < 0) {
 		plug_log(PLUG_WARN, "no threads: working task by task\n");
 		for (size_t i = 0; i < ntasks; i++)
@@ -140,7 +141,7 @@ int plug_init(enum plug_stage s)
 	stage = s;
 	ntasks = 0;
 	disabled = inventoried = first_done = recorded = false;
-	if (plug_criu_check(why, sizeof(why)) < 0) {
+	if (plug_criu_check(why, sizeof(why)) != 0) {
 		plug_log(PLUG_ERR, "refusing to run: %s; load CRIU's own cuda_plugin or a build of "
 			 "rtid's against this CRIU's source\n", why);
 		return -1;

@@ -104,6 +104,5 @@ void plug_run_settle(void)
 {
 	for (unsigned i = 0; i < nthreads; i++)
 		pthread_join(threads[i], NULL);
-	nthreads = 0;
-	jobs = NULL, njobs = next = 0;
+	nthreads = 0; /* jobs, njobs and next: plug_run_start sets them before any thread */
 }

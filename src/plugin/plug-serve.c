@@ -53,8 +53,10 @@ static const char *own_file(void)
 {
 	Dl_info info;
 
-	return dladdr((void *)own_file, &info) && info.dli_fname ? info.dli_fname
-									     : NULL;
+	/* dli_fname: the path CRIU loaded the plugin by. */
+	if (!dladdr((void *)own_file, &info))
+		return NULL;
+	return info.dli_fname;
 }
 
 void plug_serve_settings(void (*note)(void *ctx, const char *what))

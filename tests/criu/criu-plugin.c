@@ -45,6 +45,9 @@ struct scenario {
 	bool fail;  /* the dump fails after the checkpoints (an image it cannot write) */
 	bool other; /* rtid's plugin as built for another CRIU version: it refuses */
 	bool conf;  /* the socket named in the settings file only (as engines run CRIU) */
+	bool prefix; /* with conf: the file found beside the plugin's own file
+		      * (PREFIX/etc/rtid/shim.conf, the plugin in PREFIX/LIBDIR/rtid/criu),
+		      * as in an unpacked install; no RTID_SHIM_CONF */
 	bool leave; /* criu dump -R: the tree lives on, its GPU state given back */
 	bool busy;  /* the restore's daemon serves one action at a time: the rest
 		     * go to the tool, each in its own call */
@@ -69,6 +72,7 @@ static const struct scenario scenarios[] = {
 	{ .name = "plugin-rollback-stuck", .serve = true, .fail = true, .stuck = true },
 	{ .name = "plugin-other-criu", .serve = true, .other = true },
 	{ .name = "plugin-settings", .serve = true, .conf = true },
+	{ .name = "plugin-prefix-settings", .serve = true, .conf = true, .prefix = true },
 	{ .name = "plugin-leave-running", .serve = true, .leave = true },
 	{ .name = "plugin-busy", .serve = true, .busy = true },
 	{ .name = "plugin-no-gpu", .serve = true, .nogpu = true },
@@ -127,7 +131,16 @@ static void set_up(const struct scenario *s)
 	free(d);
 	snprintf(img, sizeof(img), "%s/img", dir);
 	snprintf(mocklog, sizeof(mocklog), "%s/mock.log", dir);
-	snprintf(ours, sizeof(ours), "%s/ours", dir);
+	if (s->prefix) {
+		const char *libdir = getenv("RTID_PLUGIN_LIBDIR");
+		char rel[300];
+
+		snprintf(rel, sizeof(rel), "prefix/%s/rtid/criu/.keep", libdir ? libdir : "lib");
+		write_file(dir, rel, "");
+		snprintf(ours, sizeof(ours), "%s/%.*s", dir, (int)(strlen(rel) - 6), rel);
+	} else {
+		snprintf(ours, sizeof(ours), "%s/ours", dir);
+	}
 	snprintf(states, sizeof(states), "%s/states", dir);
 	write_file(dir, "img/.keep", "");
 	write_file(dir, "real/.keep", "");
@@ -135,7 +148,7 @@ static void set_up(const struct scenario *s)
 	write_file(dir, "states/.keep", "");
 	snprintf(link, sizeof(link), "%s/real/cuda-checkpoint", dir);
 	check(symlink(env_path("MOCK_TOOL"), link) == 0, "symlink %s", link);
-	snprintf(link, sizeof(link), "%s/ours/cuda_plugin.so", dir);
+	snprintf(link, sizeof(link), "%s/cuda_plugin.so", ours);
 	check(symlink(env_path(s->other ? "RTID_PLUGIN_OTHER" : "RTID_PLUGIN"), link) == 0,
 	      "symlink %s", link);
 	snprintf(path_env, sizeof(path_env), "%s/real:/usr/sbin:/usr/bin:/bin", dir);
@@ -264,7 +277,8 @@ static void checkpointed_by_tool(const struct tree *t)
 }
 
 /* action_s: the daemon's deadline of an action (0: its default). */
-static pid_t serve_start(bool conf, const char *workers, double action_s)
+static pid_t serve_start(const struct scenario *s, bool conf, const char *workers,
+			 double action_s)
 {
 	char sock[700], deadline[32];
 	const char *argv[] = { env_path("RTID_BIN"), "serve", "--socket", sock, "--actions",
@@ -280,11 +294,16 @@ static pid_t serve_start(bool conf, const char *workers, double action_s)
 	if (conf) {
 		char text[800], path[700];
 
+		const char *rel = s->prefix ? "prefix/etc/rtid/shim.conf" : "shim.conf";
+
 		snprintf(text, sizeof(text), "# as for the shim\nRTID_SOCKET=%s\n", sock);
-		write_file(dir, "shim.conf", text);
-		snprintf(path, sizeof(path), "%s/shim.conf", dir);
+		write_file(dir, rel, text);
+		snprintf(path, sizeof(path), "%s/%s", dir, rel);
 		chmod(path, 0600);
-		setenv("RTID_SHIM_CONF", path, 1);
+		if (s->prefix)
+			unsetenv("RTID_SHIM_CONF"); /* the plugin's own lookup */
+		else
+			setenv("RTID_SHIM_CONF", path, 1);
 		unsetenv("RTID_SOCKET");
 	} else {
 		setenv("RTID_SOCKET", sock, 1);
@@ -385,7 +404,7 @@ static int run_reused(const struct scenario *s)
 		return 1;
 	}
 	write_case(&a);
-	daemon = serve_start(false, "8", 0);
+	daemon = serve_start(s, false, "8", 0);
 	if (dump(s, &a) < 0)
 		tree_kill(&a);
 	if (task_start_n(true, 2, &b) < 0) {
@@ -395,7 +414,7 @@ static int run_reused(const struct scenario *s)
 	}
 	write_case(&b);
 	serve_stop(daemon); /* the mock driver of its workers reads the case at their start */
-	daemon = serve_start(false, "8", 0);
+	daemon = serve_start(s, false, "8", 0);
 	theirs.dump_by = THEIRS;
 	if (dump(&theirs, &b) >= 0) {
 		checkpointed_by_tool(&b);
@@ -531,7 +550,7 @@ static int run(const struct scenario *s)
 		setenv("RTID_MOCK_STUCK_PIDS", pid, 1);
 	}
 	if (s->serve)
-		daemon = serve_start(s->conf, "8", s->stuck ? STUCK_S * time_factor() : 0);
+		daemon = serve_start(s, s->conf, "8", s->stuck ? STUCK_S * time_factor() : 0);
 	/* The daemon's driver only: a tool run beside it would not hang, and is
 	 * seen (check_actions). */
 	unsetenv("RTID_MOCK_STUCK_OPS");
@@ -584,7 +603,7 @@ static int run(const struct scenario *s)
 			write_file(img, "rtid-cuda.txt", "rtid-cuda-plugin 1\ntask x\n");
 		if (s->busy) {
 			serve_stop(daemon);
-			daemon = serve_start(false, "2", 0); /* actions: --workers less one */
+			daemon = serve_start(s, false, "2", 0); /* actions: --workers less one */
 		}
 		r = restore(s);
 		if (s->spoil) {
@@ -599,6 +618,19 @@ static int run(const struct scenario *s)
 		check(proc_runs(&t.p[i]), "pid %d: not every thread runs", t.p[i].pid);
 	tree_kill(&t);
 	check_actions(s, &t);
+	if (s->fail && !s->stuck) {
+		char log[700];
+
+		snprintf(log, sizeof(log), "%s/dump.log", img);
+		check(!file_has(log, "not set back"), "%s says a process was not set back", log);
+	}
+	if (s->busy) { /* each action the daemon refused: given to the tool, said so */
+		char log[700];
+
+		snprintf(log, sizeof(log), "%s/restore.log", img);
+		check(file_has(log, ": asking cuda-checkpoint\n"), "%s does not say the tool "
+		      "was asked", log);
+	}
 	if (s->slow) {
 		/* One after another, four processes take 4 x SLOW_S each way;
 		 * side by side, one action's time and CRIU's own: under 5 s. */
