@@ -342,13 +342,25 @@ static void test_tool_exit_after_its_output(void **state)
 	(void)state;
 	snprintf(tool, sizeof(tool), "%s/late", dir);
 	assert_int_equal(mkdir(tool, 0755), 0);
-	put("late/cuda-checkpoint", "#!/bin/sh\necho 101\nexec >/dev/null 2>&1\nsleep 0.3\nexit 3\n");
+	put("late/cuda-checkpoint", "#!/bin/sh\necho 101\nexec >/dev/null 2>&1\n/usr/bin/sleep 0.3\nexit 3\n");
 	snprintf(tool, sizeof(tool), "%s/late/cuda-checkpoint", dir);
 	assert_int_equal(chmod(tool, 0755), 0);
 	snprintf(tool, sizeof(tool), "%s/late", dir);
 	setenv("PATH", tool, 1);
 	assert_int_equal(plug_tool_run(ARGS("--get-restore-tid", "--pid", "5"), out, sizeof(out)), 3);
 	assert_string_equal(out, "101\n");
+	/* Output in two writes, past the buffer: cut at the buffer, never past it. */
+	put("late/cuda-checkpoint", "#!/bin/sh\nprintf 01\n/usr/bin/sleep 0.2\nprintf 23456789\n");
+	{
+		char small[6];
+
+		assert_int_equal(plug_tool_run(ARGS("-h"), small, sizeof(small)), 0);
+		assert_string_equal(small, "01234");
+	}
+	/* More than a pipe holds after the buffer is full: read to its end, so
+	 * that the tool ends as it would (exit 0), not by SIGPIPE. */
+	put("late/cuda-checkpoint", "#!/bin/sh\nexec /usr/bin/head -c 300000 /dev/zero\n");
+	assert_int_equal(plug_tool_run(ARGS("-h"), out, sizeof(out)), 0);
 	setenv("PATH", bin, 1);
 }
 
