@@ -130,15 +130,27 @@ def select(mutants, sample, seed, only=()):
     return ordered
 
 
+def split_path(arg, sample):
+    """PATH or PATH=N (N mutants from it, instead of sample): (path, n)."""
+    path, eq, n = arg.partition("=")
+    if not eq:
+        return arg, sample
+    if not n.isdigit():
+        raise SystemExit("mutation: %s: the sample after '=' must be a number" % arg)
+    return path, int(n)
+
+
 def select_per_path(root, paths, mutants, sample, seed):
-    """{path: its mutants chosen}: a sample of sample drawn from each path's
-    own mutants (select's rule), so that a big folder never crowds a small
-    one out of the draw. A file under two paths counts for the first."""
+    """{path: its mutants chosen}: a sample of sample (or the N of PATH=N)
+    drawn from each path's own mutants (select's rule), so that a big folder
+    never crowds a small one out of the draw. A file under two paths counts
+    for the first."""
     out, taken = {}, set()
-    for p in paths:
+    for arg in paths:
+        p, n = split_path(arg, sample)
         files = set(source_files(root, [p])) - taken
         taken |= files
-        out[p] = select([m for m in mutants if m.file in files], sample, seed)
+        out[p] = select([m for m in mutants if m.file in files], n, seed)
     return out
 
 
@@ -407,6 +419,9 @@ def main(argv=None):
                     "runs instead of running them again")
     ap.add_argument("--timeout-factor", type=float, default=4.0)
     ap.add_argument("--fail-on-survivor", action="store_true")
+    ap.add_argument("--gate", action="append", default=[],
+                    help="with --fail-on-survivor: only a survivor under this path fails "
+                    "(repeatable; the others are reported)")
     ap.add_argument("--nice", type=int, default=10)
     a = ap.parse_args(argv)
 
@@ -414,7 +429,7 @@ def main(argv=None):
     work = os.path.abspath(a.work or os.path.join(root, "build-mutation"))
     equivalent_path = a.equivalent or os.path.join(root, "mutation", "equivalent.txt")
     equivalents = load_equivalents(equivalent_path)
-    files = source_files(root, a.paths)
+    files = source_files(root, [split_path(p, 0)[0] for p in a.paths])
     mutants = all_mutants(root, files)
     groups = {}
     if a.per_path and not a.only:
@@ -580,7 +595,12 @@ def run(a, root, work, tree, tmpdir, equivalents, files, mutants, chosen, starte
             score, counts["killed"], counts["survived"], counts["equivalent"],
             counts["stillborn"], len(chosen), len(mutants), a.seed, report["seconds"],
             report["total_seconds"], json_path))
-    if a.fail_on_survivor and counts["survived"]:
+    gated = [r for r in records if r["status"] == "survived" and
+             (not a.gate or any(r["file"].startswith(g.rstrip("/") + "/") or r["file"] == g
+                                for g in a.gate))]
+    if a.gate:
+        log("gate (%s): %d survivor(s)" % (", ".join(a.gate), len(gated)))
+    if a.fail_on_survivor and gated:
         return 1
     return 0
 

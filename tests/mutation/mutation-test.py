@@ -158,6 +158,11 @@ class Selection(unittest.TestCase):
         again = mutate.select_per_path(ROOT, paths, list(reversed(every)), 6, 4)
         self.assertEqual({p: [m.id for m in g] for p, g in groups.items()},
                          {p: [m.id for m in g] for p, g in again.items()})
+        # PATH=N: N from that path, the sample from the others.
+        sized = mutate.select_per_path(ROOT, ["src/rules=9", "src/plugin"], every, 6, 4)
+        self.assertEqual({p: len(g) for p, g in sized.items()}, {"src/rules": 9, "src/plugin": 6})
+        with self.assertRaises(SystemExit):
+            mutate.split_path("src/rules=x", 6)
         # A file named twice counts for the first path only.
         dup = mutate.select_per_path(ROOT, ["src/rules", "src/rules/decide.c"], every, 0, 1)
         self.assertEqual(dup["src/rules/decide.c"], [])
