@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "basic/parse.h"
 #include "plugin/plugin.h"
 #include "proto/serve-proto.h"
 #include "plug-log.h"
@@ -325,12 +326,12 @@ static void test_has_cstring(void **state)
 	static const char whole[] = "ELF\0" "4.21\0" "4.2\0" "tail";
 
 	(void)state;
-	assert_false(plug_has_cstring(cut, sizeof(cut) - 1, "4.2")); /* none whole, one cut */
-	assert_true(plug_has_cstring(whole, sizeof(whole) - 1, "4.2"));
-	assert_false(plug_has_cstring(whole, sizeof(whole) - 1, "4.3"));
-	assert_false(plug_has_cstring("4.2\0", 4, "4.2")); /* no NUL before it */
-	assert_false(plug_has_cstring("\0" "4.2", 4, "4.2")); /* none after it in the buffer */
-	assert_true(plug_has_cstring("\0" "4.2\0", 5, "4.2"));
+	assert_false(rtid__has_cstring(cut, sizeof(cut) - 1, "4.2")); /* none whole, one cut */
+	assert_true(rtid__has_cstring(whole, sizeof(whole) - 1, "4.2"));
+	assert_false(rtid__has_cstring(whole, sizeof(whole) - 1, "4.3"));
+	assert_false(rtid__has_cstring("4.2\0", 4, "4.2")); /* no NUL before it */
+	assert_false(rtid__has_cstring("\0" "4.2", 4, "4.2")); /* none after it in the buffer */
+	assert_true(rtid__has_cstring("\0" "4.2\0", 5, "4.2"));
 }
 
 /* A tool that closes its output before it exits: its exit status is still

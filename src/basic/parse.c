@@ -202,3 +202,13 @@ int rtid__parse_stat_start(const char *buf, size_t len, unsigned long long *out)
 	*out = v;
 	return 0;
 }
+
+bool rtid__has_cstring(const char *buf, size_t len, const char *s)
+{
+	size_t n = strlen(s);
+
+	for (const char *p = buf; (p = memmem(p, len - (size_t)(p - buf), s, n)); p++)
+		if (p > buf && p[-1] == '\0' && (size_t)(p - buf) + n < len && p[n] == '\0')
+			return true;
+	return false;
+}

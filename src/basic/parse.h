@@ -30,4 +30,10 @@ int rtid__parse_stat_start(const char *buf, size_t len, unsigned long long *out)
  * -EINVAL when the line is missing or its value is not a number. */
 int rtid__status_field(const char *buf, size_t len, const char *key, int *out);
 
+/* Whether s occurs in buf (len bytes) as a string of its own: a NUL right
+ * before it (never at buf's first byte) and right after it inside buf. How
+ * rtid's CRIU plugin finds the CRIU version string in the running binary:
+ * "4.2" is not "4.2.1" nor "14.2". */
+bool rtid__has_cstring(const char *buf, size_t len, const char *s);
+
 #endif

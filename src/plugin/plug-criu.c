@@ -30,6 +30,7 @@
 #include <compel/infect.h>
 #include <compel/ksigset.h>
 
+#include "basic/parse.h"
 #include "plugin/plugin.h"
 
 _Static_assert(sizeof(k_rtsigset_t) <= sizeof(struct plug_sigset), "a signal mask fits");
@@ -62,7 +63,7 @@ static bool has_version(const char *version)
 		return false;
 	}
 	close(fd);
-	found = plug_has_cstring(map, (size_t)st.st_size, version);
+	found = rtid__has_cstring(map, (size_t)st.st_size, version);
 	munmap((void *)map, (size_t)st.st_size);
 	return found;
 }

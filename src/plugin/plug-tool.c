@@ -78,16 +78,6 @@ int plug_tool_run(const char *const *args, char *buf, size_t len)
 	return WEXITSTATUS(st);
 }
 
-bool plug_has_cstring(const char *buf, size_t len, const char *s)
-{
-	size_t n = strlen(s);
-
-	for (const char *p = buf; (p = memmem(p, len - (size_t)(p - buf), s, n)); p++)
-		if (p > buf && p[-1] == '\0' && (size_t)(p - buf) + n < len && p[n] == '\0')
-			return true;
-	return false;
-}
-
 bool plug_tool_usable(void)
 {
 	const char *args[] = { "-h", NULL };

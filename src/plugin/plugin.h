@@ -51,11 +51,6 @@ int plug_thread_resume(int tid, struct plug_sigset *save);
 int plug_thread_interrupt(int tid, const struct plug_sigset *save);
 
 /* --- plug-tool.c: the real tool, spawned as CRIU's plugin spawns it --- */
-/* Whether s occurs in buf (len bytes) as a string of its own: a NUL right
- * before it (never at buf's first byte) and right after it inside buf. How
- * the plugin finds the CRIU version string in the running binary: "4.2" is
- * not "4.2.1" nor "14.2". */
-bool plug_has_cstring(const char *buf, size_t len, const char *s);
 /* Run cuda-checkpoint (found on PATH) with args (argv[1..], NULL-ended):
  * stdout and stderr into buf (NUL-terminated, the rest drained). Its exit
  * status, or -1 when it could not run or was killed. */
