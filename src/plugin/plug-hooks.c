@@ -118,9 +118,10 @@ static void start_all(int op0, int op1)
 	/* Every job written: one not queued has state 0, and the runner passes
 	 * over it (a job of an earlier stage never runs again). */
 	for (size_t i = 0; i < ntasks; i++) {
-		jobs[i] = (struct plug_job){ 0 };
-		if (!tasks[i].resumed)
+		if (!tasks[i].resumed) {
+			jobs[i] = (struct plug_job){ 0 };
 			continue;
+		}
 		jobs[i] = (struct plug_job){ .pid = tasks[i].pid, .ops = { op0, op1 },
 					     .nops = op1 < 0 ? 1 : 2, .state = 1 };
 		tasks[i].queued = true;

@@ -133,11 +133,11 @@ static void set_up(const struct scenario *s)
 	snprintf(mocklog, sizeof(mocklog), "%s/mock.log", dir);
 	if (s->prefix) {
 		const char *libdir = getenv("RTID_PLUGIN_LIBDIR");
-		char rel[300];
+		char keep[700];
 
-		snprintf(rel, sizeof(rel), "prefix/%s/rtid/criu/.keep", libdir ? libdir : "lib");
-		write_file(dir, rel, "");
-		snprintf(ours, sizeof(ours), "%s/%.*s", dir, (int)(strlen(rel) - 6), rel);
+		snprintf(ours, sizeof(ours), "%s/prefix/%s/rtid/criu", dir, libdir ? libdir : "lib");
+		snprintf(keep, sizeof(keep), "%s/.keep", ours + strlen(dir) + 1);
+		write_file(dir, keep, "");
 	} else {
 		snprintf(ours, sizeof(ours), "%s/ours", dir);
 	}
@@ -277,8 +277,8 @@ static void checkpointed_by_tool(const struct tree *t)
 }
 
 /* action_s: the daemon's deadline of an action (0: its default). */
-static pid_t serve_start(const struct scenario *s, bool conf, const char *workers,
-			 double action_s)
+/* With s->conf, the socket is named in a settings file only. */
+static pid_t serve_start(const struct scenario *s, const char *workers, double action_s)
 {
 	char sock[700], deadline[32];
 	const char *argv[] = { env_path("RTID_BIN"), "serve", "--socket", sock, "--actions",
@@ -291,7 +291,7 @@ static pid_t serve_start(const struct scenario *s, bool conf, const char *worker
 	pid = serve_spawn(argv, -1, 20 * time_factor());
 	check(pid > 0, "rtid serve did not start");
 	criu_remember_child(pid);
-	if (conf) {
+	if (s->conf) {
 		char text[800], path[700];
 
 		const char *rel = s->prefix ? "prefix/etc/rtid/shim.conf" : "shim.conf";
@@ -404,7 +404,7 @@ static int run_reused(const struct scenario *s)
 		return 1;
 	}
 	write_case(&a);
-	daemon = serve_start(s, false, "8", 0);
+	daemon = serve_start(s, "8", 0);
 	if (dump(s, &a) < 0)
 		tree_kill(&a);
 	if (task_start_n(true, 2, &b) < 0) {
@@ -414,7 +414,7 @@ static int run_reused(const struct scenario *s)
 	}
 	write_case(&b);
 	serve_stop(daemon); /* the mock driver of its workers reads the case at their start */
-	daemon = serve_start(s, false, "8", 0);
+	daemon = serve_start(s, "8", 0);
 	theirs.dump_by = THEIRS;
 	if (dump(&theirs, &b) >= 0) {
 		checkpointed_by_tool(&b);
@@ -550,7 +550,7 @@ static int run(const struct scenario *s)
 		setenv("RTID_MOCK_STUCK_PIDS", pid, 1);
 	}
 	if (s->serve)
-		daemon = serve_start(s, s->conf, "8", s->stuck ? STUCK_S * time_factor() : 0);
+		daemon = serve_start(s, "8", s->stuck ? STUCK_S * time_factor() : 0);
 	/* The daemon's driver only: a tool run beside it would not hang, and is
 	 * seen (check_actions). */
 	unsetenv("RTID_MOCK_STUCK_OPS");
@@ -603,7 +603,7 @@ static int run(const struct scenario *s)
 			write_file(img, "rtid-cuda.txt", "rtid-cuda-plugin 1\ntask x\n");
 		if (s->busy) {
 			serve_stop(daemon);
-			daemon = serve_start(s, false, "2", 0); /* actions: --workers less one */
+			daemon = serve_start(s, "2", 0); /* actions: --workers less one */
 		}
 		r = restore(s);
 		if (s->spoil) {
