@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -121,6 +122,9 @@ pid_t serve_spawn(const char *const argv[], int err_fd, double timeout_s)
 	if (pid == 0) {
 		int err = err_fd >= 0 ? err_fd : open("/dev/null", O_WRONLY | O_CLOEXEC);
 
+		/* Gone with whoever started it: a test that fails midway leaves
+		 * no daemon holding its output open. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		fcntl(p[1], F_SETFD, 0); /* the one fd the daemon inherits */
 		dup2(err, 2);
 		execv(args[0], (char *const *)args);

@@ -7,6 +7,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +37,7 @@ static char dir[90], calls[200];
 static const char *check_why;
 static bool take, alarm_went, leave_running;
 static int inventory_r, image_dir = -1, resume_r, interrupt_r, resumes, interrupts;
+static int resume_fails; /* the next this many resumes fail */
 static int criu_pids[4];
 static size_t criu_n;
 
@@ -69,14 +72,20 @@ size_t plug_criu_tasks(int *pids, size_t max)
 {
 	size_t n = criu_n < max ? criu_n : max;
 
-	memcpy(pids, criu_pids, n * sizeof(int));
-	return n;
+	/* As CRIU's tree: the count of them all, the first max given (a tree
+	 * past the four here gives the first four). */
+	memcpy(pids, criu_pids, (n < 4 ? n : 4) * sizeof(int));
+	return criu_n;
 }
 int plug_thread_resume(int tid, struct plug_sigset *save)
 {
 	(void)tid;
 	(void)save;
 	resumes++;
+	if (resume_fails > 0) {
+		resume_fails--;
+		return -1;
+	}
 	return resume_r;
 }
 int plug_thread_interrupt(int tid, const struct plug_sigset *save)
@@ -121,7 +130,7 @@ static int setup(void **state)
 	(void)state;
 	check_why = NULL;
 	take = alarm_went = leave_running = false;
-	inventory_r = resume_r = interrupt_r = resumes = interrupts = nkilled = 0;
+	inventory_r = resume_r = interrupt_r = resumes = interrupts = nkilled = resume_fails = 0;
 	image_dir = dir_fd;
 	dump_run = RUN;
 	logged[0] = '\0';
@@ -361,14 +370,22 @@ static void test_record_of_a_task_gone(void **state)
 
 	(void)state;
 	if ((child = fork()) == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		pause();
 		_exit(0);
 	}
 	snprintf(v, sizeof(v), "%d", child);
 	setenv("T_PID", v, 1);
 	setenv("T_TID", v, 1); /* its main thread */
+	/* An earlier dump's record in the directory: it must not stay. */
 	snprintf(p, sizeof(p), "%s/" PLUG_RECORD, dir);
-	unlink(p);
+	{
+		FILE *f = fopen(p, "w");
+
+		assert_non_null(f);
+		fputs("rtid-cuda-plugin 1\nrun " RUN "\ndriver -\ntask 1\n", f);
+		fclose(f);
+	}
 	assert_int_equal(plug_init(PLUG_DUMP), 0);
 	assert_int_equal(plug_pause(child), 0);
 	assert_int_equal(count_calls("--action lock"), 1);
@@ -576,6 +593,35 @@ static void test_restore(void **state)
 	assert_non_null(strstr(logged, "action failed: cuda-checkpoint exit 3: cannot restore"));
 	assert_non_null(strstr(logged, "(restore or unlock failed: said above): killed"));
 	assert_int_equal(nkilled, 1);
+	/* A task whose NSpid cannot be read (here a pid no process has): the
+	 * record cannot speak for it, so it is asked alone, said; the others as
+	 * the record says. */
+	setup(NULL);
+	take = true;
+	put_record(rec);
+	criu_pids[2] = 2147483646;
+	criu_n = 3;
+	assert_int_equal(plug_init(PLUG_RESTORE), 0);
+	assert_int_equal(plug_resume_late(1), 0);
+	assert_int_equal(plug_resume_late(me), 0);
+	assert_int_equal(plug_resume_late(2147483646), 0);
+	assert_non_null(strstr(logged, "pid 2147483646: no NSpid to find in rtid-cuda.txt: asked "
+				       "alone\n"));
+	assert_int_equal(count_calls("--get-restore-tid --pid 2147483646\n"), 1);
+	assert_int_equal(count_calls("--get-restore-tid --pid 1\n"), 0);
+	assert_int_equal(count_calls("--action restore"), 1);
+	plug_fini(PLUG_RESTORE, 0);
+	/* More tasks than it can hold: a task it could not read would be spared
+	 * unasked, so the record spares none. */
+	setup(NULL);
+	take = true;
+	criu_n = PLUG_TASKS_MAX + 1;
+	assert_int_equal(plug_init(PLUG_RESTORE), 0);
+	assert_int_equal(plug_resume_late(1), 0);
+	assert_non_null(strstr(logged, "4097 tasks, more than 4096: working task by task\n"));
+	assert_int_equal(count_calls("--get-restore-tid --pid 1\n"), 1);
+	plug_fini(PLUG_RESTORE, 0);
+	criu_n = 2;
 }
 
 /* With rtid serve: the actions side by side, on threads. A checkpoint the
@@ -631,6 +677,29 @@ static void test_side_by_side(void **state)
 	resume_r = 0;
 	assert_int_equal(hd_ask(&d, RTID__OP_UNLOCK, me, 0, &a), 0);
 	plug_fini(PLUG_DUMP, 0);
+	/* It could not run when the work was handed out, and can at its own
+	 * call: the daemon checkpoints it then, never the tool. */
+	setup(NULL);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	resume_fails = 1;
+	assert_int_equal(plug_checkpoint(me), 0);
+	assert_int_equal(count_calls("--action"), 0);
+	plug_fini(PLUG_DUMP, 0);
+	assert_int_equal(interrupts, 1);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE, me, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_UNLOCK, me, 0, &a), 0);
+	/* A dump that succeeds with the call never come: its thread is stopped
+	 * again all the same (CRIU would detach from a running one). */
+	setup(NULL);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	assert_int_equal(plug_checkpoint(1), 0);
+	plug_fini(PLUG_DUMP, 0);
+	assert_int_equal(resumes, 1);
+	assert_int_equal(interrupts, 1);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE, me, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_UNLOCK, me, 0, &a), 0);
 	setenv("RTID_SOCKET", sock, 1);
 	hd_cleanup(&d);
 }
@@ -642,28 +711,60 @@ static void test_side_by_side(void **state)
  * are still pending (the driver may hold one behind a peer, as in an NCCL
  * job); the other's work goes on and ends well. One at a time
  * (RTID_PLUGIN_PARALLEL=1), each checkpoint 1 s: the second still runs when
- * the first's failure is said. */
+ * the first's failure is said; a third, checkpointed before the dump, has no
+ * work and is not listed. */
+/* The threads of this process that block SIGCHLD: the plugin's workers
+ * alone (nothing else here blocks it). */
+static int threads_blocking_sigchld(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char p[300], line[256];
+		FILE *f;
+
+		snprintf(p, sizeof(p), "/proc/self/task/%s/status", e->d_name);
+		if (e->d_name[0] == '.' || !(f = fopen(p, "r")))
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "SigBlk:", 7))
+				n += (int)((strtoull(line + 7, NULL, 16) >> (SIGCHLD - 1)) & 1);
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
 static void test_failure_says_pending(void **state)
 {
 	static struct daemon d;
 	char text[900], sock[200], want[64];
 	struct rtid__svc_ans a;
-	pid_t child;
-	int pids[3] = { me, 0, 0 };
+	pid_t child, done;
+	int pids[4] = { me, 0, 0, 0 };
+	static struct plug_job slow = { .ops = { RTID__OP_LOCK, RTID__OP_CHECKPOINT }, .nops = 2,
+					.state = 1 };
 
 	(void)state;
-	if ((child = fork()) == 0) {
-		pause();
-		_exit(0);
-	}
-	pids[1] = child;
+	for (int i = 1; i < 3; i++)
+		if ((pids[i] = fork()) == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed assert leaves none */
+			pause();
+			_exit(0);
+		}
+	child = pids[1];
+	done = pids[2]; /* checkpointed before the dump: no work, never pending */
 	snprintf(text, sizeof(text),
 		 "title hooks\nproves hooks\ndriver 580.159.03\nbackend api\n"
 		 "task %d %d python3\ntask %d %d cuda00001400006\nanswer %d tid %d\n"
 		 "task %d %d cuda00001400006\nanswer %d tid %d\n"
-		 "expect driver %d tid=%d\nexpect driver %d tid=%d\n",
+		 "task %d %d cuda00001400006\nanswer %d tid %d\n"
+		 "expect driver %d tid=%d\nexpect driver %d tid=%d\nexpect driver %d tid=%d\n",
 		 me, me, me, thread_tid, me, thread_tid, child, child, child, child,
-		 me, thread_tid, child, child);
+		 done, done, done, done, me, thread_tid, child, child, done, done);
 	hd_prepare(&d, text, pids);
 	setenv("RTID_MOCK_SLOW_OPS", "checkpoint", 1);
 	setenv("RTID_MOCK_SLOW_S", "1", 1);
@@ -676,6 +777,10 @@ static void test_failure_says_pending(void **state)
 	assert_int_equal(plug_init(PLUG_DUMP), 0);
 	assert_int_equal(plug_pause(me), 0);
 	assert_int_equal(plug_pause(child), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_LOCK, done, 0, &a), 0);
+	assert_int_equal(hd_ask(&d, RTID__OP_CHECKPOINT, done, 0, &a), 0);
+	assert_int_equal(a.kind, RTID__SVC_DONE);
+	assert_int_equal(plug_pause(done), 0);
 	/* Ours unlocked behind the plugin's back: its checkpoint fails. */
 	assert_int_equal(hd_ask(&d, RTID__OP_UNLOCK, me, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_DONE);
@@ -683,21 +788,35 @@ static void test_failure_says_pending(void **state)
 	snprintf(want, sizeof(want), "still pending: %d\n", child);
 	assert_non_null(strstr(logged, want));
 	assert_int_equal(plug_checkpoint(child), 0);
+	assert_int_equal(plug_checkpoint(done), 0);
 	assert_int_equal(hd_ask(&d, RTID__OP_GET_STATE, child, 0, &a), 0);
 	assert_int_equal(a.kind, RTID__SVC_STATE);
 	assert_string_equal(rtid__svc_state_name(a.value), "checkpointed");
 	plug_fini(PLUG_DUMP, -1);
 	assert_int_equal(count_calls("--action"), 0); /* the tool never ran */
+	/* One set at a time: a start waits for the set before (here a lock and
+	 * a checkpoint of 1 s) to end. */
+	slow.pid = child;
+	assert_int_equal(plug_run_start(&slow, 1, 1), 0);
+	/* Its thread blocks every signal: CRIU's SIGCHLD and SIGALRM come to
+	 * CRIU's thread. */
+	assert_int_equal(threads_blocking_sigchld(), 1);
+	assert_int_equal(plug_run_start(NULL, 0, 1), 0);
+	assert_int_equal(slow.state, 3);
+	assert_int_equal(slow.end, ANS_VALUE);
+	assert_int_equal(slow.done, 2);
 	unsetenv("RTID_PLUGIN_PARALLEL");
 	setenv("RTID_SOCKET", sock, 1);
 	hd_cleanup(&d);
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
+	for (int i = 1; i < 3; i++) {
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], NULL, 0);
+	}
 }
 
 static void test_runner(void **state)
 {
-	static const char *const bad[] = { "", "0", "65", "12x", "-3", "99999999999" };
+	static const char *const bad[] = { "", "0", "65", "640", "12x", "-3", "99999999999" };
 	struct plug_job jobs[2] = {
 		{ .pid = me, .ops = { RTID__OP_CHECKPOINT, -1 }, .nops = 1, .state = 0 },
 		{ .pid = me, .ops = { RTID__OP_CHECKPOINT, -1 }, .nops = 1, .state = 1 },
@@ -710,6 +829,8 @@ static void test_runner(void **state)
 	assert_int_equal(plug_run_parallel(), 3);
 	setenv("RTID_PLUGIN_PARALLEL", "64", 1);
 	assert_int_equal(plug_run_parallel(), 64);
+	setenv("RTID_PLUGIN_PARALLEL", "10", 1);
+	assert_int_equal(plug_run_parallel(), 10);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		setenv("RTID_PLUGIN_PARALLEL", bad[i], 1);
 		assert_int_equal(plug_run_parallel(), PLUG_PARALLEL_DEFAULT);
@@ -724,6 +845,13 @@ static void test_runner(void **state)
 	plug_run_settle();
 	assert_int_equal(jobs[0].state, 0);
 	assert_int_equal(plug_run_start(jobs, 0, 4), 0); /* nothing to run */
+	plug_run_settle();
+	/* No thread: the jobs ran here, before it returned. */
+	jobs[1].state = 1;
+	assert_int_equal(plug_run_start(jobs, 2, 0), 0);
+	assert_int_equal(jobs[1].state, 3);
+	assert_int_equal(jobs[1].end, ANS_TO_TOOL);
+	assert_int_equal(jobs[0].state, 0);
 	plug_run_settle();
 }
 

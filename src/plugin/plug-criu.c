@@ -37,11 +37,15 @@ _Static_assert(sizeof(k_rtsigset_t) <= sizeof(struct plug_sigset), "a signal mas
 
 void plug_log(enum plug_level level, const char *fmt, ...)
 {
+	/* CRIU's log shows no level for a plugin's line: the word says it, so
+	 * that a failure can be found by grep (and doctor finds the format). */
 	char line[1024];
+	size_t n = (size_t)snprintf(line, sizeof(line), "%s", level == PLUG_ERR ? "error: "
+				    : level == PLUG_WARN ? "warning: " : "");
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
 	va_end(ap);
 	print_on_level((unsigned)level, PLUG_PREFIX "%s", line);
 }
@@ -72,24 +76,24 @@ int plug_criu_check(char *why, size_t len)
 {
 	Dl_info info;
 	const ElfW(Sym) *sym = NULL;
+	size_t have = 0;
 
-	/* The size CRIU's symbol table gives its options: the layout we read. */
-	if (!dladdr1(&opts, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym) {
-		snprintf(why, len, "cannot find CRIU's options in the running program");
-		return -EPROTO;
-	}
-	if (sym->st_size != sizeof(struct cr_options)) {
+	/* The size CRIU's symbol table gives its options: the layout we read.
+	 * One refusal, whatever the reason, so that each is the one tested. */
+	if (!dladdr1(&opts, &info, (void **)&sym, RTLD_DL_SYMENT))
+		sym = NULL;
+	if (sym)
+		have = (size_t)sym->st_size;
+	if (have != sizeof(struct cr_options))
 		snprintf(why, len, "built for CRIU " RTID_CRIU_VERSION ", whose options take %zu "
-			 "bytes; the running CRIU's take %zu: another version", sizeof(struct cr_options),
-			 (size_t)sym->st_size);
-		return -EPROTO;
-	}
-	if (!has_version(RTID_CRIU_VERSION)) {
+			 "bytes; the running CRIU's take %zu (0: not found): another version",
+			 sizeof(struct cr_options), have);
+	else if (!has_version(RTID_CRIU_VERSION))
 		snprintf(why, len, "built for CRIU " RTID_CRIU_VERSION "; the running CRIU is "
 			 "another version (see criu --version)");
-		return -EPROTO;
-	}
-	return 0;
+	else
+		return 0;
+	return -EPROTO;
 }
 
 unsigned plug_criu_timeout_s(void)
@@ -151,8 +155,11 @@ size_t plug_criu_tasks(int *pids, size_t max)
 	size_t n = 0;
 
 	for_each_pstree_item(item)
-		if (task_alive(item) && n < max)
-			pids[n++] = item->pid->real;
+		if (task_alive(item)) {
+			if (n < max)
+				pids[n] = item->pid->real;
+			n++;
+		}
 	return n;
 }
 
@@ -185,21 +192,21 @@ int plug_thread_interrupt(int tid, const struct plug_sigset *save)
 {
 	struct proc_status_creds creds;
 	k_rtsigset_t old;
+	const char *what;
 
 	memcpy(&old, save, sizeof(old));
-	/* Seized already: an interrupt stops it again. */
-	if (ptrace(PTRACE_INTERRUPT, tid, NULL, 0)) {
-		plug_log(PLUG_ERR, "cannot interrupt restore thread %d: %m\n", tid);
-		return -1;
-	}
-	if (compel_wait_task(tid, -1, parse_pid_status, NULL, &creds.s, NULL) != COMPEL_TASK_ALIVE) {
-		plug_log(PLUG_ERR, "restore thread %d did not stop\n", tid);
-		return -1;
-	}
-	if (ptrace(PTRACE_SETOPTIONS, tid, NULL, PTRACE_O_SUSPEND_SECCOMP | PTRACE_O_TRACESYSGOOD) ||
-	    ptrace(PTRACE_SETSIGMASK, tid, sizeof(old), &old)) {
-		plug_log(PLUG_ERR, "cannot set restore thread %d back as CRIU had it: %m\n", tid);
-		return -1;
-	}
-	return 0;
+	/* Seized already: an interrupt stops it again. One failure path: each
+	 * step's failure leaves the thread as unusable to CRIU as the next. */
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, 0))
+		what = "cannot interrupt it";
+	else if (compel_wait_task(tid, -1, parse_pid_status, NULL, &creds.s, NULL) !=
+		 COMPEL_TASK_ALIVE)
+		what = "it did not stop";
+	else if (ptrace(PTRACE_SETOPTIONS, tid, NULL, PTRACE_O_SUSPEND_SECCOMP |
+			PTRACE_O_TRACESYSGOOD) || ptrace(PTRACE_SETSIGMASK, tid, sizeof(old), &old))
+		what = "cannot set it back as CRIU had it";
+	else
+		return 0;
+	plug_log(PLUG_ERR, "restore thread %d: %s: %m\n", tid, what);
+	return -1;
 }

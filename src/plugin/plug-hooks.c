@@ -21,6 +21,7 @@ struct task {
 	enum plug_state initial; /* at PAUSE_DEVICES */
 	bool resumed;            /* its restore thread runs; its mask in save */
 	bool queued;             /* jobs[i] is its side-by-side work */
+	bool alone;              /* restore: the record cannot speak for it; asked alone */
 	const char *lost;        /* restore: why its GPU state cannot be restored */
 	struct plug_sigset save;
 };
@@ -112,6 +113,7 @@ static int finish(struct task *t, const int *ops, int nops, bool tool_only)
 static void start_all(int op0, int op1)
 {
 	size_t n = 0;
+	int e;
 
 	if (!plug_serve_present())
 		return; /* the tool's runs stay one by one, each in its own call */
@@ -127,11 +129,9 @@ static void start_all(int op0, int op1)
 		tasks[i].queued = true;
 		n++;
 	}
-	if (n && plug_run_start(jobs, ntasks, plug_run_parallel()) < 0) {
-		plug_log(PLUG_WARN, "no threads: working task by task\n");
-		for (size_t i = 0; i < ntasks; i++)
-			tasks[i].queued = false;
-	}
+	if (n && (e = plug_run_start(jobs, ntasks, plug_run_parallel())) < 0)
+		plug_log(PLUG_WARN, "no threads (%s): the GPU work ran one task at a time\n",
+			 strerror(-e));
 }
 
 int plug_init(enum plug_stage s)
@@ -291,10 +291,22 @@ static bool restore_all(void)
 			 plug_criu_dump_run_id()[0] ? plug_criu_dump_run_id() : "none");
 		return false;
 	}
-	for (size_t i = 0; i < np && ntasks < PLUG_TASKS_MAX; i++) {
+	if (np > PLUG_TASKS_MAX) { /* a task left unread would be spared unasked */
+		plug_log(PLUG_WARN, "%zu tasks, more than %d: working task by task\n", np,
+			 PLUG_TASKS_MAX);
+		return false;
+	}
+	/* At most one entry per task: np of them fit. */
+	for (size_t i = 0; i < np; i++) {
 		int mine = plug_nspid(pids[i]);
 		bool named = false;
 
+		if (mine < 0) { /* the record cannot say: as without one */
+			plug_log(PLUG_WARN, "pid %d: no NSpid to find in " PLUG_RECORD ": asked "
+				 "alone\n", pids[i]);
+			tasks[ntasks++] = (struct task){ .pid = pids[i], .alone = true };
+			continue;
+		}
 		for (size_t k = 0; k < n && !named; k++)
 			named = mine == ns[k];
 		if (!named)
@@ -327,10 +339,11 @@ int plug_resume_late(int pid)
 		first_done = true;
 		recorded = restore_all();
 	}
-	if (!(t = find(pid))) {
-		if (recorded)
-			return 0; /* this image's record: no CUDA task at its dump */
-		/* An image without our record: this task alone, as CRIU's plugin. */
+	if (!(t = find(pid)) && recorded)
+		return 0; /* this image's record: no CUDA task at its dump */
+	if (!t || t->alone) {
+		/* An image without our record, or a task it cannot speak for: this
+		 * task alone, as CRIU's plugin. */
 		if ((tid = plug_restore_tid(pid)) <= 0) {
 			if (tid == 0)
 				plug_log(PLUG_INFO, "no need to resume devices on pid %d\n", pid);

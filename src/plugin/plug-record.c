@@ -34,7 +34,6 @@ struct last {
 /* "NSpid:\t100\t1": the last number of the line. */
 static int nspid_line(const char *line, size_t len, bool whole, void *arg)
 {
-	char num[16];
 	size_t end = len, start;
 
 	if (len < 6 || memcmp(line, "NSpid:", 6))
@@ -45,11 +44,8 @@ static int nspid_line(const char *line, size_t len, bool whole, void *arg)
 		end--;
 	for (start = end; start > 6 && line[start - 1] != ' ' && line[start - 1] != '\t'; start--)
 		;
-	if (end - start == 0 || end - start >= sizeof(num))
-		return -EINVAL;
-	memcpy(num, line + start, end - start);
-	num[end - start] = '\0';
-	return rtid__parse_pid(num, &((struct last *)arg)->pid) < 0 ? -EINVAL : 1;
+	return rtid__parse_tid(line + start, end - start, &((struct last *)arg)->pid) < 0 ? -EINVAL
+											 : 1;
 }
 
 int plug_nspid_at(const char *proc_root, int pid)
@@ -142,7 +138,6 @@ static int run_line(struct reading *r, const char *id, size_t len)
 static int record_line(const char *line, size_t len, bool whole, void *arg)
 {
 	struct reading *r = arg;
-	char num[16];
 
 	if (!whole)
 		return -EINVAL;
@@ -152,11 +147,9 @@ static int record_line(const char *line, size_t len, bool whole, void *arg)
 		return 0;
 	if (len >= 4 && !memcmp(line, "run ", 4))
 		return run_line(r, line + 4, len - 4);
-	if (len < 6 || len - 5 >= sizeof(num) || memcmp(line, "task ", 5) || r->n == r->max)
+	if (len < 5 || memcmp(line, "task ", 5) || r->n == r->max)
 		return -EINVAL;
-	memcpy(num, line + 5, len - 5);
-	num[len - 5] = '\0';
-	return rtid__parse_pid(num, &r->pids[r->n++]) < 0 ? -EINVAL : 0;
+	return rtid__parse_tid(line + 5, len - 5, &r->pids[r->n++]) < 0 ? -EINVAL : 0;
 }
 
 int plug_record_read(int dirfd, int *nspids, size_t max, size_t *n, char *run)

@@ -81,15 +81,14 @@ int plug_run_start(struct plug_job *v, size_t n, unsigned k)
 	jobs = v, njobs = n, next = 0;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	for (nthreads = 0; nthreads < k && nthreads < n && !e; nthreads++)
+	for (nthreads = 0; nthreads < k && nthreads < n; nthreads++)
 		if ((e = pthread_create(&threads[nthreads], NULL, worker, NULL)))
 			break;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (nthreads == 0 && n) { /* none started: nothing will run them */
-		jobs = NULL, njobs = 0;
-		return -e;
-	}
-	return 0;
+	if (nthreads)
+		return 0;
+	worker(NULL); /* none started: they run here, one by one */
+	return -e;
 }
 
 void plug_run_wait(struct plug_job *j)

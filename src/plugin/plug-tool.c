@@ -25,13 +25,14 @@ static void child(int fd[2], const char *const *args)
 	for (; args[n - 1] && n < 15; n++)
 		argv[n] = args[n - 1];
 	argv[n] = NULL;
-	/* Never 1 nor 3, the tool's "no CUDA here": as a shell says it, 126 and
-	 * 127 (a failure to run it is no answer about the process). */
-	if (dup2(fd[1], STDOUT_FILENO) < 0 || dup2(fd[1], STDERR_FILENO) < 0)
-		_exit(126);
-	close_range(STDERR_FILENO + 1, ~0U, 0);
-	execvp(TOOL, (char **)argv);
-	fprintf(stderr, "execvp(\"%s\") failed: %s\n", TOOL, strerror(errno));
+	if (dup2(fd[1], STDOUT_FILENO) == STDOUT_FILENO &&
+	    dup2(fd[1], STDERR_FILENO) == STDERR_FILENO) {
+		close_range(STDERR_FILENO + 1, ~0U, 0);
+		execvp(TOOL, (char **)argv);
+		fprintf(stderr, "execvp(\"%s\") failed: %s\n", TOOL, strerror(errno));
+	}
+	/* Never 1 nor 3, the tool's "no CUDA here": 127, as a shell says it (a
+	 * failure to run it is no answer about the process). */
 	_exit(127);
 }
 

@@ -20,7 +20,8 @@ enum plug_stage { PLUG_DUMP, PLUG_PRE_DUMP, PLUG_RESTORE };
 enum plug_state { ST_UNKNOWN = -1, ST_RUNNING, ST_LOCKED, ST_CHECKPOINTED };
 
 /* --- plug-criu.c: CRIU's internals, for the version built against --- */
-/* A line in CRIU's log at level, with the plugin's prefix. */
+/* A line in CRIU's log at level, with the plugin's prefix, and "error: " or
+ * "warning: " after it at those levels. */
 void plug_log(enum plug_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* 0 when the running CRIU is the version the plugin was built for (its
@@ -39,7 +40,8 @@ int plug_criu_image_dir(void);          /* CRIU's descriptor of the image direct
 const char *plug_criu_run_id(void);
 const char *plug_criu_dump_run_id(void);
 /* The host pids of the tasks CRIU will call RESUME_DEVICES_LATE for, in its
- * order: the count (at most max), from CRIU's task tree. */
+ * order, from CRIU's task tree: the first max in pids, and how many there
+ * are (more than max when they do not fit). */
 size_t plug_criu_tasks(int *pids, size_t max);
 struct plug_sigset {
 	uint64_t w[2];
@@ -102,8 +104,10 @@ struct plug_job {
 	char msg[128];
 	int state; /* 0 not to run, 1 queued, 2 running, 3 ended */
 };
-/* Start the jobs of v (n of them) whose state is 1 on at most k threads.
- * 0 or a negative errno (none started). */
+/* Start the jobs of v (n of them) whose state is 1 on at most k threads,
+ * after the set before has ended (plug_run_settle). Where no thread starts
+ * (k 0, or pthread_create fails), they run here, one by one, before it
+ * returns: 0, or the negative errno of that failure. */
 int plug_run_start(struct plug_job *jobs, size_t n, unsigned k);
 /* Wait for job j (one of the started) to end. */
 void plug_run_wait(struct plug_job *j);

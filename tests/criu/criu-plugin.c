@@ -517,6 +517,7 @@ static int run_untold(const struct scenario *s)
 			check(gone(p->pid), "pid %d: left running after a failed restore", p->pid);
 		}
 	}
+	check(s->broken || !file_has(log, "cannot kill"), "%s says a kill failed", log);
 	tree_kill(&t);
 	if (!failures)
 		rm_tree(dir);
@@ -575,7 +576,7 @@ static int run(const struct scenario *s)
 
 		/* Refused at init, loudly, before touching any task. */
 		snprintf(log, sizeof(log), "%s/dump.log", img);
-		check(file_has(log, "rtid_cuda_plugin: refusing to run: built for CRIU 0.1"),
+		check(file_has(log, "rtid_cuda_plugin: error: refusing to run: built for CRIU 0.1"),
 		      "%s does not say the plugin refused", log);
 		check(!file_has(mocklog, "\"event\":\"lock\""), "a task was locked");
 		for (int i = 0; i < t.n; i++)
@@ -618,6 +619,18 @@ static int run(const struct scenario *s)
 		check(proc_runs(&t.p[i]), "pid %d: not every thread runs", t.p[i].pid);
 	tree_kill(&t);
 	check_actions(s, &t);
+	if (!s->fail && !s->spoil) { /* nothing went wrong: the plugin says nothing is */
+		static const char *const logs[] = { "dump.log", "restore.log" };
+
+		for (int i = 0; i < 2; i++) {
+			char log[700];
+
+			snprintf(log, sizeof(log), "%s/%s", img, logs[i]);
+			check(!file_has(log, "rtid_cuda_plugin: error: ") &&
+			      !file_has(log, "rtid_cuda_plugin: warning: "),
+			      "%s has the plugin's error or warning", log);
+		}
+	}
 	if (s->fail && !s->stuck) {
 		char log[700];
 
