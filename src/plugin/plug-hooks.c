@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "plugin/plugin.h"
 #include "proto/worker-proto.h"
@@ -30,7 +29,6 @@ static struct task tasks[PLUG_TASKS_MAX];
 static struct plug_job jobs[PLUG_TASKS_MAX];
 static size_t ntasks;
 static bool disabled, inventoried, first_done, recorded;
-static enum plug_stage stage;
 
 static struct task *find(int pid)
 {
@@ -136,37 +134,14 @@ static void start_all(int op0, int op1)
 
 int plug_init(enum plug_stage s)
 {
-	char why[256];
-	struct stat st;
+	int e = plug_enabled(s);
 
-	stage = s;
 	ntasks = 0;
-	disabled = inventoried = first_done = recorded = false;
-	if (plug_criu_check(why, sizeof(why)) != 0) {
-		plug_log(PLUG_ERR, "refusing to run: %s; load CRIU's own cuda_plugin or a build of "
-			 "rtid's against this CRIU's source\n", why);
-		return -1;
-	}
-	if (s == PLUG_PRE_DUMP || (s == PLUG_RESTORE && !plug_criu_inventory_take())) {
-		disabled = true;
-		return 0;
-	}
-	plug_serve_settings(plug_conf_note);
-	if (stat("/proc/driver/nvidia/gpus/", &st) < 0 || !S_ISDIR(st.st_mode)) {
-		plug_log(PLUG_INFO, "no GPU device found: disabled\n");
-		disabled = true;
-		return 0;
-	}
-	if (!plug_serve_present() && !plug_tool_usable()) {
-		plug_log(PLUG_WARN, "neither rtid serve nor a cuda-checkpoint that knows --action "
-			 "on PATH: disabled\n");
-		disabled = true;
-		return 0;
-	}
-	plug_log(PLUG_INFO, "initialized: stage %d, built for CRIU " RTID_CRIU_VERSION ", %s\n", s,
-		 plug_serve_present() ? "rtid serve present" : "cuda-checkpoint only");
-	plug_criu_interrupt_only();
-	return 0;
+	inventoried = first_done = recorded = false;
+	disabled = e <= 0;
+	if (e > 0)
+		plug_criu_interrupt_only();
+	return e < 0 ? -1 : 0;
 }
 
 int plug_pause(int pid)

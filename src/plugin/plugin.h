@@ -52,7 +52,7 @@ struct plug_sigset {
 int plug_thread_resume(int tid, struct plug_sigset *save);
 int plug_thread_interrupt(int tid, const struct plug_sigset *save);
 
-/* --- plug-tool.c: the real tool, spawned as CRIU's plugin spawns it --- */
+/* --- plug-ops.c: the real tool, spawned as CRIU's plugin spawns it --- */
 /* Run cuda-checkpoint (found on PATH) with args (argv[1..], NULL-ended):
  * stdout and stderr into buf (NUL-terminated, the rest drained). Its exit
  * status, or -1 when it could not run or was killed. */
@@ -90,6 +90,11 @@ enum plug_state plug_get_state(int pid, int tid);
 /* An action: 0 or -1 (msg). tool: the daemon said "the tool's turn". */
 int plug_act_tool(int op, int pid, unsigned timeout_ms, char *msg, size_t len);
 int plug_act(int op, int pid, unsigned timeout_ms, char *msg, size_t len);
+/* plug-init.c: whether the plugin works at stage s (init): -1 refused (the running CRIU
+ * is not the one built for, said), 0 disabled (a pre-dump, an image CRIU's
+ * plugin did not need, no GPU, neither daemon nor tool), 1 enabled; the
+ * settings read on the way. */
+int plug_enabled(enum plug_stage s);
 /* A fault of the settings file, said in CRIU's log (plug_serve_settings). */
 void plug_conf_note(void *ctx, const char *what);
 
