@@ -1,4 +1,4 @@
-/* rtid serve: options, then the daemon (serve.c); status is cli-serve-status.c. */
+/* rtid serve: options, then the daemon (serve.c); status is serve-status/. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -49,12 +49,15 @@ static const char serve_help[] =
 	"  --ready-fd N           write \"ready\" to fd N and close it once serving\n"
 	"  --quiet                no log line per request (they say: operation, pid, peer\n"
 	"                         uid and pid, its pid namespace, outcome, milliseconds)\n"
+	"  --version              rtid's version (the daemon's: 'rtid serve status' says\n"
+	"                         the running one's)\n"
 	"'rtid serve status' asks the running daemon for its counters (see --help there).\n"
 	"The worker program, rtid-cuda-worker, is found beside rtid, in ../libexec, or\n"
 	"at RTID_WORKER.\n";
 
 enum { O_SOCKET = 0x200, O_GROUP, O_ACTIONS, O_AGROUP, O_LIBCUDA, O_PROC, O_TIMEOUT,
-       O_ATIMEOUT, O_ITIMEOUT, O_CTIMEOUT, O_MAXC, O_READY, O_PERUID, O_WORKERS, O_QUIET };
+       O_ATIMEOUT, O_ITIMEOUT, O_CTIMEOUT, O_MAXC, O_READY, O_PERUID, O_WORKERS, O_QUIET,
+       O_VERSION };
 
 static const struct option longopts[] = {
 	{ "socket", 1, NULL, O_SOCKET }, { "group", 1, NULL, O_GROUP },
@@ -64,7 +67,7 @@ static const struct option longopts[] = {
 	{ "attach-timeout", 1, NULL, O_ITIMEOUT }, { "client-timeout", 1, NULL, O_CTIMEOUT },
 	{ "max-clients", 1, NULL, O_MAXC }, { "ready-fd", 1, NULL, O_READY },
 	{ "max-per-uid", 1, NULL, O_PERUID }, { "workers", 1, NULL, O_WORKERS },
-	{ "quiet", 0, NULL, O_QUIET },
+	{ "quiet", 0, NULL, O_QUIET }, { "version", 0, NULL, O_VERSION },
 	{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 };
 
@@ -161,6 +164,11 @@ int cmd_serve(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(serve_help, stdout);
+			return 0;
+		}
+		/* As rtid --version: what a unit's ExecStart would run, asked. */
+		if (c == O_VERSION) {
+			printf("rtid %s\n", RTID_VERSION);
 			return 0;
 		}
 		if (c == '?' || option(&cfg, c, optarg) < 0)

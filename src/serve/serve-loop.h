@@ -37,19 +37,27 @@ struct client {
 
 /* The counters of rtid serve status (serve-stats.c). */
 #define ST_SAMPLES 1024 /* the latest latencies per operation, for percentiles */
-#define ST_NOT_SERVED RTID__SVC_KINDS /* error "not-served": an outcome of its own */
-#define ST_REASONS 16 /* errors' reasons told apart; the rest are "other" */
+/* Outcomes beyond the answer's kinds: "not-served", an error of its own,
+ * and the two denials that are no one's fault of permission. */
+#define ST_NOT_SERVED RTID__SVC_KINDS
+#define ST_NO_PROCESS (RTID__SVC_KINDS + 1)
+#define ST_NOT_A_PROCESS (RTID__SVC_KINDS + 2)
+#define ST_OUTCOMES (RTID__SVC_KINDS + 3)
+#define ST_REASONS 24 /* errors' reasons told apart; the rest are "other" */
+#define ST_BUCKETS 15 /* the latency histogram's bounds (st_bounds), +Inf apart */
 struct sstats {
-	double started;  /* the daemon's start */
+	double started;  /* the daemon's start (rtid__now) */
+	double start_unix; /* the same, in seconds since the epoch */
 	double attach_s; /* the latest attach's time */
 	unsigned long worker_failures;
-	unsigned long n[RTID__OP_COUNT][RTID__SVC_KINDS + 1];
-	char reason[ST_REASONS][40];                     /* in order of first sight */
+	unsigned long n[RTID__OP_COUNT][ST_OUTCOMES];
+	char reason[ST_REASONS][40];                     /* the known ones, then by first sight */
 	unsigned long err[RTID__OP_COUNT][ST_REASONS + 1]; /* by reason; last: other */
 	float lat[RTID__OP_COUNT][ST_SAMPLES];
 	unsigned nlat[RTID__OP_COUNT];
 	double lat_sum[RTID__OP_COUNT];                  /* seconds, every request */
 	unsigned long lat_n[RTID__OP_COUNT];
+	unsigned long bucket[RTID__OP_COUNT][ST_BUCKETS]; /* requests within each bound */
 };
 
 /* A call that a previous daemon left inside the driver (serve-inflight.c):
@@ -136,6 +144,9 @@ void si_check(struct server *s);
 void si_close(struct server *s);
 
 /* --- serve-stats.c --- */
+/* The counters at the daemon's start: every count 0, the start time, and
+ * the reasons of errors the daemon gives known in advance. */
+void st_init(struct sstats *st);
 /* Count client c's answer a (and log it, unless --quiet). */
 void st_answered(struct server *s, const struct client *c, const struct rtid__svc_ans *a);
 /* The counters to fd, "stat ..." messages then "end"; false when it did not

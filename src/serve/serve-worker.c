@@ -172,11 +172,13 @@ int sw_start(struct spool *p, struct sworker *w, const struct serve_cfg *cfg)
 	if ((r = rtid__worker_pair(sv)) < 0)
 		return r;
 	w->version_len = read_version(cfg, w->version, sizeof(w->version));
+	p->attaches++;
 	r = sv[1] == 3 ? -EBADF : spawn_worker(cfg, sv[1], &w->pid);
 	close(sv[1]);
 	if (r < 0) {
 		close(sv[0]);
 		w->pid = -1;
+		p->attach_failures++;
 		snprintf(p->why, sizeof(p->why), "cannot start the worker %s: %s", cfg->worker,
 			 strerror(-r));
 		p->failures++;
@@ -193,7 +195,6 @@ int sw_start(struct spool *p, struct sworker *w, const struct serve_cfg *cfg)
 	w->since = rtid__now();
 	w->until = w->since + cfg->attach_timeout_s;
 	w->busy = false;
-	p->attaches++;
 	return 0;
 }
 
@@ -224,6 +225,7 @@ void sw_stop(struct spool *p, struct sworker *w, enum sw_end how)
 	w->busy = false;
 	if (how != SW_FAILED)
 		return;
+	p->attach_failures++; /* only a worker that never became ready ends so */
 	for (unsigned i = 1; i < p->failures && delay < BACKOFF_MAX; i++)
 		delay *= 2;
 	p->retry_at = p->failures ? rtid__now() + (delay < BACKOFF_MAX ? delay : BACKOFF_MAX) : 0;

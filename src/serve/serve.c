@@ -232,7 +232,7 @@ static int setup(struct server *s, const struct serve_cfg *cfg)
 	s->cfg = cfg;
 	s->l.fd = s->l.lock = s->record_dir = -1;
 	s->accept_delay = ACCEPT_PAUSE_FIRST;
-	s->stats.started = rtid__now();
+	st_init(&s->stats);
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&set);
 	/* Every stop signal stops alike (begin_stop): a hangup of the terminal

@@ -81,7 +81,8 @@ struct spool {
 	unsigned n;                /* cfg->workers */
 	unsigned failures;         /* in a row, for the backoff */
 	double retry_at;           /* no new attach before this */
-	unsigned long attaches;    /* workers started so far */
+	unsigned long attaches;    /* attaches begun: workers started or tried */
+	unsigned long attach_failures; /* of those, the ones that never became ready */
 	char why[160];             /* why the last one failed */
 };
 
