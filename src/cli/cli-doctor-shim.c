@@ -19,6 +19,7 @@
 #include "basic/basic.h"
 #include "cli/cli.h"
 #include "conf/conf.h"
+#include "config.h"
 
 struct cli_check *cli_doctor_add(struct cli_doctor *d, const char *name, bool ok, const char *fix,
 			 const char *fmt, ...)
@@ -59,28 +60,40 @@ static void conf_line(void *ctx, unsigned line, const char *name, const char *va
 	if ((accepted = cli_conf_unusable(name, value)) && !d->bad_values++)
 		snprintf(d->bad_value, sizeof(d->bad_value), "line %u: %s=%.60s is no value the shim "
 			 "can use (%s)", line, name, value, accepted);
-	if (!strcmp(name, "RTID_SOCKET") && !getenv("RTID_SOCKET"))
+	if (!strcmp(name, "RTID_SOCKET") && !cli_doctor_env(d, "RTID_SOCKET"))
 		snprintf(d->socket, sizeof(d->socket), "%s", value);
-	if (!strcmp(name, "RTID_SERVE_UID") && !getenv("RTID_SERVE_UID"))
+	if (!strcmp(name, "RTID_SERVE_UID") && !cli_doctor_env(d, "RTID_SERVE_UID"))
 		snprintf(d->serve_uid, sizeof(d->serve_uid), "%s", value);
-	if (!strcmp(name, "RTID_MODE") && !getenv("RTID_MODE"))
+	if (!strcmp(name, "RTID_ATTESTATION") && !cli_doctor_env(d, "RTID_ATTESTATION"))
+		snprintf(d->attestation, sizeof(d->attestation), "%s", value);
+	if (!strcmp(name, "RTID_MODE") && !cli_doctor_env(d, "RTID_MODE"))
 		snprintf(d->mode, sizeof(d->mode), "%s", value);
-	if (!strcmp(name, "RTID_REAL_TOOL") && !getenv("RTID_REAL_TOOL")) {
+	if (!strcmp(name, "RTID_REAL_TOOL") && !cli_doctor_env(d, "RTID_REAL_TOOL")) {
 		snprintf(d->real_tool, sizeof(d->real_tool), "%s", value);
 		d->tool_named = true;
 	}
 	/* The old name, where the file names the tool by no new one (rtid__conf_load). */
-	if (!strcmp(name, "RTID_CUDA_CHECKPOINT") && !getenv("RTID_REAL_TOOL") && !d->tool_named)
+	if (!strcmp(name, "RTID_CUDA_CHECKPOINT") && !cli_doctor_env(d, "RTID_REAL_TOOL") &&
+	    !d->tool_named)
 		snprintf(d->real_tool, sizeof(d->real_tool), "%s", value);
 }
 
 void cli_doctor_conf(struct cli_doctor *d)
 {
 	char buf[1024];
-	const char *path = rtid__conf_program_path(buf, sizeof(buf)), *why = NULL;
+	const char *path, *why = NULL;
 	int r;
 
-	rtid__conf_alias(); /* RTID_CUDA_CHECKPOINT, the old name, as the commands take it */
+	/* Under a root, its own file at the place compiled in: neither this
+	 * shell's RTID_SHIM_CONF nor this program's PREFIX is the tree's. */
+	if (d->root[0]) {
+		snprintf(buf, sizeof(buf), "%s/%s", d->root, RTID_NODE_SHIM_CONF);
+		path = buf;
+	} else {
+		path = rtid__conf_program_path(buf, sizeof(buf));
+		rtid__conf_alias(); /* RTID_CUDA_CHECKPOINT, the old name, as the commands take it */
+	}
+	snprintf(d->conf, sizeof(d->conf), "%s", path ? path : "");
 	if (!path) {
 		cli_doctor_add(d, "shim-settings", true, NULL, "none (RTID_SHIM_CONF is empty)");
 		return;
@@ -127,13 +140,22 @@ static char **help_env(const struct cli_doctor *d, bool behind_shim, char *path,
 		at += snprintf(path + at, len - (size_t)at, "%s%s%s", at > 5 ? ":" : "", d->root, dir);
 	while (environ[n])
 		n++;
-	if (!(env = calloc(n + 3, sizeof(*env))))
+	if (!(env = calloc(n + 6, sizeof(*env))))
 		return NULL;
 	for (size_t i = 0; i < n; i++)
 		if (strncmp(environ[i], "PATH=", 5) && strncmp(environ[i], "RTID_SHIM_ACTIVE=", 17) &&
-		    strncmp(environ[i], "LD_LIBRARY_PATH=", 16) && strncmp(environ[i], "LD_PRELOAD=", 11))
+		    strncmp(environ[i], "LD_LIBRARY_PATH=", 16) && strncmp(environ[i], "LD_PRELOAD=", 11) &&
+		    (!d->root[0] || strncmp(environ[i], "RTID_", 5)))
 			env[k++] = environ[i];
 	env[k++] = path;
+	/* Under a root: the tree's file and socket (the environment wins over
+	 * the file, whose paths are the tree's), none of this shell's. */
+	if (d->root[0]) {
+		env[k++] = (char *)d->env_conf;
+		env[k++] = (char *)d->env_sock;
+		if (d->env_tool[0])
+			env[k++] = (char *)d->env_tool;
+	}
 	if (behind_shim)
 		env[k++] = (char *)"RTID_SHIM_ACTIVE=1";
 	return env;
@@ -278,7 +300,7 @@ static void check_real_tool(struct cli_doctor *d, const char *named, const char 
 
 void cli_doctor_path(struct cli_doctor *d)
 {
-	const char *list = CLI_ENGINE_PATH, *named = getenv("RTID_REAL_TOOL");
+	const char *list = CLI_ENGINE_PATH, *named = cli_doctor_env(d, "RTID_REAL_TOOL");
 	char dir[256], cand[2048], first[2048] = "", real[2048] = "", over[400] = "", ver[64];
 	char why[300];
 	unsigned n_over = 0;
@@ -324,68 +346,5 @@ void cli_doctor_path(struct cli_doctor *d)
 		cli_doctor_add(d, "tool-help", ok, help_fix(why), "%s -h, as CRIU's CUDA plugin runs it: "
 		    "%s", first, ok ? "exit 0, --action in its help" : why);
 	}
-	check_real_tool(d, named && *named ? named : d->real_tool[0] ? d->real_tool : NULL, real,
-			over);
-}
-
-/* --- the socket systemd passes --- */
-static const char *const unit_dirs[] = { "/etc/systemd/system", "/usr/local/lib/systemd/system",
-					 "/usr/lib/systemd/system", "/lib/systemd/system" };
-
-bool cli_doctor_unit(const struct cli_doctor *d, const char *unit, char *out, size_t len)
-{
-	for (size_t i = 0; i < sizeof(unit_dirs) / sizeof(unit_dirs[0]); i++) {
-		snprintf(out, len, "%s%s/%s", d->root, unit_dirs[i], unit);
-		if (access(out, F_OK) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* The last ListenSequentialPacket= of a unit file or drop-in into sock (an
- * empty one resets the list, as systemd reads it). */
-static void listen_of(const char *file, char *sock, size_t len)
-{
-	char buf[8192];
-	ssize_t n = rtid__read_at(AT_FDCWD, file, buf, sizeof(buf) - 1, 0);
-
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	for (char *l = buf, *nl; l && *l; l = nl) {
-		if ((nl = strchr(l, '\n')))
-			*nl++ = '\0';
-		if (!strncmp(l, "ListenSequentialPacket=", 23))
-			snprintf(sock, len, "%s", l + 23);
-	}
-}
-
-static int conf_only(const struct dirent *e)
-{
-	return strlen(e->d_name) > 5 && !strcmp(e->d_name + strlen(e->d_name) - 5, ".conf");
-}
-
-void cli_doctor_socket_unit(struct cli_doctor *d, const char *path)
-{
-	char unit[1100], dropin[1100], file[1400], sock[1024] = "";
-	struct dirent **e;
-	int n;
-
-	if (!cli_doctor_unit(d, "rtid.socket", unit, sizeof(unit)))
-		return;
-	listen_of(unit, sock, sizeof(sock));
-	snprintf(dropin, sizeof(dropin), "%s/etc/systemd/system/rtid.socket.d", d->root);
-	for (int i = 0, k = n = scandir(dropin, &e, conf_only, alphasort); i < k; i++) {
-		snprintf(file, sizeof(file), "%s/%s", dropin, e[i]->d_name);
-		listen_of(file, sock, sizeof(sock));
-		free(e[i]);
-	}
-	free(n >= 0 ? e : NULL);
-	/* Under socket activation the daemon answers on the socket systemd
-	 * passes, whatever --socket or RTID_SOCKET says: a shim that asks
-	 * another path finds no daemon and pays an attach per call. */
-	cli_doctor_add(d, "socket-unit", !strcmp(sock, path), "name rtid.socket's socket in "
-	    "the settings file (RTID_SOCKET), or change both (systemctl edit rtid.socket)",
-	    "rtid.socket listens on %s; the shim and rtid ask %s", sock[0] ? sock : "(no "
-	    "ListenSequentialPacket=)", path);
+	check_real_tool(d, named && *named ? named : d->real_tool[0] ? d->tool : NULL, real, over);
 }

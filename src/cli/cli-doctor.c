@@ -35,9 +35,10 @@ static const char doctor_help[] =
 	"and its GPUs, and whether the scan is attested for that driver (a fault only\n"
 	"when the shim's mode scans).\n\n"
 	"  --json      one JSON object: {\"ok\": ..., \"checks\": [{name, ok, detail, fix}]}\n"
-	"  --root DIR  check the tree at DIR instead of / (the socket and settings file\n"
-	"              named by RTID_SOCKET and RTID_SHIM_CONF are taken as they are;\n"
-	"              DIR's criu is run here for its version: give only trees you trust)\n"
+	"  --root DIR  check the tree at DIR instead of /: every path under DIR (its\n"
+	"              DIR/etc/rtid/shim.conf, the socket it names there, its PATH), no\n"
+	"              RTID_* of this shell's; DIR's criu is run here for its version:\n"
+	"              give only trees you trust\n"
 	"Exit status: 0 when every check passes, 1 otherwise, 2 usage error.\n";
 
 /* --- the driver --- */
@@ -45,7 +46,7 @@ static const char doctor_help[] =
  * shim's mode scans (scan, canary); driver mode never scans. */
 static void check_attested(struct cli_doctor *d, const char *version)
 {
-	const char *env = getenv("RTID_ATTESTATION"), *mode = getenv("RTID_MODE");
+	const char *env = cli_doctor_env(d, "RTID_ATTESTATION"), *mode = cli_doctor_env(d, "RTID_MODE");
 	struct rtid_attestation *a = NULL;
 	const struct rtid_attest_entry *e;
 	char path[1100], err[600] = "";
@@ -54,8 +55,11 @@ static void check_attested(struct cli_doctor *d, const char *version)
 
 	if (env && *env)
 		snprintf(path, sizeof(path), "%s", env);
+	else if (d->attestation[0] || !d->root[0])
+		cli_doctor_under(d, d->attestation[0] ? d->attestation : RTID_DEFAULT_ATTESTATION,
+				 path, sizeof(path));
 	else
-		cli_doctor_under(d, RTID_DEFAULT_ATTESTATION, path, sizeof(path));
+		snprintf(path, sizeof(path), "%s/%s", d->root, RTID_NODE_ATTESTATION);
 	mode = mode && *mode ? mode : d->mode;
 	scans = *mode && rtid_mode_parse(mode, &m) == 0 && m != RTID_MODE_DRIVER;
 	if (rtid_attest_load_trusted(path, &a, &trusted, err, sizeof(err)) < 0) {
@@ -102,6 +106,68 @@ static void check_driver(struct cli_doctor *d)
 		    proc);
 }
 
+/* --- the socket systemd passes --- */
+static const char *const unit_dirs[] = { "/etc/systemd/system", "/usr/local/lib/systemd/system",
+					 "/usr/lib/systemd/system", "/lib/systemd/system" };
+
+bool cli_doctor_unit(const struct cli_doctor *d, const char *unit, char *out, size_t len)
+{
+	for (size_t i = 0; i < sizeof(unit_dirs) / sizeof(unit_dirs[0]); i++) {
+		snprintf(out, len, "%s%s/%s", d->root, unit_dirs[i], unit);
+		if (access(out, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The last ListenSequentialPacket= of a unit file or drop-in into sock (an
+ * empty one resets the list, as systemd reads it). */
+static void listen_of(const char *file, char *sock, size_t len)
+{
+	char buf[8192];
+	ssize_t n = rtid__read_at(AT_FDCWD, file, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (char *l = buf, *nl; l && *l; l = nl) {
+		if ((nl = strchr(l, '\n')))
+			*nl++ = '\0';
+		if (!strncmp(l, "ListenSequentialPacket=", 23))
+			snprintf(sock, len, "%s", l + 23);
+	}
+}
+
+static int conf_only(const struct dirent *e)
+{
+	return strlen(e->d_name) > 5 && !strcmp(e->d_name + strlen(e->d_name) - 5, ".conf");
+}
+
+void cli_doctor_socket_unit(struct cli_doctor *d, const char *path)
+{
+	char unit[1100], dropin[1100], file[1400], sock[1024] = "";
+	struct dirent **e;
+	int n;
+
+	if (!cli_doctor_unit(d, "rtid.socket", unit, sizeof(unit)))
+		return;
+	listen_of(unit, sock, sizeof(sock));
+	snprintf(dropin, sizeof(dropin), "%s/etc/systemd/system/rtid.socket.d", d->root);
+	for (int i = 0, k = n = scandir(dropin, &e, conf_only, alphasort); i < k; i++) {
+		snprintf(file, sizeof(file), "%s/%s", dropin, e[i]->d_name);
+		listen_of(file, sock, sizeof(sock));
+		free(e[i]);
+	}
+	free(n >= 0 ? e : NULL);
+	/* Under socket activation the daemon answers on the socket systemd
+	 * passes, whatever --socket or RTID_SOCKET says: a shim that asks
+	 * another path finds no daemon and pays an attach per call. */
+	cli_doctor_add(d, "socket-unit", !strcmp(sock, path), "name rtid.socket's socket in "
+	    "the settings file (RTID_SOCKET), or change both (systemctl edit rtid.socket)",
+	    "rtid.socket listens on %s; the shim and rtid ask %s", sock[0] ? sock : "(no "
+	    "ListenSequentialPacket=)", path);
+}
+
 /* --- rtid serve --- */
 /* How the daemon is run here: by systemd when systemd runs the node
  * (/run/systemd/system) and rtid's units are installed; else by hand. */
@@ -138,8 +204,7 @@ static void stat_line(void *ctx, const char *stat)
  * the daemon's counters, and works with a driver that hangs. */
 static void check_daemon(struct cli_doctor *d)
 {
-	const char *path = getenv("RTID_SOCKET") ? rtid__svc_path(NULL)
-			   : d->socket[0] ? d->socket : RTID__SVC_SOCKET_DEFAULT;
+	const char *path = d->sock;
 	bool sd = under_systemd(d);
 	const char *restart = sd ? "systemctl restart rtid.socket rtid.service; journalctl -u rtid"
 				 : "start rtid serve again as root (it replaces a stale socket); "
@@ -150,7 +215,7 @@ static void check_daemon(struct cli_doctor *d)
 	int r;
 
 	if (sd)
-		cli_doctor_socket_unit(d, path);
+		cli_doctor_socket_unit(d, d->sock_tree);
 	if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
 		r = errno;
 		cli_doctor_add(d, "rtid-serve", false, r == EACCES ? "run rtid doctor as root (CRIU runs "
@@ -161,7 +226,7 @@ static void check_daemon(struct cli_doctor *d)
 		    ? "cannot look: permission denied" : "no socket there");
 		return;
 	}
-	if (st.st_uid != 0 && !rtid__svc_uid_named(getenv("RTID_SERVE_UID") ?: d->serve_uid,
+	if (st.st_uid != 0 && !rtid__svc_uid_named(cli_doctor_env(d, "RTID_SERVE_UID") ?: d->serve_uid,
 						   st.st_uid)) {
 		cli_doctor_add(d, "rtid-serve", false, sd ? "run rtid serve as root (rtid.service)"
 		    : "run rtid serve as root, or name its uid in RTID_SERVE_UID in the shim's settings",
@@ -199,6 +264,44 @@ static void check_daemon(struct cli_doctor *d)
 		    "attach" : "start rtid serve with --actions, so that CRIU's lock, checkpoint, "
 		    "restore and unlock skip the attach", "%s: attached, serving %s", path,
 		    c.actions ? "queries and actions" : "queries only");
+}
+
+/* --- the tree checked --- */
+const char *cli_doctor_env(const struct cli_doctor *d, const char *name)
+{
+	return d->root[0] ? NULL : getenv(name);
+}
+
+void cli_doctor_tree(struct cli_doctor *d)
+{
+	const char *sock = d->socket[0] ? d->socket : RTID__SVC_SOCKET_DEFAULT, *list = CLI_ENGINE_PATH;
+	char dir[256], path[1100] = "", node[64];
+	size_t n = 0;
+
+	if (!d->root[0]) {
+		sock = getenv("RTID_SOCKET") ? rtid__svc_path(NULL) : sock;
+		snprintf(d->sock, sizeof(d->sock), "%s", sock);
+		snprintf(d->sock_tree, sizeof(d->sock_tree), "%s", sock);
+		snprintf(d->tool, sizeof(d->tool), "%s", d->real_tool);
+		return;
+	}
+	if (!d->socket[0]) { /* the node's default, as the tree has it */
+		snprintf(node, sizeof(node), "/%s", RTID_NODE_SOCKET);
+		sock = node;
+	}
+	snprintf(d->sock_tree, sizeof(d->sock_tree), "%s", sock);
+	cli_doctor_under(d, sock, d->sock, sizeof(d->sock));
+	if (d->real_tool[0])
+		cli_doctor_under(d, d->real_tool, d->tool, sizeof(d->tool));
+	snprintf(d->env_conf, sizeof(d->env_conf), "RTID_SHIM_CONF=%s", d->conf);
+	snprintf(d->env_sock, sizeof(d->env_sock), "RTID_SOCKET=%s", d->sock);
+	if (d->tool[0])
+		snprintf(d->env_tool, sizeof(d->env_tool), "RTID_REAL_TOOL=%s", d->tool);
+	while (cli_doctor_next_dir(&list, dir, sizeof(dir)) && n < sizeof(path))
+		n += (size_t)snprintf(path + n, sizeof(path) - n, "%s%s%s", n ? ":" : "", d->root, dir);
+	cli_doctor_add(d, "root", true, NULL, "the tree at %s alone (no setting of this shell's): "
+	    "settings %s, socket %s, the engines' PATH %s", d->root, d->conf[0] ? d->conf : "none",
+	    d->sock, path);
 }
 
 /* --- the report --- */
@@ -265,6 +368,7 @@ int cmd_doctor(int argc, char **argv)
 		return 2;
 	}
 	cli_doctor_conf(d);
+	cli_doctor_tree(d);
 	cli_doctor_path(d);
 	check_daemon(d);
 	cli_doctor_criu(d);

@@ -89,6 +89,13 @@ struct cli_doctor {
 	int n;
 	char socket[1024], real_tool[1024], mode[32]; /* from the shim's settings file */
 	char serve_uid[32]; /* RTID_SERVE_UID, from the file */
+	char attestation[1024]; /* RTID_ATTESTATION, from the file */
+	/* The settings file and the socket checked: under the root, the tree's
+	 * own (its file's RTID_SOCKET, else the default); the socket as the
+	 * tree names it too (rtid.socket's words), and the engines' PATH. */
+	char conf[1100], sock[1100], sock_tree[1024], tool[1100];
+	/* Under the root: what the shim run for -h is given for them. */
+	char env_conf[1200], env_sock[1200], env_tool[1200];
 	bool tool_named; /* by RTID_REAL_TOOL in the file, which its old name does not override */
 	unsigned bad_lines, lines, bad_values;
 	char bad[120];
@@ -107,6 +114,14 @@ struct cli_check *cli_doctor_add(struct cli_doctor *d, const char *name, bool ok
  * exit status or signal and the first line of its stderr). At most 10 s. */
 bool cli_doctor_help(const struct cli_doctor *d, const char *tool, bool behind_shim, char *why,
 		     size_t len);
+/* A setting from the environment as the checked tree's shim would see it:
+ * getenv here; NULL under --root, where only the tree's own file counts (an
+ * engine passes CRIU none of a shell's environment). */
+const char *cli_doctor_env(const struct cli_doctor *d, const char *name);
+/* After cli_doctor_conf: the socket the checked tree's shim asks (d->sock,
+ * and d->sock_tree as the tree names it), its named real tool (d->tool);
+ * under a root, the one line that says what is checked. */
+void cli_doctor_tree(struct cli_doctor *d);
 /* path inside the tree d checks, into out. */
 void cli_doctor_under(const struct cli_doctor *d, const char *path, char *out, size_t len);
 /* The next directory of the colon list at *p into out; false at its end. */

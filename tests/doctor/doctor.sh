@@ -26,15 +26,26 @@ chmod 755 "$r/usr/bin/cuda-checkpoint" "$r/usr/sbin/criu"
 : > "$r/usr/lib/criu/cuda_plugin.so"
 printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Thu Jan  1 2026\n' \
 	> "$r/proc/driver/nvidia/version"
-printf 'RTID_SOCKET=%s/s\n' "$tmp" > "$tmp/shim.conf"
-export RTID_SHIM_CONF=$tmp/shim.conf
-unset RTID_SOCKET RTID_REAL_TOOL
+# The tree's own settings file (paths in it are the tree's): --root judges
+# the tree alone, whatever this shell's RTID_* say.
+conf=$r/etc/rtid/shim.conf
+mkdir -p "$r/etc/rtid"
+uid_line=""
+setconf() { # printf's format and arguments; the uid the shim trusts, where named, after it
+	# shellcheck disable=SC2059 # the format is the caller's
+	printf "$@" > "$conf"
+	[ -z "$uid_line" ] || echo "$uid_line" >> "$conf"
+}
+setconf 'RTID_SOCKET=/s\n'
+# A shell's settings that must not count: another file, socket and tool.
+printf 'RTID_SOCKET=%s/elsewhere\nRTID_REAL_TOOL=/bin/false\n' "$tmp" > "$tmp/host.conf"
+export RTID_SHIM_CONF=$tmp/host.conf RTID_SOCKET=$tmp/elsewhere RTID_REAL_TOOL=/bin/false
 printf 'title d\nproves d\ndriver 580.159.03\nbackend api\ntask 1 1 init\nanswer 1 none\nexpect driver 1 tid=none\n' > "$tmp/c.case"
 export RTID_CASE=$tmp/c.case
 
-serve() { # extra options: rtid serve on $tmp/s, ready when this returns
+serve() { # extra options: rtid serve on $r/s, ready when this returns
 	mkfifo "$tmp/ready"
-	"$rtid" serve --socket "$tmp/s" --libcuda "$MOCK_LIBCUDA" --ready-fd 3 "$@" \
+	"$rtid" serve --socket "$r/s" --libcuda "$MOCK_LIBCUDA" --ready-fd 3 "$@" \
 		3> "$tmp/ready" 2> "$tmp/serve.log" &
 	daemon=$!
 	read -r _ < "$tmp/ready"
@@ -68,14 +79,18 @@ root_only() { echo "doctor test: skipped as a user (needs root): $*"; }
 serve --actions
 if [ -z "$as_root" ]; then
 	doctor 1 "not c['rtid-serve']['ok'] and 'owned by uid $(id -u)' in c['rtid-serve']['detail'] and 'RTID_SERVE_UID' in c['rtid-serve']['fix']"
-	RTID_SERVE_UID=$(id -u)
-	export RTID_SERVE_UID
+	uid_line="RTID_SERVE_UID=$(id -u)"
+	setconf 'RTID_SOCKET=/s\n'
 fi
-doctor 0 "ok and all(x['ok'] for x in o['checks']) and len(c) == 11 and c['criu-version']['detail'] == 'CRIU 4.2'"
+doctor 0 "ok and all(x['ok'] for x in o['checks']) and len(c) == 12 and c['criu-version']['detail'] == 'CRIU 4.2'"
+# One line says what was checked: the tree's file, socket and PATH, and no
+# setting of this shell's (before, doctor judged the host's file and socket,
+# and the shim it ran for -h read the host's settings).
+doctor 0 "c['root']['detail'] == 'the tree at $r alone (no setting of this shell\\'s): settings $r/etc/rtid/shim.conf, socket $r/s, the engines\\' PATH $r/usr/local/sbin:$r/usr/local/bin:$r/usr/sbin:$r/usr/bin:$r/sbin:$r/bin' and c['tool-help']['ok'] and c['real-tool']['ok']"
 "$rtid" doctor --root "$r" | grep -q "^all well$" || fail "the words do not say all is well"
 # The daemon is asked with its status request: no driver call of doctor's in
 # its counters (it used to ask get-state of pid 1, counted as a request).
-"$rtid" serve status --socket "$tmp/s" > "$tmp/status"
+"$rtid" serve status --socket "$r/s" > "$tmp/status"
 grep -q '^requests ' "$tmp/status" && fail "doctor's check reached the driver: $(cat "$tmp/status")"
 
 # The daemon serves queries only: named, with the fix.
@@ -174,7 +189,9 @@ mv "$tmp/tool" "$r/usr/bin/cuda-checkpoint"
 cp "$rtid" "$r/usr/sbin/cuda-checkpoint"
 printf 'another build' >> "$r/usr/sbin/cuda-checkpoint"
 doctor 0 "c['real-tool']['ok'] and c['real-tool']['detail'].startswith('$r/usr/bin/cuda-checkpoint:') and 'passed over: $r/usr/sbin/cuda-checkpoint (rtid ' in c['real-tool']['detail']"
-RTID_REAL_TOOL=$r/usr/sbin/cuda-checkpoint doctor 1 "not c['real-tool']['ok'] and 'another rtid' in c['real-tool']['detail']"
+setconf 'RTID_SOCKET=/s\nRTID_REAL_TOOL=/usr/sbin/cuda-checkpoint\n'
+doctor 1 "not c['real-tool']['ok'] and 'another rtid' in c['real-tool']['detail']"
+setconf 'RTID_SOCKET=/s\n'
 # First on the PATH, another build is a shim still.
 mv "$r/usr/local/sbin/cuda-checkpoint" "$tmp/link"
 doctor 0 "'is rtid (another build, version ' in c['shim-on-path']['detail']"
@@ -212,77 +229,85 @@ doctor 1 "not c['criu-cuda-plugin']['ok'] and '/opt/criu holds 2 CUDA plugins' i
 rm "$r/opt/criu/rtid_cuda.so" "$r/opt/criu/amdgpu_plugin.so"
 
 # A bad line in the shim's settings, and a file others may write.
-printf 'RTID_SOCKET=%s/s\nRTID_BOGUS=1\n' "$tmp" > "$tmp/shim.conf"
+setconf 'RTID_SOCKET=/s\nRTID_BOGUS=1\n'
 doctor 1 "not c['shim-settings']['ok'] and 'line 2' in c['shim-settings']['detail']"
 # A value the shim cannot use: named with its line and the values accepted
 # (the shim hands every call to the real tool then). Before, doctor passed it.
-printf 'RTID_SOCKET=%s/s\nRTID_MODE=scna\n' "$tmp" > "$tmp/shim.conf"
+setconf 'RTID_SOCKET=/s\nRTID_MODE=scna\n'
 doctor 1 "not c['shim-settings']['ok'] and 'line 2: RTID_MODE=scna' in c['shim-settings']['detail'] and 'driver, scan, crosscheck or canary' in c['shim-settings']['detail']"
-printf 'RTID_SOCKET=%s/s\n# the daemon\nRTID_SERVICE_TIMEOUT=2s\nRTID_BACKEND=gpu\n' "$tmp" > "$tmp/shim.conf"
+setconf 'RTID_SOCKET=/s\n# the daemon\nRTID_SERVICE_TIMEOUT=2s\nRTID_BACKEND=gpu\n'
 doctor 1 "'line 3: RTID_SERVICE_TIMEOUT=2s' in c['shim-settings']['detail'] and 'without a unit' in c['shim-settings']['detail'] and 'and more' in c['shim-settings']['detail']"
-printf 'RTID_SOCKET=%s/s\nRTID_SERVICE_TIMEOUT=2\nRTID_MODE=\nRTID_PATTERN=^cuda\nRTID_SERVE_UID=0\n' "$tmp" > "$tmp/shim.conf"
+setconf 'RTID_SOCKET=/s\nRTID_SERVICE_TIMEOUT=2\nRTID_MODE=\nRTID_PATTERN=^cuda\nRTID_SERVE_UID=0\n'
 doctor 0 "c['shim-settings']['ok']"
-printf 'RTID_SOCKET=%s/s\n' "$tmp" > "$tmp/shim.conf"
-chmod 0666 "$tmp/shim.conf"
+setconf 'RTID_SOCKET=/s\n'
+chmod 0666 "$conf"
 doctor 1 "not c['shim-settings']['ok'] and 'writable by group or others' in c['shim-settings']['detail']"
-chmod 0644 "$tmp/shim.conf"
+chmod 0644 "$conf"
 
 # The settings: none at all, none there, a directory, too large, a line
 # with blanks around it; RTID_REAL_TOOL from the file, missing or rtid itself.
-RTID_SHIM_CONF= "$rtid" doctor --root "$r" --json > "$tmp/o.json" || true
+# No file: the shim's defaults (an empty RTID_SHIM_CONF says so for the
+# host, which only a doctor without --root reads; its other checks are the
+# host's and not judged here).
+RTID_SHIM_CONF= RTID_SOCKET=$r/s "$rtid" doctor --json > "$tmp/o.json" || true
 grep -q '"detail": "none (RTID_SHIM_CONF is empty)"' "$tmp/o.json" || fail "an empty RTID_SHIM_CONF is not none"
-RTID_SHIM_CONF=$tmp/absent RTID_SOCKET=$tmp/s "$rtid" doctor --root "$r" --json > "$tmp/o.json" ||
-	fail "no settings file is no fault: $(cat "$tmp/o.json")"
-grep -q 'absent: none' "$tmp/o.json" || fail "a missing settings file is not said"
-mkdir "$tmp/confdir"
-RTID_SHIM_CONF=$tmp/confdir RTID_SOCKET=$tmp/s "$rtid" doctor --root "$r" --json > "$tmp/o.json" && fail "a directory passed"
-grep -q 'not a regular file' "$tmp/o.json" || fail "a directory as settings is not named"
-head -c 20000 /dev/zero | tr '\0' '#' > "$tmp/big.conf"
-RTID_SHIM_CONF=$tmp/big.conf RTID_SOCKET=$tmp/s "$rtid" doctor --root "$r" --json > "$tmp/o.json" && fail "a huge file passed"
-grep -q 'larger than 16 KiB' "$tmp/o.json" || fail "a huge settings file is not named"
-printf '  RTID_SOCKET=%s/s \t\r\n\n\t# c\nRTID_REAL_TOOL=%s/nothing\n' "$tmp" "$tmp" > "$tmp/shim.conf"
+mv "$conf" "$tmp/conf.kept"
+doctor 1 "c['shim-settings']['ok'] and c['shim-settings']['detail'].startswith('$r/etc/rtid/shim.conf: none') and 'socket $r/run/rtid/rtid.sock' in c['root']['detail']"
+mkdir "$conf"
+doctor 1 "not c['shim-settings']['ok'] and 'not a regular file' in c['shim-settings']['detail']"
+rmdir "$conf"
+head -c 20000 /dev/zero | tr '\0' '#' > "$conf"
+doctor 1 "not c['shim-settings']['ok'] and 'larger than 16 KiB' in c['shim-settings']['detail']"
+mv "$tmp/conf.kept" "$conf"
+setconf '  RTID_SOCKET=/s \t\r\n\n\t# c\nRTID_REAL_TOOL=%s/nothing\n' "$tmp"
 doctor 1 "c['shim-settings']['ok'] and not c['real-tool']['ok'] and 'not an executable' in c['real-tool']['detail']"
 # The old name of the setting, where the file has no new one; the new one
 # wins where it has both, in either order.
-printf 'RTID_SOCKET=%s/s\nRTID_CUDA_CHECKPOINT=%s/old-name\n' "$tmp" "$tmp" > "$tmp/shim.conf"
+setconf 'RTID_SOCKET=/s\nRTID_CUDA_CHECKPOINT=%s/old-name\n' "$tmp"
 doctor 1 "not c['real-tool']['ok'] and 'old-name' in c['real-tool']['detail']"
-printf 'RTID_SOCKET=%s/s\nRTID_REAL_TOOL=%s/new-name\nRTID_CUDA_CHECKPOINT=%s/old-name\n' "$tmp" "$tmp" "$tmp" > "$tmp/shim.conf"
+setconf 'RTID_SOCKET=/s\nRTID_REAL_TOOL=%s/new-name\nRTID_CUDA_CHECKPOINT=%s/old-name\n' "$tmp" "$tmp"
 doctor 1 "'new-name' in c['real-tool']['detail'] and 'old-name' not in c['real-tool']['detail']"
-printf 'RTID_SOCKET=%s/s\nRTID_REAL_TOOL=%s\n' "$tmp" "$rtid" > "$tmp/shim.conf"
+ln -s "$rtid" "$r/usr/bin/rtid"
+setconf 'RTID_SOCKET=/s\nRTID_REAL_TOOL=/usr/bin/rtid\n'
 doctor 1 "not c['real-tool']['ok'] and 'rtid itself' in c['real-tool']['detail']"
-printf 'RTID_SOCKET=%s/s\nRTID_REAL_TOOL=%s/usr/bin/cuda-checkpoint\n' "$tmp" "$r" > "$tmp/shim.conf"
+setconf 'RTID_SOCKET=/s\nRTID_REAL_TOOL=/usr/bin/cuda-checkpoint\n'
 doctor 0 "c['real-tool']['ok'] and c['real-tool']['detail'].startswith('RTID_REAL_TOOL=')"
-printf 'RTID_SOCKET=%s/s\n' "$tmp" > "$tmp/shim.conf"
-# Another user's file; many bad lines (the first 8 named); the environment
-# over the file for the socket and the real tool.
+setconf 'RTID_SOCKET=/s\n'
+# Another user's file; many bad lines (the first 8 named); under --root the
+# tree's file over this shell's environment for the socket and the real tool.
 if [ "$as_root" ]; then
-	chown 65534 "$tmp/shim.conf"
+	chown 65534 "$conf"
 	doctor 1 "not c['shim-settings']['ok'] and 'owned by another user' in c['shim-settings']['detail']"
-	chown 0 "$tmp/shim.conf"
+	chown 0 "$conf"
 else
 	root_only "a settings file of another user's"
 fi
-printf 'a\n=b\nc\nd\ne\nf\ng\nh\ni\nj\n' > "$tmp/shim.conf"
+setconf 'a\n=b\nc\nd\ne\nf\ng\nh\ni\nj\n'
 doctor 1 "'line 1, 2, 3, 4, 5, 6, 7, 8:' in c['shim-settings']['detail']"
-printf 'RTID_SOCKET=%s/nowhere\nRTID_REAL_TOOL=%s/nothing\n' "$tmp" "$tmp" > "$tmp/shim.conf"
-RTID_SOCKET=$tmp/s RTID_REAL_TOOL=$r/usr/bin/cuda-checkpoint "$rtid" doctor --root "$r" --json > "$tmp/o.json" ||
-	fail "the environment did not win over the file: $(cat "$tmp/o.json")"
-printf 'RTID_SOCKET=%s/s\n' "$tmp" > "$tmp/shim.conf"
+setconf 'RTID_SOCKET=/nowhere\nRTID_REAL_TOOL=/nothing\n'
+RTID_SOCKET=$r/s RTID_REAL_TOOL=$r/usr/bin/cuda-checkpoint doctor 1 "not c['rtid-serve']['ok'] and c['rtid-serve']['detail'].startswith('$r/nowhere: no socket') and 'RTID_REAL_TOOL=$r/nothing: not an executable' in c['real-tool']['detail']"
+# A file others may write with a value the shim cannot use, under the root:
+# judged as the tree's, not passed as "none" (as when the host's was read).
+setconf 'RTID_SOCKET=/s\nRTID_MODE=bogus\n'
+chmod 0666 "$conf"
+doctor 1 "not c['shim-settings']['ok'] and 'writable by group or others' in c['shim-settings']['detail']"
+chmod 0644 "$conf"
+setconf 'RTID_SOCKET=/s\n'
 
 # The daemon's socket: another user's, one nobody answers on, a daemon that
 # cannot attach.
 stop
 serve --actions
 if [ "$as_root" ]; then
-	chown 65534 "$tmp/s"
+	chown 65534 "$r/s"
 	doctor 1 "not c['rtid-serve']['ok'] and 'owned by uid 65534' in c['rtid-serve']['detail']"
-	chown 0 "$tmp/s"
+	chown 0 "$r/s"
 	# RTID_SERVE_UID names the uid the shim trusts besides root's.
-	chown 65534 "$tmp/s"
-	export RTID_SERVE_UID=65534
+	chown 65534 "$r/s"
+	setconf 'RTID_SOCKET=/s\nRTID_SERVE_UID=65534\n'
 	doctor 0 "c['rtid-serve']['ok']"
-	unset RTID_SERVE_UID
-	chown 0 "$tmp/s"
+	setconf 'RTID_SOCKET=/s\n'
+	chown 0 "$r/s"
 else
 	root_only "a socket of another user's, doctor run as another user"
 fi
@@ -304,14 +329,14 @@ kill -9 "$daemon"; wait "$daemon" 2>/dev/null || true; daemon=""
 doctor 1 "not c['rtid-serve']['ok'] and 'cannot connect' in c['rtid-serve']['detail'] and 'the daemon is gone' in c['rtid-serve']['detail'] and 'start rtid serve again' in c['rtid-serve']['fix']"
 mkdir -p "$r/run/systemd/system"
 doctor 1 "c['rtid-serve']['fix'].startswith('systemctl restart rtid.socket rtid.service')"
-rm -f "$tmp/s"
+rm -f "$r/s"
 RTID_CASE=$tmp/nothing serve --actions
 doctor 1 "not c['rtid-serve']['ok'] and 'not attached to the driver (1 attach started, as many failed or ended)' in c['rtid-serve']['detail'] and 'journalctl -u rtid' in c['rtid-serve']['fix']"
 rm -r "$r/run/systemd"
 doctor 1 "'stderr says why the driver attach fails' in c['rtid-serve']['fix']"
 stop
 # Something on the socket that takes the connection and hangs up at once.
-rm -f "$tmp/s"
+rm -f "$r/s"
 mkfifo "$tmp/hangup-ready"
 python3 -c "
 import socket, sys
@@ -320,12 +345,12 @@ s.bind(sys.argv[1]); s.listen(8)
 open(sys.argv[2], 'w').write('listening\\n')
 while True:
     c, _ = s.accept(); c.close()
-" "$tmp/s" "$tmp/hangup-ready" &
+" "$r/s" "$tmp/hangup-ready" &
 hangup=$!
 read -r _ < "$tmp/hangup-ready"
 doctor 1 "not c['rtid-serve']['ok'] and 'no answer to status' in c['rtid-serve']['detail']"
 kill "$hangup"; wait "$hangup" 2>/dev/null || true; hangup=""
-rm -f "$tmp/s"
+rm -f "$r/s"
 serve --actions
 # CRIU older than its CUDA plugin (Debian 12's 3.17), and one that says no version.
 printf '#!/bin/sh\necho Version: 3.17\n' > "$r/usr/sbin/criu"
@@ -342,30 +367,32 @@ printf '#!/bin/sh\necho Version: 4.2\n' > "$r/usr/sbin/criu"
 
 # The scan's attestation for the running driver: no matter in driver mode; in
 # scan mode, missing is a fault with its fix, and ten agreements are enough.
-export RTID_ATTESTATION=$tmp/att.json
-RTID_MODE=scan doctor 1 "not c['scan-attested']['ok'] and '0 of 10' in c['scan-attested']['detail'] and 'rtid validate' in c['scan-attested']['fix']"
-printf 'RTID_SOCKET=%s/s\nRTID_MODE=canary\n' "$tmp" > "$tmp/shim.conf"
+# Mode and attestation as the tree's file names them (a path of the tree's).
+att=$r/att.json
+setconf 'RTID_SOCKET=/s\nRTID_MODE=scan\nRTID_ATTESTATION=/att.json\n'
+doctor 1 "not c['scan-attested']['ok'] and '0 of 10' in c['scan-attested']['detail'] and 'rtid validate' in c['scan-attested']['fix']"
+setconf 'RTID_SOCKET=/s\nRTID_MODE=canary\nRTID_ATTESTATION=/att.json\n'
 doctor 1 "not c['scan-attested']['ok'] and 'falls back' in c['scan-attested']['detail']"
-printf '{"format": 1, "drivers": {"580.159.03": {"agree": 10, "agree_none": 0, "mismatch": 0, "revoked": false}}}\n' > "$tmp/att.json"
+printf '{"format": 1, "drivers": {"580.159.03": {"agree": 10, "agree_none": 0, "mismatch": 0, "revoked": false}}}\n' > "$att"
 doctor 0 "c['scan-attested']['ok'] and c['scan-attested']['detail'].startswith('driver 580.159.03: attested (10 of 10')"
-printf '{"format": 1, "drivers": {"580.159.03": {"agree": 12, "agree_none": 0, "mismatch": 1, "revoked": false}}}\n' > "$tmp/att.json"
+printf '{"format": 1, "drivers": {"580.159.03": {"agree": 12, "agree_none": 0, "mismatch": 1, "revoked": false}}}\n' > "$att"
 doctor 1 "not c['scan-attested']['ok'] and 'revoked' in c['scan-attested']['detail']"
-printf 'not json' > "$tmp/att.json"
+printf 'not json' > "$att"
 doctor 1 "not c['scan-attested']['ok'] and 'att.json' in c['scan-attested']['detail']"
 # An attestation others may write is not trusted: nothing in it counts.
-printf '{"format": 1, "drivers": {"580.159.03": {"agree": 10, "agree_none": 0, "mismatch": 0, "revoked": false}}}\n' > "$tmp/att.json"
-chmod 0666 "$tmp/att.json"
+printf '{"format": 1, "drivers": {"580.159.03": {"agree": 10, "agree_none": 0, "mismatch": 0, "revoked": false}}}\n' > "$att"
+chmod 0666 "$att"
 doctor 1 "not c['scan-attested']['ok'] and 'not trusted' in c['scan-attested']['detail']"
-chmod 0644 "$tmp/att.json"
-# The environment's mode wins over the file's; a mode that is none scans nothing.
-RTID_MODE=driver doctor 0 "'driver mode does not scan' in c['scan-attested']['detail']"
-RTID_MODE=bogus doctor 0 "c['scan-attested']['ok']"
-RTID_MODE= doctor 0 "c['scan-attested']['ok']"
-# RTID_ATTESTATION set and empty: the default file under the root, none there.
-RTID_ATTESTATION= RTID_MODE=scan doctor 1 "'0 of 10' in c['scan-attested']['detail']"
-printf 'RTID_SOCKET=%s/s\n' "$tmp" > "$tmp/shim.conf"
+chmod 0644 "$att"
+# This shell's mode and attestation do not count under --root.
+RTID_MODE=driver RTID_ATTESTATION=$tmp/none doctor 0 "c['scan-attested']['detail'].startswith('driver 580.159.03: attested')"
+setconf 'RTID_SOCKET=/s\nRTID_MODE=driver\n'
+doctor 0 "'driver mode does not scan' in c['scan-attested']['detail']"
+# No attestation named: the default file under the root, none there.
+setconf 'RTID_SOCKET=/s\nRTID_MODE=scan\n'
+doctor 1 "'0 of 10' in c['scan-attested']['detail']"
+setconf 'RTID_SOCKET=/s\n'
 doctor 0 "c['scan-attested']['ok']"
-unset RTID_ATTESTATION
 
 # No CRIU on the engines' PATH, and the words say how to fix it.
 mv "$r/usr/sbin/criu" "$tmp/criu"
@@ -396,7 +423,7 @@ for bad in "--max-per-uid x" "--workers 0" "--workers 65" "--actions --workers 1
 done
 
 # rtid serve status: the daemon's counters, and a clear failure without one.
-"$rtid" serve status --socket "$tmp/s" | grep -q '^attaches 1$' || fail "status in words"
+"$rtid" serve status --socket "$r/s" | grep -q '^attaches 1$' || fail "status in words"
 "$rtid" serve status --help | grep -q -- '--prometheus' || fail "status help"
 "$rtid" serve status --bogus 2> /dev/null && fail "status took a bad option"
 "$rtid" serve status --socket "$tmp/none" 2> "$tmp/err" && fail "status without a daemon passed"

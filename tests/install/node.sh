@@ -60,13 +60,17 @@ local=$(cd "$r" && find usr/local ! -type d | sort | tr '\n' ' ')
 [ "$local" = "usr/local/bin/cuda-checkpoint usr/local/sbin/cuda-checkpoint " ] ||
 	fail "under /usr/local: $local"
 
-# The daemon as the unit runs it (the socket ours), on the mock driver.
-export RTID_SHIM_CONF="$r/etc/rtid/shim.conf" RTID_SOCKET="$T/s" RTID_ATTESTATION="$T/attestation.json"
+# The daemon as the unit runs it, on the mock driver, at the tree's own socket
+# (the tree's /run/rtid/rtid.sock). doctor --root judges the tree alone: no
+# RTID_SHIM_CONF, RTID_SOCKET nor RTID_ATTESTATION of ours (those of this
+# shell, set to elsewhere, must not count).
+export RTID_SHIM_CONF="$T/elsewhere.conf" RTID_SOCKET="$T/elsewhere.sock" RTID_ATTESTATION="$T/none.json"
+mkdir -p "$r/run/rtid"
 printf 'title d\nproves d\ndriver 580.159.03\nbackend api\ntask 1 1 init\nanswer 1 none\nexpect driver 1 tid=none\n' > "$T/c.case"
 mkfifo "$T/ready"
 # shellcheck disable=SC2046 # the unit's options, split as systemd splits them
 RTID_CASE=$T/c.case "$r/usr/bin/rtid" serve $(sed -n 's/^ExecStart=[^ ]*rtid serve//p' \
-	"$r/usr/lib/systemd/system/rtid.service") --socket "$T/s" --libcuda "$mock" --ready-fd 3 \
+	"$r/usr/lib/systemd/system/rtid.service") --socket "$r/run/rtid/rtid.sock" --libcuda "$mock" --ready-fd 3 \
 	3> "$T/ready" 2> "$T/serve.log" &
 daemon=$!
 read -r _ < "$T/ready"
