@@ -4,7 +4,12 @@
 percentiles) in words, as JSON and for Prometheus, and what a daemon may
 send that is odd (a number that is not one, a short message, an unknown
 kind) shown as it is or left out, never a crash; a message that is no stat
-fails the command.
+fails the command. Words label every number (a latency's sum and count, each
+percentile) and name the daemon's version ("-" for a daemon that does not
+say it). The series a daemon lists (ops, outcomes, reasons) are written at 0
+for Prometheus; its latency is a histogram from its bounds and cumulative
+counts (+Inf only from a daemon without them, or with counts that are
+none). rtid serve --version is rtid --version.
 
     status-test.py RTID_BIN"""
 import json
@@ -65,7 +70,16 @@ with tempfile.TemporaryDirectory() as d:
     path = os.path.join(d, "s")
     t = daemon(path, [STATS + ["end"]] * 3 + [["stat attaches 1", "nonsense"]] * 2)
     words, _ = status(path)
-    assert words.splitlines() == [s[5:] for s in STATS if " " in s[5:]], words  # a bare word: no stat
+
+    def labelled(m):
+        w = m.split()
+        if w[0] == "duration_seconds" and len(w) == 4:
+            return "duration_seconds %s sum %s count %s" % tuple(w[1:])
+        if w[0] == "latency_ms" and len(w) == 5:
+            return "latency_ms %s p50 %s p90 %s p99 %s" % tuple(w[1:])
+        return m
+    assert words.splitlines() == [labelled(s[5:]) for s in STATS if " " in s[5:]] + \
+        ["version - (a daemon older than this rtid: it does not say)"], words  # a bare word: no stat
     o = json.loads(status(path, "--json")[0])
     assert o["uptime_s"] == 12.5 and o["attaches"] == 1 and o["driver"] == "580.95.05", o
     assert o["busy"] == "2.5e", o  # not a number: kept as the daemon said it
@@ -87,14 +101,18 @@ with tempfile.TemporaryDirectory() as d:
                  'rtid_requests_total{op="get-state",outcome="error",reason="worker-failed"} 3',
                  'rtid_requests_total{op="get-state",outcome="error",reason="timeout"} 1',
                  'rtid_requests_total{op="checkpoint",outcome="error"} 1',  # no reasons said
-                 'rtid_request_duration_seconds{op="get-restore-tid",quantile="0.99"} 0.0015',
+                 '# TYPE rtid_request_duration_seconds histogram',
+                 'rtid_request_duration_seconds_bucket{op="lock",le="+Inf"} 2',  # no bounds said
                  'rtid_request_duration_seconds_sum{op="lock"} 0.004',
                  'rtid_request_duration_seconds_count{op="lock"} 2',
                  'rtid_requests_total{op="lo\\"c\\\\k",outcome="done"} 5'):
         assert want in lines, (want, lines)
     # get-state's errors are told by reason: no total beside them to count twice.
     assert 'rtid_requests_total{op="get-state",outcome="error"} 4' not in lines, lines
-    assert not any("latency_ms" in l for l in lines), lines
+    assert not any("latency_ms" in l or "quantile" in l for l in lines), lines
+    # A daemon that lists no series: none at 0, and no build_info without a version.
+    assert not any(l.endswith(" 0") and l.startswith("rtid_requests_total") for l in lines), lines
+    assert not any(l.startswith("rtid_build_info") for l in lines), lines
     assert not any("huge" in l or "many" in l or "rtid_up 7" in l for l in lines), lines
     assert [l for l in lines if l.startswith("rtid_request_duration_seconds_sum")] == \
         ['rtid_request_duration_seconds_sum{op="lock"} 0.004'], lines
@@ -104,6 +122,73 @@ with tempfile.TemporaryDirectory() as d:
     prom, _ = status(path, "--prometheus", rc=1)  # the same: rtid_up 0, nothing else
     assert "rtid_up 0" in prom.splitlines() and "rtid_attaches_total" not in prom, prom
     t.join(10)
+
+# A daemon of this rtid's: its version and start, failed attaches, the
+# series it counts, and its latency histogram.
+NEW = ["stat version 9.9.9", "stat start_time_seconds 1700000000.250", "stat attach_failures 2",
+       "stat ops a-op b-op", "stat outcomes tid error no-such-process", "stat reasons timeout busy",
+       "stat duration_le 0.001 0.01 1", "stat requests a-op tid 4", "stat requests a-op error 1",
+       "stat errors a-op busy 1", "stat duration_seconds a-op 0.5 5",
+       "stat duration_buckets a-op 1 3 5", "stat duration_seconds b-op 0 0",
+       "stat duration_buckets b-op 0 0 0", "stat duration_seconds c-op 2 2",
+       "stat duration_buckets c-op 2 1 2",  # not cumulative: +Inf only
+       "stat duration_seconds d-op 1 1", "stat duration_buckets d-op 1 1",  # too few
+       "stat latency_ms a-op 1 2 3", "end"]
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "s")
+    t = daemon(path, [NEW] * 3)
+    words = status(path)[0].splitlines()
+    assert words == ["version 9.9.9", "start_time_seconds 1700000000.250", "attach_failures 2",
+                     "requests a-op tid 4", "requests a-op error 1", "errors a-op busy 1",
+                     "duration_seconds a-op sum 0.5 count 5", "duration_seconds c-op sum 2 count 2",
+                     "duration_seconds d-op sum 1 count 1",
+                     "latency_ms a-op p50 1 p90 2 p99 3"], words
+    o = json.loads(status(path, "--json")[0])
+    assert o["version"] == "9.9.9" and o["start_time_seconds"] == 1700000000.25, o
+    assert o["attach_failures"] == 2, o
+    lines = status(path, "--prometheus")[0].splitlines()
+    req = [l for l in lines if l.startswith("rtid_requests_total")]
+    assert req == ['rtid_requests_total{op="a-op",outcome="tid"} 4',
+                   'rtid_requests_total{op="a-op",outcome="error",reason="timeout"} 0',
+                   'rtid_requests_total{op="a-op",outcome="error",reason="busy"} 1',
+                   'rtid_requests_total{op="a-op",outcome="no-such-process"} 0',
+                   'rtid_requests_total{op="b-op",outcome="tid"} 0',
+                   'rtid_requests_total{op="b-op",outcome="error",reason="timeout"} 0',
+                   'rtid_requests_total{op="b-op",outcome="error",reason="busy"} 0',
+                   'rtid_requests_total{op="b-op",outcome="no-such-process"} 0'], req
+    for want in ('rtid_build_info{version="9.9.9"} 1', "rtid_start_time_seconds 1700000000.250",
+                 "# TYPE rtid_start_time_seconds gauge", "rtid_attach_failures_total 2",
+                 "# TYPE rtid_attach_failures_total counter",
+                 "# TYPE rtid_request_duration_seconds histogram"):
+        assert want in lines, (want, lines)
+    hist = [l for l in lines if l.startswith("rtid_request_duration_seconds")]
+    assert hist == ['rtid_request_duration_seconds_bucket{op="a-op",le="0.001"} 1',
+                    'rtid_request_duration_seconds_bucket{op="a-op",le="0.01"} 3',
+                    'rtid_request_duration_seconds_bucket{op="a-op",le="1"} 5',
+                    'rtid_request_duration_seconds_bucket{op="a-op",le="+Inf"} 5',
+                    'rtid_request_duration_seconds_sum{op="a-op"} 0.5',
+                    'rtid_request_duration_seconds_count{op="a-op"} 5',
+                    'rtid_request_duration_seconds_bucket{op="b-op",le="0.001"} 0',
+                    'rtid_request_duration_seconds_bucket{op="b-op",le="0.01"} 0',
+                    'rtid_request_duration_seconds_bucket{op="b-op",le="1"} 0',
+                    'rtid_request_duration_seconds_bucket{op="b-op",le="+Inf"} 0',
+                    'rtid_request_duration_seconds_sum{op="b-op"} 0',
+                    'rtid_request_duration_seconds_count{op="b-op"} 0',
+                    'rtid_request_duration_seconds_bucket{op="c-op",le="+Inf"} 2',
+                    'rtid_request_duration_seconds_sum{op="c-op"} 2',
+                    'rtid_request_duration_seconds_count{op="c-op"} 2',
+                    'rtid_request_duration_seconds_bucket{op="d-op",le="+Inf"} 1',
+                    'rtid_request_duration_seconds_sum{op="d-op"} 1',
+                    'rtid_request_duration_seconds_count{op="d-op"} 1'], hist
+    t.join(10)
+
+# rtid serve --version: rtid's, exit 0, as rtid --version.
+for args in (["--version"], ["serve", "--version"]):
+    p = subprocess.run([RTID, *args], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0 and p.stdout.startswith("rtid ") and p.stderr == "", (args, p)
+    if args == ["--version"]:
+        plain = p.stdout
+    assert p.stdout == plain, (p.stdout, plain)
 
 # Where the Prometheus file cannot be put: said with the reason, exit status 1,
 # and no temporary file left beside it. A stray argument: usage, exit 2.

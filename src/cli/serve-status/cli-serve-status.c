@@ -224,7 +224,10 @@ int cmd_serve_status(int argc, char **argv)
 		sstat_prom(st.out, st.stat, r < 0 ? 0 : st.n,
 			   !r ? SSTAT_UP : denied ? SSTAT_NO_PERMISSION : SSTAT_DOWN);
 	} else if (st.fmt == F_JSON && r == 0) {
-		json_dumpf(st.o, st.out, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
+		/* 15 digits: a start time in seconds since the epoch keeps its
+		 * milliseconds, and 0.4 is still written 0.4. */
+		json_dumpf(st.o, st.out, JSON_INDENT(1) | JSON_SORT_KEYS |
+			   JSON_REAL_PRECISION(15));
 		fputc('\n', st.out);
 	} else if (r == 0 && !st.version) {
 		fputs("version - (a daemon older than this rtid: it does not say)\n", st.out);
