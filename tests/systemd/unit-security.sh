@@ -15,7 +15,7 @@ out=$(systemd-analyze security --offline=true "$unit" 2>&1) || true
 score=$(printf '%s\n' "$out" | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
 [ -n "$score" ] || { echo "unit-security: no rating:" >&2; printf '%s\n' "$out" >&2; exit 1; }
 if ! systemd-analyze security --offline=true --threshold=50 "$unit" > /dev/null 2>&1; then
-	echo "unit-security: rtid.service is rated $score, above 5.0:" >&2
+	echo "unit-security: ${unit##*/} is rated $score, above 5.0:" >&2
 	printf '%s\n' "$out" | grep '✗' >&2
 	exit 1
 fi
@@ -27,4 +27,4 @@ awk '
 para > 0 && first { first = 0; if ($0 !~ /^#/) { print "unexplained: " $0; bad = 1 } }
 END { exit bad }
 ' "$unit" || { echo "unit-security: a hardening setting without its reason (above)" >&2; exit 1; }
-echo "unit-security: rtid.service rated $score (at most 5.0), every setting explained"
+echo "unit-security: ${unit##*/} rated $score (at most 5.0), every setting explained"
