@@ -49,11 +49,12 @@ static void conf_line(void *ctx, unsigned line, const char *name, const char *va
 	d->lines++;
 	const char *accepted;
 
-	if (!name) {
+	if (!name) { /* said with what stands before its '=': the mistyped name */
 		size_t n = strlen(d->bad);
 
 		if (d->bad_lines++ < 8)
-			snprintf(d->bad + n, sizeof(d->bad) - n, "%s%u", n ? ", " : "", line);
+			snprintf(d->bad + n, sizeof(d->bad) - n, "%sline %u '%.40s'", n ? ", " : "",
+				 line, value);
 		return;
 	}
 	/* Judged as the shim judges it (cli_conf_unusable), the first one said. */
@@ -64,6 +65,8 @@ static void conf_line(void *ctx, unsigned line, const char *name, const char *va
 		snprintf(d->socket, sizeof(d->socket), "%s", value);
 	if (!strcmp(name, "RTID_SERVE_UID") && !cli_doctor_env(d, "RTID_SERVE_UID"))
 		snprintf(d->serve_uid, sizeof(d->serve_uid), "%s", value);
+	if (!strcmp(name, "RTID_SHIM_LOG") && !cli_doctor_env(d, "RTID_SHIM_LOG"))
+		snprintf(d->shim_log, sizeof(d->shim_log), "%s", value);
 	if (!strcmp(name, "RTID_ATTESTATION") && !cli_doctor_env(d, "RTID_ATTESTATION"))
 		snprintf(d->attestation, sizeof(d->attestation), "%s", value);
 	if (!strcmp(name, "RTID_MODE") && !cli_doctor_env(d, "RTID_MODE"))
@@ -76,6 +79,32 @@ static void conf_line(void *ctx, unsigned line, const char *name, const char *va
 	if (!strcmp(name, "RTID_CUDA_CHECKPOINT") && !cli_doctor_env(d, "RTID_REAL_TOOL") &&
 	    !d->tool_named)
 		snprintf(d->real_tool, sizeof(d->real_tool), "%s", value);
+}
+
+/* RTID_SHIM_LOG (the environment's here, the file's under a root): the shim
+ * opens it to append, never through a link, and creates it in its
+ * directory; a path it cannot write loses every note, silently. */
+static void check_log(struct cli_doctor *d)
+{
+	const char *env = cli_doctor_env(d, "RTID_SHIM_LOG"), *name = env ? env : d->shim_log;
+	char path[1100], dir[1100], *slash;
+	struct stat st;
+	const char *why = NULL;
+
+	if (!*name)
+		return;
+	cli_doctor_under(d, name, path, sizeof(path));
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')))
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	if (lstat(path, &st) == 0)
+		why = !S_ISREG(st.st_mode) ? "not a regular file (a link or another kind: never "
+		      "written)" : access(path, W_OK) < 0 ? strerror(errno) : NULL;
+	else if (errno != ENOENT || access(dir, W_OK) < 0)
+		why = errno == ENOENT ? "its directory does not exist" : strerror(errno);
+	cli_doctor_add(d, "shim-log", !why, "create its directory, or name a file root can write "
+	    "(RTID_SHIM_LOG in the settings file)", "RTID_SHIM_LOG=%s%s%s", name,
+	    why ? ": cannot be written: " : ": the shim's notes go there", why ? why : "");
 }
 
 void cli_doctor_conf(struct cli_doctor *d)
@@ -107,7 +136,8 @@ void cli_doctor_conf(struct cli_doctor *d)
 		    "(chown root: FILE; chmod 0644 FILE)", "%s: %s: the shim ignores it", path, why);
 	else if (d->bad_lines)
 		cli_doctor_add(d, "shim-settings", false, "each line NAME=VALUE, NAME one of the variables of "
-		    "rtid(1) the shim reads", "%s: line %s: not a setting (skipped)", path, d->bad);
+		    "rtid(1) the shim reads", "%s: not a setting (skipped): %s%s", path, d->bad,
+		    d->bad_lines > 8 ? ", and more" : "");
 	else if (d->bad_values)
 		cli_doctor_add(d, "shim-settings", false, "give each setting a value of those accepted "
 		    "(rtid(1), doc/shim.md), or remove the line for its default", "%s: %s%s: the shim "
@@ -116,6 +146,7 @@ void cli_doctor_conf(struct cli_doctor *d)
 	else
 		cli_doctor_add(d, "shim-settings", true, NULL, "%s: %u setting%s", path, d->lines,
 		    d->lines == 1 ? "" : "s");
+	check_log(d);
 }
 
 /* --- cuda-checkpoint -h, as CRIU's CUDA plugin runs it --- */

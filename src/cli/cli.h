@@ -90,6 +90,7 @@ struct cli_doctor {
 	char socket[1024], real_tool[1024], mode[32]; /* from the shim's settings file */
 	char serve_uid[32]; /* RTID_SERVE_UID, from the file */
 	char attestation[1024]; /* RTID_ATTESTATION, from the file */
+	char shim_log[1024];    /* RTID_SHIM_LOG, from the file */
 	/* The settings file and the socket checked: under the root, the tree's
 	 * own (its file's RTID_SOCKET, else the default); the socket as the
 	 * tree names it too (rtid.socket's words), and the engines' PATH. */
@@ -98,7 +99,7 @@ struct cli_doctor {
 	char env_conf[1200], env_sock[1200], env_tool[1200];
 	bool tool_named; /* by RTID_REAL_TOOL in the file, which its old name does not override */
 	unsigned bad_lines, lines, bad_values;
-	char bad[120];
+	char bad[480]; /* the lines that are no setting, each with its name */
 	char bad_value[300]; /* the first value the shim cannot use: line, setting, accepted */
 };
 

@@ -260,11 +260,34 @@ static int resolve(const struct cli_opts *o, int pid, struct rtid_result *r)
 }
 
 /* What is wrong with the settings file goes to RTID_SHIM_LOG, never to
- * stderr: CRIU reads stdout and stderr from one pipe. */
+ * stderr: CRIU reads stdout and stderr from one pipe. Held until the file is
+ * read whole: RTID_SHIM_LOG may be a line after the fault. */
+struct conf_faults {
+	char what[8][320];
+	unsigned n, more;
+};
+
 static void conf_note(void *ctx, const char *what)
 {
-	(void)ctx;
-	shim_note("%s", what);
+	struct conf_faults *h = ctx;
+
+	if (h->n < 8)
+		snprintf(h->what[h->n++], sizeof(h->what[0]), "%s", what);
+	else
+		h->more++;
+}
+
+static void conf_load(void)
+{
+	static struct conf_faults h; /* 2.5 KiB: not on the stack of every call */
+	char buf[4096];
+
+	h.n = h.more = 0;
+	rtid__conf_load(rtid__conf_program_path(buf, sizeof(buf)), NULL, conf_note, &h);
+	for (unsigned i = 0; i < h.n; i++)
+		shim_note("%s", h.what[i]);
+	if (h.more)
+		shim_note("and %u more faults of the settings file", h.more);
 }
 
 /* What the scan had to say about an answer, for the log: the cross-check's
@@ -292,7 +315,7 @@ int cmd_shim(int argc, char **argv)
 	struct cli_opts o = { 0 };
 	const char *bad, *value, *accepted;
 	bool to_tool = false, answered;
-	char *tool, why[1200], said[80], conf_buf[4096];
+	char *tool, why[1200], said[80];
 	int pid, rc;
 
 	if (getenv(GUARD)) {
@@ -302,7 +325,7 @@ int cmd_shim(int argc, char **argv)
 		return EXIT_UNKNOWN;
 	}
 	/* Before anything reads a setting: the file fills what the environment lacks. */
-	rtid__conf_load(rtid__conf_program_path(conf_buf, sizeof(conf_buf)), NULL, conf_note, NULL);
+	conf_load();
 	if (refuse_thread(argc, argv, &rc))
 		return rc;
 	/* A setting it cannot use is a failure of rtid's own: neither rtid serve

@@ -230,7 +230,7 @@ rm "$r/opt/criu/rtid_cuda.so" "$r/opt/criu/amdgpu_plugin.so"
 
 # A bad line in the shim's settings, and a file others may write.
 setconf 'RTID_SOCKET=/s\nRTID_BOGUS=1\n'
-doctor 1 "not c['shim-settings']['ok'] and 'line 2' in c['shim-settings']['detail']"
+doctor 1 "not c['shim-settings']['ok'] and c['shim-settings']['detail'].endswith(\": not a setting (skipped): line 2 'RTID_BOGUS'\")"
 # A value the shim cannot use: named with its line and the values accepted
 # (the shim hands every call to the real tool then). Before, doctor passed it.
 setconf 'RTID_SOCKET=/s\nRTID_MODE=scna\n'
@@ -283,7 +283,16 @@ else
 	root_only "a settings file of another user's"
 fi
 setconf 'a\n=b\nc\nd\ne\nf\ng\nh\ni\nj\n'
-doctor 1 "'line 1, 2, 3, 4, 5, 6, 7, 8:' in c['shim-settings']['detail']"
+doctor 1 "c['shim-settings']['detail'].endswith(\"line 1 'a', line 2 '', line 3 'c', line 4 'd', line 5 'e', line 6 'f', line 7 'g', line 8 'h', and more\")"
+# RTID_SHIM_LOG where the shim cannot write (its directory missing, a link,
+# a directory): every note would be lost; said. One it can write passes.
+setconf 'RTID_SOCKET=/s\nRTID_SHIM_LOG=/var/log/rtid/shim.log\n'
+doctor 1 "not c['shim-log']['ok'] and c['shim-log']['detail'] == 'RTID_SHIM_LOG=/var/log/rtid/shim.log: cannot be written: its directory does not exist'"
+mkdir -p "$r/var/log/rtid"
+doctor 0 "c['shim-log']['ok']"
+ln -s /dev/null "$r/var/log/rtid/shim.log"
+doctor 1 "not c['shim-log']['ok'] and 'not a regular file' in c['shim-log']['detail']"
+rm "$r/var/log/rtid/shim.log"
 setconf 'RTID_SOCKET=/nowhere\nRTID_REAL_TOOL=/nothing\n'
 RTID_SOCKET=$r/s RTID_REAL_TOOL=$r/usr/bin/cuda-checkpoint doctor 1 "not c['rtid-serve']['ok'] and c['rtid-serve']['detail'].startswith('$r/nowhere: no socket') and 'RTID_REAL_TOOL=$r/nothing: not an executable' in c['real-tool']['detail']"
 # A file others may write with a value the shim cannot use, under the root:

@@ -54,4 +54,12 @@ RTID_REAL_TOOL=$T/tool "$T/cuda-checkpoint" --get-restore-tid --pid $$ 2>/dev/nu
 cut=$(sed -n 's/.*cuda-checkpoint exit 2: \(.*\.\.\.\)$/\1/p' "$T/log")
 [ -n "$cut" ] || fail "a long error not ended with ..."
 case " $long " in *" ${cut%...} "*) ;; *) fail "cut inside a word: $cut" ;; esac
+# The log named in the file only, after a mistyped line (as the shipped file
+# puts RTID_SOCKET and RTID_REAL_TOOL before it): the fault is said there all
+# the same. Before, a fault before RTID_SHIM_LOG was lost.
+printf 'RTID_SOKET=%s/none\nRTID_SOCKET=%s/none\nRTID_SHIM_LOG=%s/late.log\n' "$T" "$T" "$T" > "$T/shim.conf"
+RTID_SHIM_LOG= RTID_REAL_TOOL=/bin/true env -u RTID_SHIM_LOG "$T/cuda-checkpoint" --action lock --pid $$ ||
+	fail "the call failed"
+grep -qF "shim.conf:1: not a setting: 'RTID_SOKET'" "$T/late.log" ||
+	fail "a fault before RTID_SHIM_LOG is not in its log: $(cat "$T/late.log" 2>&1)"
 echo "shim-log: every decision, reason and refusal said; the tool's error whole"
