@@ -172,7 +172,6 @@ int sw_start(struct spool *p, struct sworker *w, const struct serve_cfg *cfg)
 	if ((r = rtid__worker_pair(sv)) < 0)
 		return r;
 	w->version_len = read_version(cfg, w->version, sizeof(w->version));
-	p->attaches++;
 	r = sv[1] == 3 ? -EBADF : spawn_worker(cfg, sv[1], &w->pid);
 	close(sv[1]);
 	if (r < 0) {
@@ -195,6 +194,7 @@ int sw_start(struct spool *p, struct sworker *w, const struct serve_cfg *cfg)
 	w->since = rtid__now();
 	w->until = w->since + cfg->attach_timeout_s;
 	w->busy = false;
+	p->attaches++;
 	return 0;
 }
 

@@ -81,8 +81,10 @@ struct spool {
 	unsigned n;                /* cfg->workers */
 	unsigned failures;         /* in a row, for the backoff */
 	double retry_at;           /* no new attach before this */
-	unsigned long attaches;    /* attaches begun: workers started or tried */
-	unsigned long attach_failures; /* of those, the ones that never became ready */
+	unsigned long attaches;    /* workers started so far */
+	/* Attaches that failed: a worker that could not be started (not in
+	 * attaches), or one started whose driver never became ready. */
+	unsigned long attach_failures;
 	char why[160];             /* why the last one failed */
 };
 

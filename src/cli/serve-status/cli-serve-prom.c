@@ -44,10 +44,10 @@ static const struct fam scalars[] = {
 	{ "attach_seconds", "rtid_attach_seconds", "gauge",
 	  "Seconds the latest driver attach (a worker's start) took." },
 	{ "attaches", "rtid_attaches_total", "counter",
-	  "Driver attaches begun (workers started or tried)." },
+	  "Driver attaches started (a worker each)." },
 	{ "attach_failures", "rtid_attach_failures_total", "counter",
-	  "Driver attaches that failed: the worker could not start, or its driver did "
-	  "not initialise in time." },
+	  "Driver attaches that failed: a worker that could not be started, or one "
+	  "whose driver did not initialise (in time)." },
 	{ "worker_failures", "rtid_worker_failures_total", "counter",
 	  "Workers that died, timed out or broke the protocol (failed attaches too)." },
 	{ "workers_max", "rtid_workers_max", "gauge", "The most workers (driver attaches) at once." },
