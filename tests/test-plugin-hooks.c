@@ -704,15 +704,6 @@ static void test_side_by_side(void **state)
 	hd_cleanup(&d);
 }
 
-/* RTID_PLUGIN_PARALLEL: 1..64, anything else the default; jobs not queued
- * (state 0) are passed over, a job the daemon cannot take ends "the tool's
- * turn" with why. */
-/* A checkpoint that fails while another task's is still running says which
- * are still pending (the driver may hold one behind a peer, as in an NCCL
- * job); the other's work goes on and ends well. One at a time
- * (RTID_PLUGIN_PARALLEL=1), each checkpoint 1 s: the second still runs when
- * the first's failure is said; a third, checkpointed before the dump, has no
- * work and is not listed. */
 /* The threads of this process that block SIGCHLD: the plugin's workers
  * alone (nothing else here blocks it). */
 static int threads_blocking_sigchld(void)
@@ -738,18 +729,24 @@ static int threads_blocking_sigchld(void)
 	return n;
 }
 
+/* A checkpoint that fails while another task's is still running says which
+ * are still pending (the driver may hold one behind a peer, as in an NCCL
+ * job); the other's work goes on and ends well. One at a time
+ * (RTID_PLUGIN_PARALLEL=1), each checkpoint 1 s: the second still runs when
+ * the first's failure is said; a third, checkpointed before the dump, has no
+ * work, and a fourth's work ended before the failure: neither is listed. */
 static void test_failure_says_pending(void **state)
 {
 	static struct daemon d;
-	char text[900], sock[200], want[64];
+	char text[1400], sock[200], want[64];
 	struct rtid__svc_ans a;
-	pid_t child, done;
-	int pids[4] = { me, 0, 0, 0 };
+	pid_t child, done, first;
+	int pids[5] = { me, 0, 0, 0, 0 };
 	static struct plug_job slow = { .ops = { RTID__OP_LOCK, RTID__OP_CHECKPOINT }, .nops = 2,
 					.state = 1 };
 
 	(void)state;
-	for (int i = 1; i < 3; i++)
+	for (int i = 1; i < 4; i++)
 		if ((pids[i] = fork()) == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed assert leaves none */
 			pause();
@@ -757,14 +754,18 @@ static void test_failure_says_pending(void **state)
 		}
 	child = pids[1];
 	done = pids[2]; /* checkpointed before the dump: no work, never pending */
+	first = pids[3]; /* its work ends before ours fails: not pending either */
 	snprintf(text, sizeof(text),
 		 "title hooks\nproves hooks\ndriver 580.159.03\nbackend api\n"
 		 "task %d %d python3\ntask %d %d cuda00001400006\nanswer %d tid %d\n"
 		 "task %d %d cuda00001400006\nanswer %d tid %d\n"
 		 "task %d %d cuda00001400006\nanswer %d tid %d\n"
-		 "expect driver %d tid=%d\nexpect driver %d tid=%d\nexpect driver %d tid=%d\n",
+		 "task %d %d cuda00001400006\nanswer %d tid %d\n"
+		 "expect driver %d tid=%d\nexpect driver %d tid=%d\nexpect driver %d tid=%d\n"
+		 "expect driver %d tid=%d\n",
 		 me, me, me, thread_tid, me, thread_tid, child, child, child, child,
-		 done, done, done, done, me, thread_tid, child, child, done, done);
+		 done, done, done, done, first, first, first, first, me, thread_tid, child, child,
+		 done, done, first, first);
 	hd_prepare(&d, text, pids);
 	setenv("RTID_MOCK_SLOW_OPS", "checkpoint", 1);
 	setenv("RTID_MOCK_SLOW_S", "1", 1);
@@ -775,6 +776,7 @@ static void test_failure_says_pending(void **state)
 	setenv("RTID_SOCKET", d.sock, 1);
 	setenv("RTID_PLUGIN_PARALLEL", "1", 1);
 	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(first), 0);
 	assert_int_equal(plug_pause(me), 0);
 	assert_int_equal(plug_pause(child), 0);
 	assert_int_equal(hd_ask(&d, RTID__OP_LOCK, done, 0, &a), 0);
@@ -787,6 +789,7 @@ static void test_failure_says_pending(void **state)
 	assert_int_equal(plug_checkpoint(me), -1);
 	snprintf(want, sizeof(want), "still pending: %d\n", child);
 	assert_non_null(strstr(logged, want));
+	assert_int_equal(plug_checkpoint(first), 0);
 	assert_int_equal(plug_checkpoint(child), 0);
 	assert_int_equal(plug_checkpoint(done), 0);
 	assert_int_equal(hd_ask(&d, RTID__OP_GET_STATE, child, 0, &a), 0);
@@ -808,12 +811,15 @@ static void test_failure_says_pending(void **state)
 	unsetenv("RTID_PLUGIN_PARALLEL");
 	setenv("RTID_SOCKET", sock, 1);
 	hd_cleanup(&d);
-	for (int i = 1; i < 3; i++) {
+	for (int i = 1; i < 4; i++) {
 		kill(pids[i], SIGKILL);
 		waitpid(pids[i], NULL, 0);
 	}
 }
 
+/* RTID_PLUGIN_PARALLEL: 1..64, anything else the default; jobs not queued
+ * (state 0) are passed over, a job the daemon cannot take ends "the tool's
+ * turn" with why. */
 static void test_runner(void **state)
 {
 	static const char *const bad[] = { "", "0", "65", "640", "12x", "-3", "99999999999" };
