@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -409,6 +410,45 @@ static void test_tool_usable(void **state)
 
 /* --- one call with no daemon: the tool answers --- */
 
+/* CRIU's signals (its SIGCHLD handler, its --timeout alarm) interrupt the
+ * reads and the wait: the tool's output comes whole all the same, nothing
+ * added, and its exit status. A handler without SA_RESTART, every 20 ms,
+ * while the tool takes a second before it answers. */
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+static void test_tool_interrupted(void **state)
+{
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct itimerval every = { { 0, 20000 }, { 0, 20000 } }, off = { { 0, 0 }, { 0, 0 } };
+	char out[64], once[512];
+	int rc;
+
+	(void)state;
+	snprintf(once, sizeof(once), "%s/slow-once", dir);
+	setenv("FAKE_SLOW_ONCE", once, 1);
+	setenv("FAKE_SLOW_S", "1", 1);
+	setenv("FAKE_STDOUT", "101\n", 1);
+	setenv("FAKE_EXIT", "3", 1);
+	alarms = 0;
+	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+	assert_int_equal(setitimer(ITIMER_REAL, &every, NULL), 0);
+	rc = plug_tool_run(ARGS("--get-restore-tid", "--pid", "5"), out, sizeof(out));
+	setitimer(ITIMER_REAL, &off, NULL);
+	sigaction(SIGALRM, &old, NULL);
+	unsetenv("FAKE_SLOW_ONCE");
+	unsetenv("FAKE_SLOW_S");
+	fake_reset();
+	assert_true(alarms > 10);
+	assert_int_equal(rc, 3);
+	assert_string_equal(out, "101\n");
+}
+
 static void test_restore_tid_from_the_tool(void **state)
 {
 	char name[32], val[32];
@@ -428,6 +468,13 @@ static void test_restore_tid_from_the_tool(void **state)
 	/* A non-zero exit: no CUDA in it (as CRIU's plugin reads it). */
 	setenv("FAKE_EXIT", "1", 1);
 	assert_int_equal(plug_restore_tid(me), 0);
+	fake_reset();
+	/* Any other exit: no word, said with the tool's status and output. */
+	setenv("FAKE_EXIT", "2", 1);
+	setenv("FAKE_STDOUT", "OS call failed", 1);
+	assert_int_equal(plug_restore_tid(me), -1);
+	assert_non_null(strstr(logged, "cuda-checkpoint exit 2, no word whether it has CUDA state: "
+				       "OS call failed"));
 	fake_reset();
 	/* Exit 0 without a number: an error, said. */
 	setenv("FAKE_STDOUT", "tid: twelve\n", 1);
@@ -934,6 +981,7 @@ int main(void)
 		cmocka_unit_test(test_has_cstring),
 		cmocka_unit_test_setup_teardown(test_tool_no_pipe_no_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_usable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tool_interrupted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_tid_from_the_tool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_from_the_tool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_action_by_the_tool, setup, teardown),
