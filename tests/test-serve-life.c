@@ -1154,21 +1154,26 @@ static void do_answer_other_ns(struct server *s, const struct serve_cfg *cfg)
 	st_answered(s, &stat_client, &(struct rtid__svc_ans){ .kind = RTID__SVC_TID, .value = 7 });
 }
 
-/* The counters told apart by error reason: the first ST_REASONS reasons by
- * name (an empty one as "-"), every later one as "other"; a client in a pid
+/* The counters told apart by error reason: the reasons known in advance
+ * (st_init) and then the first ones seen by name (an empty one as "-"), up
+ * to ST_REASONS in all, every later one as "other"; a client in a pid
  * namespace that is not known is logged as such. */
 static void test_stats_reasons(void **state)
 {
 	struct serve_cfg cfg = { .socket_path = d.sock, .proc_root = d.proc, .quiet = true };
 	struct server s;
-	char buf[512], all[8192] = "";
-	int sv[2], n;
+	char buf[512], all[8192] = "", want[64];
+	int sv[2], n, known = 0;
 
 	(void)state;
 	load(&s, &cfg);
+	st_init(&s.stats); /* as the daemon's setup does */
+	while (known < ST_REASONS && s.stats.reason[known][0])
+		known++;
+	assert_true(known > 0 && known < ST_REASONS - 1); /* room for some seen later */
 	stat_client = (struct client){ .fd = -1, .req = { .op = RTID__OP_RESTORE_TID, .pid = 100 },
 				       .asked = rtid__now(), .other_ns = true };
-	for (int i = 0; i < ST_REASONS + 3; i++) {
+	for (int i = 0; i < ST_REASONS - known + 3; i++) {
 		struct rtid__svc_ans a = { .kind = RTID__SVC_ERROR };
 
 		if (i) /* the first: no name */
@@ -1177,6 +1182,8 @@ static void test_stats_reasons(void **state)
 	}
 	st_answered(&s, &stat_client, &(struct rtid__svc_ans){ .kind = RTID__SVC_ERROR,
 								.name = "reason-1" });
+	st_answered(&s, &stat_client, &(struct rtid__svc_ans){ .kind = RTID__SVC_ERROR,
+								.name = "timeout" });
 	cfg.quiet = false;
 	catch_log(do_answer_other_ns, &s, &cfg);
 	assert_non_null(strstr(caught, "in an unknown pid namespace"));
@@ -1189,10 +1196,16 @@ static void test_stats_reasons(void **state)
 		strcat(all, "\n");
 	}
 	close(sv[1]);
+	/* A known reason has its place from the start, listed before any is seen. */
+	assert_non_null(strstr(all, "stat reasons worker-failed "));
+	assert_non_null(strstr(all, "stat errors get-restore-tid timeout 1\n"));
 	assert_non_null(strstr(all, "stat errors get-restore-tid - 1\n"));
 	assert_non_null(strstr(all, "stat errors get-restore-tid reason-1 2\n"));
-	assert_non_null(strstr(all, "stat errors get-restore-tid reason-15 1\n"));
-	assert_null(strstr(all, "reason-16"));
+	snprintf(want, sizeof(want), "stat errors get-restore-tid reason-%d 1\n",
+		 ST_REASONS - known - 1);
+	assert_non_null(strstr(all, want));
+	snprintf(want, sizeof(want), "reason-%d", ST_REASONS - known);
+	assert_null(strstr(all, want));
 	assert_non_null(strstr(all, "stat errors get-restore-tid other 3\n"));
 	unload(&s);
 }
