@@ -4,6 +4,7 @@
  * rtid serve on the mocks, and a socket that never answers) and one call,
  * the daemon first and else the tool. plug_log is CRIU's: here a stand-in
  * that keeps the last lines, for the messages a user reads in CRIU's log. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "basic/basic.h"
 #include "basic/parse.h"
 #include "plugin/plugin.h"
 #include "proto/serve-proto.h"
@@ -39,6 +41,19 @@ static void put(const char *name, const char *text)
 	assert_non_null(f = fopen(p, "w"));
 	fputs(text, f);
 	assert_int_equal(fclose(f), 0);
+}
+
+/* Descriptors open in this process now. */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
 }
 
 static void fake_reset(void)
@@ -163,6 +178,7 @@ static void test_record_refuses_malformed(void **state)
 		long_driver, /* a line longer than any the reader takes whole */
 		"rtid-cuda-plugin 1\nrun \ntask 1\n",             /* an empty run */
 		"rtid-cuda-plugin 1\nrun 12AB\ntask 1\n",         /* not CRIU's digits */
+		"rtid-cuda-plugin 1\ndriver \ntask 1\n",         /* no version, not even "-" */
 		"rtid-cuda-plugin 1\nrun ab cd\ntask 1\n",        /* two words */
 		"rtid-cuda-plugin 1\nrun ab\nrun ab\ntask 1\n",   /* two runs */
 		"rtid-cuda-plugin 1\nrun 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n",
@@ -334,6 +350,32 @@ static void test_has_cstring(void **state)
 	assert_false(rtid__has_cstring("4.2\0", 4, "4.2")); /* no NUL before it */
 	assert_false(rtid__has_cstring("\0" "4.2", 4, "4.2")); /* none after it in the buffer */
 	assert_true(rtid__has_cstring("\0" "4.2\0", 5, "4.2"));
+}
+
+/* The same in a file (the running CRIU's binary), which leaves no
+ * descriptor open in CRIU. */
+static void test_file_has_cstring(void **state)
+{
+	static const char image[] = "ELF\0" "4.21\0" "4.2\0" "more";
+	char p[512];
+	FILE *f;
+	int before = count_fds();
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/criu", dir);
+	assert_non_null(f = fopen(p, "w"));
+	fwrite(image, 1, sizeof(image) - 1, f);
+	fclose(f);
+	assert_int_equal(rtid__file_has_cstring(p, "4.2"), 1);
+	assert_int_equal(rtid__file_has_cstring(p, "4.3"), 0);
+	assert_int_equal(count_fds(), before);
+	snprintf(p, sizeof(p), "%s/empty", dir);
+	assert_non_null(f = fopen(p, "w"));
+	fclose(f);
+	assert_int_equal(rtid__file_has_cstring(p, "4.2"), 0);
+	snprintf(p, sizeof(p), "%s/absent", dir);
+	assert_int_equal(rtid__file_has_cstring(p, "4.2"), -ENOENT);
+	assert_int_equal(count_fds(), before);
 }
 
 /* A tool that closes its output before it exits: its exit status is still
@@ -979,6 +1021,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tool_killed_or_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_exit_after_its_output, setup, teardown),
 		cmocka_unit_test(test_has_cstring),
+		cmocka_unit_test_setup_teardown(test_file_has_cstring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_no_pipe_no_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_usable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_interrupted, setup, teardown),

@@ -41,6 +41,10 @@ typedef int (*rtid__line_fn)(const char *line, size_t len, bool whole, void *arg
  * at the end or when fn stopped it with > 0; fn's negative value; or the
  * open's or a read's -errno. */
 int rtid__read_lines(int dirfd, const char *path, rtid__line_fn fn, void *arg);
+/* Whether the file at path holds s as a string of its own (a NUL on each
+ * side, as a program's version string stands in its binary): 1 or 0, or the
+ * -errno of the open, fstat or mmap. Maps the file; keeps no descriptor. */
+int rtid__file_has_cstring(const char *path, const char *s);
 /* Make the directory path (its parent must exist) with mode, the umask
  * not applied, never through a link: a link at that name is -ELOOP (or
  * -ENOTDIR), whatever it points to. 0 when made, 1 when a directory was

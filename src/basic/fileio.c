@@ -7,10 +7,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "basic/basic.h"
+#include "basic/parse.h"
 #include "basic/sys.h"
 
 ssize_t rtid__read_at(int dirfd, const char *path, char *buf, size_t cap, unsigned flags)
@@ -138,4 +140,25 @@ int rtid__mkdir_safe(const char *path, mode_t mode)
 	}
 	close(dfd);
 	return e;
+}
+
+int rtid__file_has_cstring(const char *path, const char *s)
+{
+	struct stat st;
+	void *map = MAP_FAILED;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), e = 0, r;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		e = -errno;
+	else if (st.st_size > 0 &&
+		 (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)
+		e = -errno;
+	close(fd); /* the mapping stays without it */
+	if (map == MAP_FAILED)
+		return e;
+	r = rtid__has_cstring(map, (size_t)st.st_size, s);
+	munmap(map, (size_t)st.st_size);
+	return r;
 }

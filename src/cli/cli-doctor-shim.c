@@ -36,6 +36,11 @@ struct cli_check *cli_doctor_add(struct cli_doctor *d, const char *name, bool ok
 	return c;
 }
 
+const char *cli_doctor_env(const struct cli_doctor *d, const char *name)
+{
+	return d->root[0] ? NULL : getenv(name);
+}
+
 void cli_doctor_under(const struct cli_doctor *d, const char *path, char *out, size_t len)
 {
 	snprintf(out, len, "%s%s", d->root, path);

@@ -267,11 +267,6 @@ static void check_daemon(struct cli_doctor *d)
 }
 
 /* --- the tree checked --- */
-const char *cli_doctor_env(const struct cli_doctor *d, const char *name)
-{
-	return d->root[0] ? NULL : getenv(name);
-}
-
 void cli_doctor_tree(struct cli_doctor *d)
 {
 	const char *sock = d->socket[0] ? d->socket : RTID__SVC_SOCKET_DEFAULT, *list = CLI_ENGINE_PATH;

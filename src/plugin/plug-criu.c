@@ -13,7 +13,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,7 +29,7 @@
 #include <compel/infect.h>
 #include <compel/ksigset.h>
 
-#include "basic/parse.h"
+#include "basic/basic.h"
 #include "plugin/plugin.h"
 
 _Static_assert(sizeof(k_rtsigset_t) <= sizeof(struct plug_sigset), "a signal mask fits");
@@ -54,22 +53,7 @@ void plug_log(enum plug_level level, const char *fmt, ...)
  * prints it with --version): "4.2" is not "4.2.1" nor "4.21". */
 static bool has_version(const char *version)
 {
-	struct stat st;
-	bool found;
-	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-	const char *map;
-
-	if (fd < 0)
-		return false;
-	if (fstat(fd, &st) < 0 || st.st_size < 8 ||
-	    (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED) {
-		close(fd);
-		return false;
-	}
-	close(fd);
-	found = rtid__has_cstring(map, (size_t)st.st_size, version);
-	munmap((void *)map, (size_t)st.st_size);
-	return found;
+	return rtid__file_has_cstring("/proc/self/exe", version) == 1;
 }
 
 int plug_criu_check(char *why, size_t len)

@@ -143,7 +143,7 @@ static int record_line(const char *line, size_t len, bool whole, void *arg)
 		return -EINVAL;
 	if (r->line++ == 0)
 		return len == strlen(HEAD) && !memcmp(line, HEAD, len) ? 0 : -EINVAL;
-	if (len >= 7 && !memcmp(line, "driver ", 7))
+	if (len > 7 && !memcmp(line, "driver ", 7)) /* "-" where it was not known */
 		return 0;
 	if (len >= 4 && !memcmp(line, "run ", 4))
 		return run_line(r, line + 4, len - 4);

@@ -68,16 +68,17 @@ case $out in *"not followed"*) ;; *) fail "the link refused without saying so: $
 umask 022
 echo "conf: validate makes the attestation's directory (0755), never through a link"
 
-# doctor: under socket activation the settings file must name rtid.socket's socket.
+# doctor: under socket activation the settings file must name rtid.socket's
+# socket (the tree's own file, under --root; both paths as the tree has them).
 r=$T/root
-mkdir -p "$r/run/systemd/system" "$r/usr/lib/systemd/system"
+mkdir -p "$r/run/systemd/system" "$r/usr/lib/systemd/system" "$r/etc/rtid"
 printf '[Socket]\nListenSequentialPacket=/run/rtid/rtid.sock\n' > "$r/usr/lib/systemd/system/rtid.socket"
-conf "RTID_SOCKET=$T/other.sock"
+printf 'RTID_SOCKET=/run/other.sock\n' > "$r/etc/rtid/shim.conf"
 "$rtid" doctor --root "$r" > "$T/d.txt" 2>&1 || true
-grep -q "^FAIL  socket-unit: rtid.socket listens on /run/rtid/rtid.sock; the shim and rtid ask $T/other.sock" "$T/d.txt" ||
+grep -q "^FAIL  socket-unit: rtid.socket listens on /run/rtid/rtid.sock; the shim and rtid ask /run/other.sock" "$T/d.txt" ||
 	fail "doctor did not flag a settings file naming another socket: $(cat "$T/d.txt")"
 mkdir -p "$r/etc/systemd/system/rtid.socket.d"
-printf '[Socket]\nListenSequentialPacket=\nListenSequentialPacket=%s\n' "$T/other.sock" \
+printf '[Socket]\nListenSequentialPacket=\nListenSequentialPacket=/run/other.sock\n' \
 	> "$r/etc/systemd/system/rtid.socket.d/override.conf"
 "$rtid" doctor --root "$r" > "$T/d.txt" 2>&1 || true
 grep -q "^ok    socket-unit" "$T/d.txt" || fail "doctor did not take the drop-in's socket: $(cat "$T/d.txt")"
