@@ -150,26 +150,26 @@ size_t plug_criu_tasks(int *pids, size_t max)
 int plug_thread_resume(int tid, struct plug_sigset *save)
 {
 	k_rtsigset_t block, old;
+	const char *what;
 
-	if (ptrace(PTRACE_GETSIGMASK, tid, sizeof(old), &old)) {
-		plug_log(PLUG_ERR, "cannot read the signal mask of restore thread %d: %m\n", tid);
-		return -1;
-	}
 	ksigfillset(&block);
 	ksigdelset(&block, SIGTRAP);
-	if (ptrace(PTRACE_SETSIGMASK, tid, sizeof(block), &block)) {
-		plug_log(PLUG_ERR, "cannot block signals of restore thread %d: %m\n", tid);
-		return -1;
-	}
-	/* Without PTRACE_O_SUSPEND_SECCOMP while it runs driver code. */
-	if (ptrace(PTRACE_SETOPTIONS, tid, NULL, 0) || ptrace(PTRACE_CONT, tid, NULL, 0)) {
-		plug_log(PLUG_ERR, "cannot resume restore thread %d: %m\n", tid);
+	/* Without PTRACE_O_SUSPEND_SECCOMP while it runs driver code. One
+	 * failure path, its mask put back where it was changed. */
+	if (ptrace(PTRACE_GETSIGMASK, tid, sizeof(old), &old))
+		what = "cannot read its signal mask";
+	else if (ptrace(PTRACE_SETSIGMASK, tid, sizeof(block), &block))
+		what = "cannot block its signals";
+	else if (ptrace(PTRACE_SETOPTIONS, tid, NULL, 0) || ptrace(PTRACE_CONT, tid, NULL, 0)) {
+		what = "cannot resume it";
 		ptrace(PTRACE_SETSIGMASK, tid, sizeof(old), &old);
-		return -1;
+	} else {
+		memset(save, 0, sizeof(*save));
+		memcpy(save, &old, sizeof(old));
+		return 0;
 	}
-	memset(save, 0, sizeof(*save));
-	memcpy(save, &old, sizeof(old));
-	return 0;
+	plug_log(PLUG_ERR, "restore thread %d: %s: %m\n", tid, what);
+	return -1;
 }
 
 int plug_thread_interrupt(int tid, const struct plug_sigset *save)
