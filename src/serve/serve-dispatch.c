@@ -64,7 +64,7 @@ void sv_worker_down(struct server *s, unsigned k, const char *reason)
 	} else if (i >= 0) {
 		sv_fail(s, i, reason, why);
 	}
-	serve_log("%s; a new attach %s", why,
+	serve_log(SLOG_ERR "%s; a new attach %s", why,
 		  s->pool.retry_at > rtid__now() ? "after a backoff" : "when needed");
 	sv_set_ready(s);
 }
@@ -168,7 +168,7 @@ void sv_worker_readable(struct server *s, unsigned k)
 	i = owner(s, &w->job);
 	w->busy = false;
 	if (i < 0) {
-		serve_log("%s %d ended after its client left; answer dropped",
+		serve_log(SLOG_WARNING "%s %d ended after its client left; answer dropped",
 			  rtid__svc_op_name(w->job.op), w->job.pid);
 		return;
 	}

@@ -64,7 +64,7 @@ static int open_dir(struct server *s)
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0 && fstat(fd, &st) == 0 && ours_alone(&st, true))
 		return fd;
-	serve_log("%s: %s: no record of work in flight is kept, and a daemon started after this "
+	serve_log(SLOG_WARNING "%s: %s: no record of work in flight is kept, and a daemon started after this "
 		  "one will not know of calls it leaves inside the driver", dir,
 		  fd < 0 ? strerror(errno) : "not a directory of ours alone");
 	if (fd >= 0)
@@ -116,7 +116,7 @@ static void take(struct server *s, const unsigned long long v[4])
 		return;
 	}
 	s->held[s->nheld++] = h;
-	serve_log("process %d has a call inside the driver from a previous daemon (worker pid %d): "
+	serve_log(SLOG_WARNING "process %d has a call inside the driver from a previous daemon (worker pid %d): "
 		  "nothing for it goes to the driver until that worker has exited", h.process,
 		  (int)h.pid);
 }
@@ -127,7 +127,7 @@ static void parse(struct server *s, const char *buf, size_t n)
 	const char *p = buf + strlen(RECORD_HEAD), *end = buf + n;
 
 	if (n < strlen(RECORD_HEAD) || memcmp(buf, RECORD_HEAD, strlen(RECORD_HEAD))) {
-		serve_log("%s: not a record of work in flight; ignored", s->record);
+		serve_log(SLOG_WARNING "%s: not a record of work in flight; ignored", s->record);
 		return;
 	}
 	while (p < end) {
@@ -135,7 +135,7 @@ static void parse(struct server *s, const char *buf, size_t n)
 
 		if (number(&p, end, ' ', &v[0]) < 0 || number(&p, end, ' ', &v[1]) < 0 ||
 		    number(&p, end, ' ', &v[2]) < 0 || number(&p, end, '\n', &v[3]) < 0) {
-			serve_log("%s: a malformed line; the rest is ignored", s->record);
+			serve_log(SLOG_WARNING "%s: a malformed line; the rest is ignored", s->record);
 			return;
 		}
 		take(s, v);
@@ -155,12 +155,12 @@ void si_load(struct server *s)
 	fd = openat(s->record_dir, s->record, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno != ENOENT)
-			serve_log("cannot read %s: %s", s->record, strerror(errno));
+			serve_log(SLOG_WARNING "cannot read %s: %s", s->record, strerror(errno));
 		return;
 	}
 	buf = malloc(RECORD_MAX);
 	if (fstat(fd, &st) < 0 || !ours_alone(&st, false)) {
-		serve_log("%s: not a regular file of ours alone; ignored", s->record);
+		serve_log(SLOG_WARNING "%s: not a regular file of ours alone; ignored", s->record);
 		r = -1;
 	}
 	while (buf && r > 0 && n < RECORD_MAX)
@@ -170,7 +170,7 @@ void si_load(struct server *s)
 	if (buf && r == 0)
 		parse(s, buf, n);
 	else if (r >= 0)
-		serve_log("cannot read %s: %s", s->record, buf ? "too long" : strerror(ENOMEM));
+		serve_log(SLOG_WARNING "cannot read %s: %s", s->record, buf ? "too long" : strerror(ENOMEM));
 	free(buf);
 }
 
@@ -312,11 +312,11 @@ void si_close(struct server *s)
 
 		/* What is still in the driver stays recorded for the next daemon. */
 		if (left && strcmp(left, RECORD_HEAD))
-			serve_log("calls still inside the driver at exit are in %s for the next "
+			serve_log(SLOG_WARNING "calls still inside the driver at exit are in %s for the next "
 				  "daemon", s->record);
 		free(left);
 		if (si_write(s, NULL) < 0)
-			serve_log("the record of work in flight may be stale: the next daemon "
+			serve_log(SLOG_WARNING "the record of work in flight may be stale: the next daemon "
 				  "checks each worker it names");
 		close(s->record_dir);
 		s->record_dir = -1;

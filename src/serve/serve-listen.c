@@ -91,18 +91,18 @@ void serve_log(const char *fmt, ...)
 		fmt += 3;
 	}
 	/* Under journald its priority (sd-daemon's "<N>" prefix), which the
-	 * journal stamps itself; by hand or to a file, the local time. */
+	 * journal stamps itself; by hand or to a file, the time. */
 	if (to_journal()) {
 		len = (size_t)snprintf(line, sizeof(line), "<%d>", prio);
 	} else {
 		struct timespec ts;
 		struct tm tm;
 
+		/* UTC, as the shim's log stamps it: one format to sort and join. */
 		clock_gettime(CLOCK_REALTIME, &ts);
-		localtime_r(&ts.tv_sec, &tm);
+		gmtime_r(&ts.tv_sec, &tm);
 		len = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-		len += (size_t)snprintf(line + len, sizeof(line) - len, ".%03ld", ts.tv_nsec / 1000000);
-		len += strftime(line + len, sizeof(line) - len, "%z ", &tm);
+		len += (size_t)snprintf(line + len, sizeof(line) - len, ".%03ldZ ", ts.tv_nsec / 1000000);
 	}
 	memcpy(line + len, prefix, sizeof(prefix) - 1);
 	len += sizeof(prefix) - 1;
@@ -148,24 +148,24 @@ static int clear_path(const char *path)
 	if (lstat(path, &st) < 0) {
 		if (errno == ENOENT)
 			return 0;
-		serve_log("cannot look at %s: %s", path, strerror(errno));
+		serve_log(SLOG_ERR "cannot look at %s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (!S_ISSOCK(st.st_mode)) {
-		serve_log("%s exists and is not a socket; not replacing it", path);
+		serve_log(SLOG_ERR "%s exists and is not a socket; not replacing it", path);
 		return -1;
 	}
 	if ((e = probe(path)) == 0) {
-		serve_log("%s: another daemon is serving it", path);
+		serve_log(SLOG_ERR "%s: another daemon is serving it", path);
 		return -1;
 	}
 	if (e != -ECONNREFUSED) {
-		serve_log("%s: cannot tell whether a daemon serves it (connect: %s); not replacing it",
+		serve_log(SLOG_ERR "%s: cannot tell whether a daemon serves it (connect: %s); not replacing it",
 			  path, strerror(-e));
 		return -1;
 	}
 	if (unlink(path) < 0) {
-		serve_log("cannot remove the stale socket %s: %s", path, strerror(errno));
+		serve_log(SLOG_ERR "cannot remove the stale socket %s: %s", path, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -183,7 +183,7 @@ static void make_parent(const char *path)
 	if (slash && slash != dir) {
 		*slash = '\0';
 		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			serve_log("cannot make %s: %s", dir, strerror(errno));
+			serve_log(SLOG_ERR "cannot make %s: %s", dir, strerror(errno));
 	}
 }
 
@@ -195,7 +195,7 @@ static int create(const struct serve_cfg *cfg, struct slisten *l)
 	int fd, r;
 
 	if (strlen(cfg->socket_path) >= sizeof(sa.sun_path)) {
-		serve_log("socket path too long: %s", cfg->socket_path);
+		serve_log(SLOG_ERR "socket path too long: %s", cfg->socket_path);
 		return -1;
 	}
 	strcpy(sa.sun_path, cfg->socket_path);
@@ -203,7 +203,7 @@ static int create(const struct serve_cfg *cfg, struct slisten *l)
 		return -1;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
-		serve_log("cannot make a socket: %s", strerror(errno));
+		serve_log(SLOG_ERR "cannot make a socket: %s", strerror(errno));
 		return -1;
 	}
 	old = umask(0117); /* the file is born 0660: never a moment wider */
@@ -212,7 +212,7 @@ static int create(const struct serve_cfg *cfg, struct slisten *l)
 	if (r < 0 || lstat(cfg->socket_path, &st) < 0 ||
 	    (cfg->have_group && lchown(cfg->socket_path, (uid_t)-1, cfg->group) < 0) ||
 	    listen(fd, BACKLOG) < 0) {
-		serve_log("cannot listen on %s: %s", cfg->socket_path, strerror(errno));
+		serve_log(SLOG_ERR "cannot listen on %s: %s", cfg->socket_path, strerror(errno));
 		if (r == 0)
 			unlink(cfg->socket_path);
 		close(fd);
@@ -234,11 +234,11 @@ static int take_lock(const char *path, int *fd)
 	snprintf(lock, sizeof(lock), "%s.lock", path);
 	*fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (*fd < 0) {
-		serve_log("cannot open %s: %s; not serving %s", lock, strerror(errno), path);
+		serve_log(SLOG_ERR "cannot open %s: %s; not serving %s", lock, strerror(errno), path);
 		return -1;
 	}
 	if (flock(*fd, LOCK_EX | LOCK_NB) < 0) {
-		serve_log("%s is held: another rtid serve serves %s or is starting; not starting a "
+		serve_log(SLOG_ERR "%s is held: another rtid serve serves %s or is starting; not starting a "
 			  "second one", lock, path);
 		close(*fd);
 		*fd = -1;
@@ -270,14 +270,14 @@ int sl_open(const struct serve_cfg *cfg, struct slisten *l)
 	n = sd.listen_fds ? sd.listen_fds(1) : 0;
 
 	if (n > 1) {
-		serve_log("systemd passed %d sockets; rtid.socket has one", n);
+		serve_log(SLOG_ERR "systemd passed %d sockets; rtid.socket has one", n);
 		return -1;
 	}
 	if (n == 1) {
 		int fd = SD_LISTEN_FDS_START;
 
 		if (sd.is_socket_unix(fd, SOCK_SEQPACKET, 1, NULL, 0) <= 0) {
-			serve_log("the socket systemd passed is not a listening unix seqpacket socket");
+			serve_log(SLOG_ERR "the socket systemd passed is not a listening unix seqpacket socket");
 			return -1;
 		}
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -337,6 +337,16 @@ static const char *const kind_words[SLOG_KINDS] = {
 	"about clients", "about denied requests", "about limits", "about accept", "about poll",
 };
 
+double serve_log_due(void)
+{
+	double t = 0;
+
+	for (int k = 0; k < SLOG_KINDS; k++)
+		if (kinds[k].left && (t == 0 || kinds[k].since + LOG_WINDOW < t))
+			t = kinds[k].since + LOG_WINDOW;
+	return t;
+}
+
 void serve_log_flush(void)
 {
 	double now = rtid__now();
@@ -345,8 +355,8 @@ void serve_log_flush(void)
 		if (now - kinds[k].since < LOG_WINDOW)
 			continue;
 		if (kinds[k].left)
-			serve_log("%u more lines %s left out in %.0f s", kinds[k].left, kind_words[k],
-				  LOG_WINDOW);
+			serve_log(SLOG_WARNING "%u more lines %s left out in %.0f s", kinds[k].left,
+				  kind_words[k], LOG_WINDOW);
 		kinds[k].since = now;
 		kinds[k].said = kinds[k].left = 0;
 	}

@@ -106,10 +106,17 @@ void st_answered(struct server *s, const struct client *c, const struct rtid__sv
 	 * client's doing); a second line here would be unlimited. */
 	if (s->cfg->quiet || a->kind == RTID__SVC_DENIED)
 		return;
-	serve_log("%s %d for uid %u pid %d%s%s: %s%s%s in %.1f ms", rtid__svc_op_name(op),
-		  c->req.pid, (unsigned)c->uid, (int)c->peer, c->other_ns ? " in " : "",
+	/* A call the daemon could not answer, or whose outcome it cannot tell,
+	 * at warning (journalctl -p warning); an answer, the driver's own
+	 * error included, at info. */
+#define ANSWERED "%s %d for uid %u pid %d%s%s: %s%s%s in %.1f ms"
+	serve_log((a->kind == RTID__SVC_ERROR && strcmp(a->name, "not-served")) ||
+		  a->kind == RTID__SVC_UNKNOWN ? SLOG_WARNING ANSWERED : ANSWERED,
+		  rtid__svc_op_name(op), c->req.pid, (unsigned)c->uid, (int)c->peer,
+		  c->other_ns ? " in " : "",
 		  c->other_ns ? (c->ns[0] ? c->ns : "an unknown pid namespace") : "",
 		  kind_words[a->kind], a->name[0] ? " " : "", a->name, ms);
+#undef ANSWERED
 }
 
 static int cmp_float(const void *x, const void *y)

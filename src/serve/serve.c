@@ -32,7 +32,7 @@ static void expire(struct server *s, double t)
 		struct sworker *w = &s->pool.w[k];
 
 		if (w->busy && t >= w->job.until) {
-			serve_log("driver API call %s %d past its deadline; killing the worker",
+			serve_log(SLOG_ERR "driver API call %s %d past its deadline; killing the worker",
 				  rtid__svc_op_name(w->job.op), w->job.pid);
 			snprintf(s->pool.why, sizeof(s->pool.why), "the driver did not answer in time");
 			sv_worker_down(s, k, "timeout");
@@ -99,6 +99,8 @@ static double next_event(const struct server *s)
 		t = min_d(t, s->reap_at);
 	if (s->held_check_at > 0)
 		t = min_d(t, s->held_check_at);
+	if (serve_log_due() > 0) /* the summary at its window's end, not at the next event */
+		t = min_d(t, serve_log_due());
 	for (unsigned i = 0; i < s->cfg->max_clients; i++)
 		if (s->c[i].fd >= 0 && !s->c[i].inflight)
 			t = min_d(t, s->c[i].queued ? s->c[i].req_until : s->c[i].idle_until);
@@ -211,12 +213,12 @@ static int fit_fd_limit(struct serve_cfg *cfg)
 	if (rl.rlim_cur >= need)
 		return 0;
 	if (rl.rlim_cur < 3 * (rlim_t)cfg->workers + FD_RESERVE + 1) {
-		serve_log("the fd limit (RLIMIT_NOFILE %llu) leaves no room for a client beside "
+		serve_log(SLOG_ERR "the fd limit (RLIMIT_NOFILE %llu) leaves no room for a client beside "
 			  "%u workers; raise it (LimitNOFILE=) or lower --workers",
 			  (unsigned long long)rl.rlim_cur, cfg->workers);
 		return -1;
 	}
-	serve_log("--max-clients %u does not fit the fd limit (RLIMIT_NOFILE %llu): serving at "
+	serve_log(SLOG_WARNING "--max-clients %u does not fit the fd limit (RLIMIT_NOFILE %llu): serving at "
 		  "most %llu clients; raise the limit (LimitNOFILE=) to serve more",
 		  cfg->max_clients, (unsigned long long)rl.rlim_cur,
 		  (unsigned long long)(rl.rlim_cur - 3 * cfg->workers - FD_RESERVE));
@@ -246,7 +248,7 @@ static int setup(struct server *s, const struct serve_cfg *cfg)
 	s->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	s->c = calloc(cfg->max_clients, sizeof(*s->c));
 	if (s->sigfd < 0 || !s->c || sp_init(&s->pool, cfg->workers) < 0) {
-		serve_log("cannot set up: %s", strerror(errno));
+		serve_log(SLOG_ERR "cannot set up: %s", strerror(errno));
 		return -1;
 	}
 	for (unsigned i = 0; i < cfg->max_clients; i++)
@@ -298,7 +300,7 @@ static void end_workers(struct server *s)
 			;
 	}
 	if (left)
-		serve_log("workers stuck in the driver are left behind at exit");
+		serve_log(SLOG_WARNING "workers stuck in the driver are left behind at exit");
 }
 
 static void teardown(struct server *s)
@@ -344,9 +346,13 @@ int serve_run(const struct serve_cfg *given)
 		rc = 1;
 		goto out;
 	}
-	serve_log("serving %s on %s with up to %u workers",
-		  cfg.actions ? "queries and actions" : "queries",
-		  s.l.created ? cfg.socket_path : "the socket systemd passed", cfg.workers);
+	serve_log("rtid " RTID_VERSION " serving %s on %s with up to %u workers; at most %u "
+		  "clients, %u per uid; deadlines: query %.1f s, action %.1f s, attach %.1f s; "
+		  "driver library %s", cfg.actions ? "queries and actions" : "queries",
+		  s.l.created ? cfg.socket_path : "the socket systemd passed", cfg.workers,
+		  cfg.max_clients, cfg.max_per_uid ? cfg.max_per_uid : cfg.max_clients / 4,
+		  cfg.timeout_s, cfg.action_timeout_s, cfg.attach_timeout_s,
+		  cfg.libcuda ? cfg.libcuda : "libcuda.so.1");
 	/* The first attach is paid now, before the first request, not by it. */
 	if (sw_start(&s.pool, &s.pool.w[0], &cfg) < 0)
 		sv_worker_down(&s, 0, "worker-failed");

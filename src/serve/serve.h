@@ -161,7 +161,7 @@ void sl_ready(const struct serve_cfg *cfg);
 void sl_stopping(void);
 
 /* Log one line to stderr: with sd-daemon's priority prefix when stderr is
- * the journal (JOURNAL_STREAM), else after the local time. fmt may begin
+ * the journal (JOURNAL_STREAM), else after the time (UTC, as the shim's). fmt may begin
  * with a priority (SLOG_ERR "cannot ..."); the default is info. */
 #define SLOG_ERR "<3>"
 #define SLOG_WARNING "<4>"
@@ -174,5 +174,8 @@ void serve_log_limited(enum serve_log_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Say what was left out of a window that has ended (the loop calls it). */
 void serve_log_flush(void);
+/* When the soonest window with lines left out ends (the loop wakes then to
+ * say so, also when idle), or 0 when none has any. */
+double serve_log_due(void);
 
 #endif
