@@ -203,7 +203,8 @@ static void test_dump(void **state)
 	assert_int_equal(plug_pause(1), 0); /* no CUDA */
 	assert_non_null(strstr(logged, "no need to pause devices on pid 1"));
 	assert_int_equal(plug_checkpoint(me), 0);
-	assert_int_equal(count_calls("--action checkpoint"), 1);
+	snprintf(p, sizeof(p), "--action checkpoint --pid %d\n", me); /* as CRIU's plugin: no --timeout */
+	assert_int_equal(count_calls(p), 1);
 	assert_int_equal(plug_checkpoint(1), 0);
 	assert_non_null(strstr(logged, "no need to checkpoint devices on pid 1"));
 	plug_fini(PLUG_DUMP, 0);
@@ -486,7 +487,7 @@ static void put_record(const char *text)
 
 static void test_restore(void **state)
 {
-	char rec[128];
+	char rec[128], rec2[64];
 
 	(void)state;
 	take = true;
@@ -501,6 +502,8 @@ static void test_restore(void **state)
 	assert_int_equal(plug_resume_late(me), 0);
 	assert_int_equal(count_calls("--action restore"), 1);
 	assert_int_equal(count_calls("--action unlock"), 1);
+	snprintf(rec2, sizeof(rec2), "--action restore --pid %d\n", me); /* as CRIU's plugin */
+	assert_int_equal(count_calls(rec2), 1);
 	assert_int_equal(count_calls("--get-restore-tid --pid 1\n"), 0);
 	plug_fini(PLUG_RESTORE, 0);
 	assert_int_equal(nkilled, 0);
@@ -704,6 +707,43 @@ static void test_side_by_side(void **state)
 	hd_cleanup(&d);
 }
 
+/* A daemon that serves queries only: the side-by-side job's action it
+ * refuses goes to the tool, and the daemon is not asked for it again. */
+static void test_queries_only_daemon(void **state)
+{
+	static struct daemon d;
+	char text[700], sock[200], line[512], want[64];
+	int pids[] = { me, 0 }, n = 0;
+	FILE *f;
+
+	(void)state;
+	snprintf(text, sizeof(text),
+		 "title hooks\nproves hooks\ndriver 580.159.03\nbackend api\n"
+		 "task %d %d python3\ntask %d %d cuda00001400006\nanswer %d tid %d\n"
+		 "expect driver %d tid=%d\n",
+		 me, me, me, thread_tid, me, thread_tid, me, thread_tid);
+	hd_prepare(&d, text, pids);
+	hd_start(&d, ((const char *const[]){ NULL }));
+	snprintf(sock, sizeof(sock), "%s", getenv("RTID_SOCKET"));
+	setenv("RTID_SOCKET", d.sock, 1);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	assert_int_equal(count_calls("--action lock"), 1);
+	assert_int_equal(plug_checkpoint(me), 0);
+	assert_int_equal(count_calls("--action checkpoint"), 1);
+	assert_non_null(strstr(logged, ": asking cuda-checkpoint"));
+	plug_fini(PLUG_DUMP, 0);
+	setenv("RTID_SOCKET", sock, 1);
+	assert_int_equal(hd_stop(&d), 0);
+	snprintf(want, sizeof(want), "checkpoint %d for uid", me);
+	assert_non_null(f = fopen(d.stderr_path, "r"));
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, want) != NULL;
+	fclose(f);
+	assert_int_equal(n, 1);
+	hd_cleanup(&d);
+}
+
 /* The threads of this process that block SIGCHLD: the plugin's workers
  * alone (nothing else here blocks it). */
 static int threads_blocking_sigchld(void)
@@ -875,6 +915,7 @@ int main(void)
 		cmocka_unit_test_setup(test_failure_says_pending, setup),
 		cmocka_unit_test_setup(test_restore, setup),
 		cmocka_unit_test_setup(test_side_by_side, setup),
+		cmocka_unit_test_setup(test_queries_only_daemon, setup),
 		cmocka_unit_test_setup(test_runner, setup),
 	};
 	const char *t = getenv("TMPDIR");

@@ -164,7 +164,7 @@ int plug_pause(int pid)
 		plug_log(PLUG_ERR, "no CUDA state for pid %d\n", pid);
 		return -1;
 	}
-	if (!inventoried && plug_criu_inventory_add() < 0) {
+	if (!inventoried && plug_criu_inventory_add() != 0) {
 		plug_log(PLUG_ERR, "cannot add " PLUG_NAME " to the inventory\n");
 		return -1;
 	}
