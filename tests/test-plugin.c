@@ -178,6 +178,7 @@ static void test_record_refuses_malformed(void **state)
 		long_driver, /* a line longer than any the reader takes whole */
 		"rtid-cuda-plugin 1\nrun \ntask 1\n",             /* an empty run */
 		"rtid-cuda-plugin 1\nrun 12AB\ntask 1\n",         /* not CRIU's digits */
+		"rtid-cuda-plugin 1\nrun Z0a1\ntask 1\n",         /* the first one not */
 		"rtid-cuda-plugin 1\ndriver \ntask 1\n",         /* no version, not even "-" */
 		"rtid-cuda-plugin 1\nrun ab cd\ntask 1\n",        /* two words */
 		"rtid-cuda-plugin 1\nrun ab\nrun ab\ntask 1\n",   /* two runs */
@@ -525,6 +526,8 @@ static void test_restore_tid_from_the_tool(void **state)
 	fake_reset();
 	setenv("FAKE_SIGNAL", "9", 1);
 	assert_int_equal(plug_restore_tid(me), -1);
+	assert_non_null(strstr(logged, "cuda-checkpoint did not run or was killed: no word whether "
+				       "it has CUDA state"));
 }
 
 static void test_state_from_the_tool(void **state)
