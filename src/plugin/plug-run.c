@@ -101,7 +101,8 @@ void plug_run_wait(struct plug_job *j)
 
 void plug_run_settle(void)
 {
-	for (unsigned i = 0; i < nthreads; i++)
-		pthread_join(threads[i], NULL);
-	nthreads = 0; /* jobs, njobs and next: plug_run_start sets them before any thread */
+	/* Each joined once: none is left counted (jobs, njobs and next:
+	 * plug_run_start sets them before any thread). */
+	while (nthreads)
+		pthread_join(threads[--nthreads], NULL);
 }
