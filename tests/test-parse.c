@@ -67,6 +67,30 @@ static void pid_table(void **state)
 	assert_int_equal(pid, -1);
 }
 
+/* Seconds, one syntax for every option and setting (the shim, the plugin,
+ * the commands): a positive finite number up to 1e6, nothing after it. */
+static void seconds_table(void **state)
+{
+	static const char *const bad[] = { "", "0", "-1", "2s", " 2", "nan", "inf", "1000001",
+					   "1e7", "0x", NULL };
+	double v = -1;
+
+	(void)state;
+	assert_int_equal(rtid__parse_seconds("2", &v), 0);
+	assert_true(v == 2.0);
+	assert_int_equal(rtid__parse_seconds("0.5", &v), 0);
+	assert_true(v == 0.5);
+	assert_int_equal(rtid__parse_seconds("86400", &v), 0);
+	assert_int_equal(rtid__parse_seconds("1e6", &v), 0);
+	assert_true(v == 1e6);
+	v = -1;
+	for (int i = 0; bad[i]; i++)
+		if (rtid__parse_seconds(bad[i], &v) != -EINVAL)
+			fail_msg("\"%s\" taken for seconds", bad[i]);
+	assert_true(v == -1); /* untouched */
+	assert_int_equal(rtid__parse_seconds(NULL, &v), -EINVAL);
+}
+
 static void version_table(void **state)
 {
 	static const struct { const char *in; const char *want; } t[] = {
@@ -305,6 +329,7 @@ int main(void)
 		cmocka_unit_test(tid_table),       cmocka_unit_test(tid_embedded_nul),
 		cmocka_unit_test(read_at_table),   cmocka_unit_test(read_lines_table),
 		cmocka_unit_test(pid_table),       cmocka_unit_test(version_table),
+		cmocka_unit_test(seconds_table),
 		cmocka_unit_test(version_small_buffer), cmocka_unit_test(version_valid),
 		cmocka_unit_test(status_fields), cmocka_unit_test(parse_edges),
 	};

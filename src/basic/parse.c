@@ -1,8 +1,10 @@
 /* Strict parsers for foreign text: tool output, /proc names, the driver
  * version file. No atoi/sscanf: every byte is accounted for. */
 #include <errno.h>
+#include <math.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "basic/parse.h"
@@ -211,4 +213,19 @@ bool rtid__has_cstring(const char *buf, size_t len, const char *s)
 		if (p > buf && p[-1] == '\0' && (size_t)(p - buf) + n < len && p[n] == '\0')
 			return true;
 	return false;
+}
+
+int rtid__parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !((*s >= '0' && *s <= '9') || *s == '.')) /* strtod would skip blanks, take signs */
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v <= 0 || v > 1e6)
+		return -EINVAL;
+	*out = v;
+	return 0;
 }

@@ -12,6 +12,10 @@
  * surrounding ASCII whitespace. */
 int rtid__parse_tid(const char *buf, size_t len, int *tid);
 
+/* Seconds, as every option and setting takes them ("2", "0.5"): a whole
+ * decimal number, finite, > 0 and at most 1e6. 0 (*out) or -EINVAL. */
+int rtid__parse_seconds(const char *s, double *out);
+
 /* A whole decimal pid/tid string ("1234"): no sign, no spaces, > 0. */
 int rtid__parse_pid(const char *s, int *pid);
 

@@ -42,21 +42,6 @@ const char cli_common_help[] =
 	"  --jobs N              driver queries at once, 1..64 (default 8)\n"
 	"  --json                one JSON object per pid and line\n";
 
-int cli_parse_seconds(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	if (!s || !*s)
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v <= 0 || v > 1e6)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 int cli_parse_count(const char *s, unsigned max, unsigned *out)
 {
 	int v;
@@ -133,9 +118,9 @@ int cli_opt_common(struct cli_opts *o, int c, const char *arg, const char *prog)
 	case OPT_ATTESTATION: o->attestation_path = arg; return 1;
 	case OPT_UNATTESTED: cfg->allow_unattested = true; return 1;
 	case OPT_TIMEOUT:
-		return cli_parse_seconds(arg, &cfg->timeout_s) < 0 ? bad(prog, "--timeout", arg) : 1;
+		return rtid__parse_seconds(arg, &cfg->timeout_s) < 0 ? bad(prog, "--timeout", arg) : 1;
 	case OPT_DEADLINE:
-		return cli_parse_seconds(arg, &cfg->deadline_s) < 0 ? bad(prog, "--deadline", arg) : 1;
+		return rtid__parse_seconds(arg, &cfg->deadline_s) < 0 ? bad(prog, "--deadline", arg) : 1;
 	case OPT_JOBS:
 		return cli_parse_count(arg, 64, &cfg->jobs) < 0 ? bad(prog, "--jobs", arg) : 1;
 	case OPT_JSON: o->json = true; return 1;
@@ -310,7 +295,7 @@ const char *cli_conf_unusable(const char *name, const char *value)
 		return !strcmp(value, "tool") || !strcmp(value, "api") ? NULL : "tool or api";
 	if (!strcmp(name, "RTID_TIMEOUT") || !strcmp(name, "RTID_SERVICE_TIMEOUT") ||
 	    !strcmp(name, "RTID_SERVICE_ACTION_TIMEOUT"))
-		return cli_parse_seconds(value, &sec) == 0 ? NULL : SECONDS;
+		return rtid__parse_seconds(value, &sec) == 0 ? NULL : SECONDS;
 	if (!strcmp(name, "RTID_SERVE_UID"))
 		return !strcmp(value, "0") || rtid__parse_pid(value, &n) == 0 ? NULL
 		       : "a uid: a number (not a name)";

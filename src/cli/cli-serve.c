@@ -97,7 +97,7 @@ static int group(const char *name, gid_t *out, bool *have)
 
 static int seconds(const char *arg, double *out, const char *what)
 {
-	return cli_parse_seconds(arg, out) < 0 ? bad(what, arg) : 0;
+	return rtid__parse_seconds(arg, out) < 0 ? bad(what, arg) : 0;
 }
 
 static int option(struct serve_cfg *cfg, int c, const char *arg)

@@ -35,8 +35,7 @@ int cli_check_env(const struct cli_opts *o, const char *prog);
 /* Load the attestation the options name. Returns 0 or -1 after printing. */
 int cli_load_attestation(struct cli_opts *o, const char *prog);
 
-/* Strict numbers from the command line. */
-int cli_parse_seconds(const char *s, double *out);
+/* A strict count from the command line: 0..max. */
 int cli_parse_count(const char *s, unsigned max, unsigned *out);
 
 /* Print one result as a JSON line, or a table row. */

@@ -31,14 +31,9 @@
 static double seconds(const char *name, double def)
 {
 	const char *v = getenv(name);
-	char *end;
 	double s;
 
-	if (!v || !*v)
-		return def;
-	errno = 0;
-	s = strtod(v, &end);
-	return errno || *end || !(s > 0) || s > 86400 ? def : s;
+	return v && rtid__parse_seconds(v, &s) == 0 ? s : def; /* the shim's syntax */
 }
 
 /* The settings of the daemon's clients that the plugin reads, and its own. */

@@ -102,7 +102,7 @@ static double env_seconds(const char *name, double def)
 	const char *v = getenv(name);
 	double s;
 
-	return v && cli_parse_seconds(v, &s) == 0 ? s : def;
+	return v && rtid__parse_seconds(v, &s) == 0 ? s : def;
 }
 
 static const char *const what[RTID__OP_COUNT] = {

@@ -224,7 +224,7 @@ static int configure(struct cli_opts *o, const char *tool)
 	/* cfg.jobs stays the default: the shim resolves one pid, one query. */
 	o->cfg.backend = backend && !strcmp(backend, "api") ? RTID_BACKEND_API : RTID_BACKEND_TOOL;
 	if (timeout && *timeout)
-		(void)cli_parse_seconds(timeout, &o->cfg.timeout_s);
+		(void)rtid__parse_seconds(timeout, &o->cfg.timeout_s);
 	if (o->bad_env_version)
 		return shim_note("bad RTID_DRIVER_VERSION '%s'", o->bad_env_version), -1;
 	if (pattern && *pattern)
