@@ -248,6 +248,14 @@ static void footer(unsigned long first, unsigned long last)
 	printf(" '>limit': past the restore timeout (%.0f s, restore_timeout_s) in the restore\n"
 	       "column, past the dump timeout (%.0f s, dump_timeout_s) in the dump column.\n",
 	       cur->restore_timeout_s, cur->dump_timeout_s);
+	/* The figure every row turns on, said where the rows are read. */
+	if (evidence_source[0])
+		printf("Driver attach: %.4g s, %s; without --evidence the "
+		       "public %.4g s.\n", cur->attach_s, evidence_source, sim_defaults.attach_s);
+	else
+		printf("Driver attach: %.4g s (median; %s); --evidence DIR takes the GPU kit's "
+		       "measure (make sim passes evidence/).\n", cur->attach_s,
+		       cur->attach_s == sim_defaults.attach_s ? "public, attach_s" : "--set");
 	legend();
 }
 

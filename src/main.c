@@ -56,21 +56,26 @@ static int dispatch(int argc, char **argv)
 {
 	bool help = argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
 	char conf_buf[4096];
+	static char name[64];
+	const char *cmd = argv[0];
 
-	if (!help && strcmp(argv[0], "doctor"))
+	if (!help && strcmp(cmd, "doctor"))
 		rtid__conf_load(rtid__conf_program_path(conf_buf, sizeof(conf_buf)), NULL, conf_note,
 				NULL);
-	if (strcmp(argv[0], "resolve") == 0)
+	/* Every command's own messages (getopt's included) begin "rtid CMD: ". */
+	snprintf(name, sizeof(name), "rtid %s", cmd);
+	argv[0] = name;
+	if (strcmp(cmd, "resolve") == 0)
 		return cmd_resolve(argc, argv);
-	if (strcmp(argv[0], "validate") == 0)
+	if (strcmp(cmd, "validate") == 0)
 		return cmd_validate(argc, argv);
-	if (strcmp(argv[0], "attest") == 0)
+	if (strcmp(cmd, "attest") == 0)
 		return cmd_attest(argc, argv);
-	if (strcmp(argv[0], "serve") == 0)
+	if (strcmp(cmd, "serve") == 0)
 		return cmd_serve(argc, argv);
-	if (strcmp(argv[0], "doctor") == 0)
+	if (strcmp(cmd, "doctor") == 0)
 		return cmd_doctor(argc, argv);
-	fprintf(stderr, "rtid: unknown command '%s' (see rtid --help)\n", argv[0]);
+	fprintf(stderr, "rtid: unknown command '%s' (see rtid --help)\n", cmd);
 	return 2;
 }
 

@@ -159,7 +159,24 @@ def errors():
     assert "--strategy needs --workload" in err, err
 
 
+def attach_said():
+    """The table says which attach time its rows use: the public one, one
+    set, or the GPU kit's measure (make sim passes evidence/), with where
+    it came from. Before, only --params said so."""
+    import os
+    out, _ = sim()
+    assert "Driver attach: 2.525 s (median; public, attach_s)" in out, out
+    out, _ = sim("--set", "attach_s=1", "--workload", "tp2")
+    assert "Driver attach: 1 s (median; --set)" in out, out
+    evidence = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "evidence")
+    out, _ = sim("--evidence", evidence, "--workload", "tp2")
+    said = [l for l in out.splitlines() if l.startswith("Driver attach: ")]
+    assert len(said) == 1 and "GPU kit reports in " in said[0] and \
+        said[0].endswith("; without --evidence the public 2.525 s."), said
+
+
 tables()
+attach_said()
 legend()
 params_set()
 plot()

@@ -228,6 +228,12 @@ static int lift(int argc, char **argv)
 
 int cmd_attest(int argc, char **argv)
 {
+	/* rtid attest SUB --help: the help, as for every other command. */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(attest_help, stdout);
+			return 0;
+		}
 	if (argc >= 2 && !strcmp(argv[1], "show")) {
 		const char *env = getenv("RTID_ATTESTATION");
 		bool json = argc >= 3 && !strcmp(argv[2], "--json");
@@ -242,10 +248,10 @@ int cmd_attest(int argc, char **argv)
 		return merge(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "lift"))
 		return lift(argc - 1, argv + 1);
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		fputs(attest_help, stdout);
-		return 0;
-	}
-	fputs(attest_help, stderr);
+	if (argc < 2)
+		fprintf(stderr, "rtid attest: show, merge or lift? (see rtid attest --help)\n");
+	else
+		fprintf(stderr, "rtid attest: '%s' is no subcommand or option here (see rtid attest "
+			"--help)\n", argv[argc > 2 && !strcmp(argv[1], "show") ? 2 : 1]);
 	return 2;
 }

@@ -157,8 +157,10 @@ int cmd_serve(int argc, char **argv)
 	char worker[4096], why[256];
 	int c;
 
-	if (argc > 1 && !strcmp(argv[1], "status"))
+	if (argc > 1 && !strcmp(argv[1], "status")) {
+		argv[1] = (char *)"rtid serve status"; /* its messages' prefix (getopt's too) */
 		return cmd_serve_status(argc - 1, argv + 1);
+	}
 	/* The daemon reaps its own worker; orphans of others are not its to collect. */
 	prctl(PR_SET_CHILD_SUBREAPER, 0);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {

@@ -24,7 +24,11 @@ cmds=$(awk '/^Commands:/ { on = 1; next } on && /^$/ { on = 0 } on { print $1 }'
 for c in $cmds; do
 	"$rtid" "$c" --help >> "$work/help" 2>&1 || miss "rtid $c --help failed"
 	section COMMANDS | grep -q -E "^\.B $c( |\$)" || miss "command '$c' is not in rtid(1)'s COMMANDS"
+	# And in the SYNOPSIS and the EXIT STATUS (doctor once lacked both).
+	section SYNOPSIS | grep -q -E "^\.B rtid $c( |\$)" || miss "command '$c' is not in rtid(1)'s SYNOPSIS"
+	section "EXIT STATUS" | grep -q -E "^\.B $c( |\$)" || miss "command '$c' is not in rtid(1)'s EXIT STATUS"
 done
+section SYNOPSIS | grep -q -E "^\.B rtid serve status" || miss "serve status is not in rtid(1)'s SYNOPSIS"
 
 # Options, both ways.
 grep -o -E -- '--[a-z][a-z0-9-]*' "$work/help" | sort -u > "$work/help-opts"
