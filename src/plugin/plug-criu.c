@@ -164,8 +164,7 @@ int plug_thread_resume(int tid, struct plug_sigset *save)
 		what = "cannot resume it";
 		ptrace(PTRACE_SETSIGMASK, tid, sizeof(old), &old);
 	} else {
-		memset(save, 0, sizeof(*save));
-		memcpy(save, &old, sizeof(old));
+		memcpy(save, &old, sizeof(old)); /* plug_thread_interrupt reads as much back */
 		return 0;
 	}
 	plug_log(PLUG_ERR, "restore thread %d: %s: %m\n", tid, what);

@@ -66,9 +66,9 @@ static void pending(const struct task *failed)
 	char list[512] = "";
 	size_t n = 0;
 
-	for (size_t i = 0; i < ntasks; i++)
-		if (tasks[i].queued && &tasks[i] != failed && jobs[i].state != 3 && n < sizeof(list) - 16)
-			n += (size_t)snprintf(list + n, sizeof(list) - n, " %d", tasks[i].pid);
+	for (const struct task *t = tasks; t < tasks + ntasks; t++)
+		if (t->queued && t != failed && jobs[t - tasks].state != 3 && n < sizeof(list) - 16)
+			n += (size_t)snprintf(list + n, sizeof(list) - n, " %d", t->pid);
 	if (n)
 		plug_log(PLUG_ERR, "still pending:%s\n", list);
 }
