@@ -260,7 +260,7 @@ static void test_nspid_shapes(void **state)
 
 		snprintf(d, sizeof(d), "%s/proc", dir);
 		assert_int_equal(mkdir(d, 0755), 0);
-		for (int pid = 10; pid <= 15; pid++) {
+		for (int pid = 10; pid <= 16; pid++) {
 			snprintf(d, sizeof(d), "%s/proc/%d", dir, pid);
 			assert_int_equal(mkdir(d, 0755), 0);
 		}
@@ -270,6 +270,7 @@ static void test_nspid_shapes(void **state)
 	put("proc/12/status", "Name:\tx\nNSpid:\t12\t12345678901234567\n");
 	put("proc/13/status", "Name:\tx\n");
 	put("proc/14/status", "Name:\tx\nNSpid:\t14\t1\n");
+	put("proc/16/status", "Name:\tx\nNSpid:16\n"); /* the number right after the colon */
 	snprintf(big, sizeof(big), "Name:\tx\nNSpid:\t15%*s\t2\n", 8000, "");
 	put("proc/15/status", big);
 	{
@@ -282,6 +283,7 @@ static void test_nspid_shapes(void **state)
 		assert_int_equal(plug_nspid_at(root, 13), -1);
 		assert_int_equal(plug_nspid_at(root, 14), 1);
 		assert_int_equal(plug_nspid_at(root, 15), -1);
+		assert_int_equal(plug_nspid_at(root, 16), 16);
 	}
 }
 

@@ -160,13 +160,14 @@ enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, c
 		snprintf(msg, len, "rtid serve at %s: %s --pid %d: driver error %s", path,
 			 rtid__svc_op_name(op), pid, a.name);
 		return ANS_TO_TOOL;
-	default: /* error, denied: nothing was started */
-		snprintf(msg, len, "rtid serve at %s: %s --pid %d: %s: %s", path, rtid__svc_op_name(op),
-			 pid, a.kind == RTID__SVC_DENIED ? "denied" : a.name, a.text);
-		if (a.kind == RTID__SVC_DENIED || tool_may_run(a.name))
-			return ANS_TO_TOOL;
-		/* e.g. in-driver: cuda-checkpoint would run beside that call */
-		snprintf(msg + strlen(msg), len - strlen(msg), "; cuda-checkpoint is not run beside it");
-		return ANS_FAILED;
+	default: { /* error, denied: nothing was started */
+		/* But e.g. in-driver: cuda-checkpoint would run beside that call. */
+		bool tool = a.kind == RTID__SVC_DENIED || tool_may_run(a.name);
+
+		snprintf(msg, len, "rtid serve at %s: %s --pid %d: %s: %s%s", path,
+			 rtid__svc_op_name(op), pid, a.kind == RTID__SVC_DENIED ? "denied" : a.name,
+			 a.text, tool ? "" : "; cuda-checkpoint is not run beside it");
+		return tool ? ANS_TO_TOOL : ANS_FAILED;
+	}
 	}
 }
