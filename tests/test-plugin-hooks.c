@@ -200,6 +200,8 @@ static void test_dump(void **state)
 	assert_int_equal(plug_pause(me), 0); /* asked again: paused already */
 	assert_int_equal(count_calls("--action lock"), 1);
 	assert_int_equal(count_calls("--timeout 10000"), 1); /* CRIU's --timeout */
+	snprintf(p, sizeof(p), "--get-state --pid %d\n", thread_tid); /* of its restore thread */
+	assert_int_equal(count_calls(p), 1);
 	assert_int_equal(plug_pause(1), 0); /* no CUDA */
 	assert_non_null(strstr(logged, "no need to pause devices on pid 1"));
 	assert_int_equal(plug_checkpoint(me), 0);
