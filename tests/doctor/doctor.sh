@@ -202,7 +202,7 @@ rm "$r/usr/sbin/cuda-checkpoint" "$r/usr/local/bin/cuda-checkpoint"
 
 # No plugin anywhere; then runc.conf names a libdir without the plugin.
 mv "$r/usr/lib/criu/cuda_plugin.so" "$tmp/plugin.so"
-doctor 1 "not c['criu-cuda-plugin']['ok'] and 'no cuda_plugin.so' in c['criu-cuda-plugin']['detail']"
+doctor 1 "not c['criu-cuda-plugin']['ok'] and 'no cuda_plugin.so' in c['criu-cuda-plugin']['detail'] and \"name rtid's plugin directory (LIBDIR/rtid/criu\" in c['criu-cuda-plugin']['fix']"
 mv "$tmp/plugin.so" "$r/usr/lib/criu/cuda_plugin.so"
 mkdir -p "$r/opt/criu"
 # A runc.conf that names no libdir: CRIU's own directory, which has the plugin.
