@@ -880,6 +880,8 @@ static void test_runner(void **state)
 	assert_int_equal(plug_run_parallel(), 64);
 	setenv("RTID_PLUGIN_PARALLEL", "10", 1);
 	assert_int_equal(plug_run_parallel(), 10);
+	setenv("RTID_PLUGIN_PARALLEL", "1", 1); /* one at a time: the least */
+	assert_int_equal(plug_run_parallel(), 1);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		setenv("RTID_PLUGIN_PARALLEL", bad[i], 1);
 		assert_int_equal(plug_run_parallel(), PLUG_PARALLEL_DEFAULT);
