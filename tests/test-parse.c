@@ -72,7 +72,7 @@ static void pid_table(void **state)
 static void seconds_table(void **state)
 {
 	static const char *const bad[] = { "", "0", "-1", "2s", " 2", "nan", "inf", "1000001",
-					   "1e7", "0x", NULL };
+					   "1e7", "0x", "1e999", ".", NULL };
 	double v = -1;
 
 	(void)state;
@@ -80,6 +80,8 @@ static void seconds_table(void **state)
 	assert_true(v == 2.0);
 	assert_int_equal(rtid__parse_seconds("0.5", &v), 0);
 	assert_true(v == 0.5);
+	assert_int_equal(rtid__parse_seconds(".25", &v), 0);
+	assert_true(v == 0.25);
 	assert_int_equal(rtid__parse_seconds("86400", &v), 0);
 	assert_int_equal(rtid__parse_seconds("1e6", &v), 0);
 	assert_true(v == 1e6);

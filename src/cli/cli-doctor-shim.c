@@ -130,6 +130,7 @@ void cli_doctor_conf(struct cli_doctor *d)
 	snprintf(d->conf, sizeof(d->conf), "%s", path ? path : "");
 	if (!path) {
 		cli_doctor_add(d, "shim-settings", true, NULL, "none (RTID_SHIM_CONF is empty)");
+		check_log(d); /* the environment may still name one */
 		return;
 	}
 	r = rtid__conf_read(path, conf_line, d, &why);

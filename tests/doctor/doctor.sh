@@ -249,8 +249,11 @@ chmod 0644 "$conf"
 # No file: the shim's defaults (an empty RTID_SHIM_CONF says so for the
 # host, which only a doctor without --root reads; its other checks are the
 # host's and not judged here).
-RTID_SHIM_CONF= RTID_SOCKET=$r/s "$rtid" doctor --json > "$tmp/o.json" || true
+RTID_SHIM_CONF= RTID_SOCKET=$r/s RTID_SHIM_LOG=$tmp/nowhere/shim.log "$rtid" doctor --json > "$tmp/o.json" || true
 grep -q '"detail": "none (RTID_SHIM_CONF is empty)"' "$tmp/o.json" || fail "an empty RTID_SHIM_CONF is not none"
+# Without --root the environment's log is the one judged.
+grep -q "RTID_SHIM_LOG=$tmp/nowhere/shim.log: cannot be written: its directory does not exist" "$tmp/o.json" ||
+	fail "the environment's RTID_SHIM_LOG is not judged: $(cat "$tmp/o.json")"
 mv "$conf" "$tmp/conf.kept"
 doctor 1 "c['shim-settings']['ok'] and c['shim-settings']['detail'].startswith('$r/etc/rtid/shim.conf: none') and 'socket $r/run/rtid/rtid.sock' in c['root']['detail']"
 mkdir "$conf"
@@ -290,6 +293,9 @@ setconf 'RTID_SOCKET=/s\nRTID_SHIM_LOG=/var/log/rtid/shim.log\n'
 doctor 1 "not c['shim-log']['ok'] and c['shim-log']['detail'] == 'RTID_SHIM_LOG=/var/log/rtid/shim.log: cannot be written: its directory does not exist'"
 mkdir -p "$r/var/log/rtid"
 doctor 0 "c['shim-log']['ok']"
+: > "$r/var/log/rtid/shim.log" # there already, root's to write
+doctor 0 "c['shim-log']['ok'] and c['shim-log']['detail'] == 'RTID_SHIM_LOG=/var/log/rtid/shim.log: the shim\\'s notes go there'"
+rm "$r/var/log/rtid/shim.log"
 ln -s /dev/null "$r/var/log/rtid/shim.log"
 doctor 1 "not c['shim-log']['ok'] and 'not a regular file' in c['shim-log']['detail']"
 rm "$r/var/log/rtid/shim.log"

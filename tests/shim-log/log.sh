@@ -62,4 +62,10 @@ RTID_SHIM_LOG= RTID_REAL_TOOL=/bin/true env -u RTID_SHIM_LOG "$T/cuda-checkpoint
 	fail "the call failed"
 grep -qF "shim.conf:1: not a setting: 'RTID_SOKET'" "$T/late.log" ||
 	fail "a fault before RTID_SHIM_LOG is not in its log: $(cat "$T/late.log" 2>&1)"
+# More faults than the shim holds: the first 8 said, and how many more.
+printf 'A1=1\nA2=1\nA3=1\nA4=1\nA5=1\nA6=1\nA7=1\nA8=1\nA9=1\nA10=1\nRTID_SHIM_LOG=%s/many.log\n' "$T" > "$T/shim.conf"
+RTID_REAL_TOOL=/bin/true env -u RTID_SHIM_LOG "$T/cuda-checkpoint" --action lock --pid $$ ||
+	fail "the call failed"
+grep -qF "shim.conf:8: not a setting: 'A8'" "$T/many.log" && grep -qF "and 2 more faults of the settings file" "$T/many.log" ||
+	fail "past 8 faults: $(cat "$T/many.log" 2>&1)"
 echo "shim-log: every decision, reason and refusal said; the tool's error whole"

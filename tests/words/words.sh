@@ -17,4 +17,9 @@ for c in resolve validate attest "attest show" "attest merge" "attest lift" serv
 	case $out in *Usage:*) ;; *) fail "rtid $c --help printed no usage: $out" ;; esac
 done
 "$rtid" serve --version | grep -q "^rtid " || fail "rtid serve --version"
+# rtid attest without a subcommand, or with a word it does not take: said so.
+out=$("$rtid" attest 2>&1) && fail "rtid attest alone exited 0"
+case $out in "rtid attest: show, merge or lift?"*) ;; *) fail "rtid attest alone: $out" ;; esac
+out=$("$rtid" attest show a b 2>&1) && fail "rtid attest show with two files exited 0"
+case $out in "rtid attest: 'a' is no subcommand or option here"*) ;; *) fail "rtid attest show a b: $out" ;; esac
 echo "words: one prefix for every command's errors; --help everywhere"
