@@ -72,7 +72,7 @@ static void pid_table(void **state)
 static void seconds_table(void **state)
 {
 	static const char *const bad[] = { "", "0", "-1", "2s", " 2", "nan", "inf", "1000001",
-					   "1e7", "0x", "1e999", ".", NULL };
+					   "1e7", "0x", "1e999", ".", "0x10", "1p4", NULL };
 	double v = -1;
 
 	(void)state;

@@ -1,7 +1,6 @@
 /* Strict parsers for foreign text: tool output, /proc names, the driver
  * version file. No atoi/sscanf: every byte is accounted for. */
 #include <errno.h>
-#include <math.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -220,7 +219,8 @@ int rtid__parse_seconds(const char *s, double *out)
 	char *end;
 	double v;
 
-	if (!s || !((*s >= '0' && *s <= '9') || *s == '.')) /* strtod would skip blanks, take signs */
+	/* Decimal only: strtod would also skip blanks, take a sign, hex, inf. */
+	if (!s || !((*s >= '0' && *s <= '9') || *s == '.') || s[strspn(s, "0123456789.eE+-")])
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);

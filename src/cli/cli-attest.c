@@ -252,6 +252,6 @@ int cmd_attest(int argc, char **argv)
 		fprintf(stderr, "rtid attest: show, merge or lift? (see rtid attest --help)\n");
 	else
 		fprintf(stderr, "rtid attest: '%s' is no subcommand or option here (see rtid attest "
-			"--help)\n", argv[argc > 2 && !strcmp(argv[1], "show") ? 2 : 1]);
+			"--help)\n", argv[!strcmp(argv[1], "show") ? argc - 1 : 1]);
 	return 2;
 }

@@ -86,6 +86,13 @@ static void conf_line(void *ctx, unsigned line, const char *name, const char *va
 		snprintf(d->real_tool, sizeof(d->real_tool), "%s", value);
 }
 
+/* Whether root (the shim, as CRIU runs it) may not write path: asked only
+ * as root; a user cannot tell, and says nothing against it. */
+static bool root_may_not(const char *path)
+{
+	return geteuid() == 0 && access(path, W_OK) < 0;
+}
+
 /* RTID_SHIM_LOG (the environment's here, the file's under a root): the shim
  * opens it to append, never through a link, and creates it in its
  * directory; a path it cannot write loses every note, silently. */
@@ -104,9 +111,13 @@ static void check_log(struct cli_doctor *d)
 		*(slash == dir ? slash + 1 : slash) = '\0';
 	if (lstat(path, &st) == 0)
 		why = !S_ISREG(st.st_mode) ? "not a regular file (a link or another kind: never "
-		      "written)" : access(path, W_OK) < 0 ? strerror(errno) : NULL;
-	else if (errno != ENOENT || access(dir, W_OK) < 0)
-		why = errno == ENOENT ? "its directory does not exist" : strerror(errno);
+		      "written)" : root_may_not(path) ? strerror(errno) : NULL;
+	else if (errno != ENOENT)
+		why = strerror(errno);
+	else if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		why = "its directory does not exist";
+	else if (root_may_not(dir))
+		why = strerror(errno);
 	cli_doctor_add(d, "shim-log", !why, "create its directory, or name a file root can write "
 	    "(RTID_SHIM_LOG in the settings file)", "RTID_SHIM_LOG=%s%s%s", name,
 	    why ? ": cannot be written: " : ": the shim's notes go there", why ? why : "");
@@ -177,7 +188,7 @@ static char **help_env(const struct cli_doctor *d, bool behind_shim, char *path,
 		at += snprintf(path + at, len - (size_t)at, "%s%s%s", at > 5 ? ":" : "", d->root, dir);
 	while (environ[n])
 		n++;
-	if (!(env = calloc(n + 6, sizeof(*env))))
+	if (!(env = calloc(n + 7, sizeof(*env))))
 		return NULL;
 	for (size_t i = 0; i < n; i++)
 		if (strncmp(environ[i], "PATH=", 5) && strncmp(environ[i], "RTID_SHIM_ACTIVE=", 17) &&
@@ -188,6 +199,7 @@ static char **help_env(const struct cli_doctor *d, bool behind_shim, char *path,
 	/* Under a root: the tree's file and socket (the environment wins over
 	 * the file, whose paths are the tree's), none of this shell's. */
 	if (d->root[0]) {
+		env[k++] = (char *)"RTID_SHIM_LOG="; /* the file's names a path of the tree's */
 		env[k++] = (char *)d->env_conf;
 		env[k++] = (char *)d->env_sock;
 		if (d->env_tool[0])

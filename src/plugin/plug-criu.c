@@ -151,6 +151,7 @@ int plug_thread_resume(int tid, struct plug_sigset *save)
 {
 	k_rtsigset_t block, old;
 	const char *what;
+	int e;
 
 	ksigfillset(&block);
 	ksigdelset(&block, SIGTRAP);
@@ -162,7 +163,11 @@ int plug_thread_resume(int tid, struct plug_sigset *save)
 		what = "cannot block its signals";
 	else if (ptrace(PTRACE_SETOPTIONS, tid, NULL, 0) || ptrace(PTRACE_CONT, tid, NULL, 0)) {
 		what = "cannot resume it";
+		e = errno; /* before the calls that set it back */
+		/* As plug_thread_interrupt sets it back: CRIU's options and mask. */
+		ptrace(PTRACE_SETOPTIONS, tid, NULL, PTRACE_O_SUSPEND_SECCOMP | PTRACE_O_TRACESYSGOOD);
 		ptrace(PTRACE_SETSIGMASK, tid, sizeof(old), &old);
+		errno = e;
 	} else {
 		memcpy(save, &old, sizeof(old)); /* plug_thread_interrupt reads as much back */
 		return 0;
@@ -176,20 +181,22 @@ int plug_thread_interrupt(int tid, const struct plug_sigset *save)
 	struct proc_status_creds creds;
 	k_rtsigset_t old;
 	const char *what;
+	int e = 0;
 
 	memcpy(&old, save, sizeof(old));
 	/* Seized already: an interrupt stops it again. One failure path: each
 	 * step's failure leaves the thread as unusable to CRIU as the next. */
 	if (ptrace(PTRACE_INTERRUPT, tid, NULL, 0))
-		what = "cannot interrupt it";
+		what = "cannot interrupt it", e = errno;
 	else if (compel_wait_task(tid, -1, parse_pid_status, NULL, &creds.s, NULL) !=
 		 COMPEL_TASK_ALIVE)
-		what = "it did not stop";
+		what = "it did not stop"; /* compel says why in CRIU's log; errno is not its */
 	else if (ptrace(PTRACE_SETOPTIONS, tid, NULL, PTRACE_O_SUSPEND_SECCOMP |
 			PTRACE_O_TRACESYSGOOD) || ptrace(PTRACE_SETSIGMASK, tid, sizeof(old), &old))
-		what = "cannot set it back as CRIU had it";
+		what = "cannot set it back as CRIU had it", e = errno;
 	else
 		return 0;
-	plug_log(PLUG_ERR, "restore thread %d: %s: %m\n", tid, what);
+	plug_log(PLUG_ERR, "restore thread %d: %s%s%s\n", tid, what, e ? ": " : "",
+		 e ? strerror(e) : "");
 	return -1;
 }

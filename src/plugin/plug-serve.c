@@ -164,9 +164,9 @@ enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, c
 		/* But e.g. in-driver: cuda-checkpoint would run beside that call. */
 		bool tool = a.kind == RTID__SVC_DENIED || tool_may_run(a.name);
 
-		snprintf(msg, len, "rtid serve at %s: %s --pid %d: %s: %s%s", path,
+		snprintf(msg, len, "rtid serve at %s: %s --pid %d: %s%s: %s", path,
 			 rtid__svc_op_name(op), pid, a.kind == RTID__SVC_DENIED ? "denied" : a.name,
-			 a.text, tool ? "" : "; cuda-checkpoint is not run beside it");
+			 tool ? "" : " (cuda-checkpoint is not run beside it)", a.text);
 		return tool ? ANS_TO_TOOL : ANS_FAILED;
 	}
 	}

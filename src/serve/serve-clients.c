@@ -261,8 +261,7 @@ static void place(struct server *s, int i, pid_t peer)
 	c->other_ns = strcmp(c->ns, own) != 0;
 }
 
-/* Connections a uid other than root may hold at once. */
-static unsigned per_uid(const struct serve_cfg *cfg)
+unsigned sv_per_uid(const struct serve_cfg *cfg)
 {
 	if (cfg->max_per_uid)
 		return cfg->max_per_uid;
@@ -344,9 +343,9 @@ void sv_accept_all(struct server *s)
 			refuse(fd);
 			continue;
 		}
-		if (cr.uid != 0 && of_uid(s, cr.uid) >= per_uid(s->cfg)) {
+		if (cr.uid != 0 && of_uid(s, cr.uid) >= sv_per_uid(s->cfg)) {
 			serve_log_limited(SLOG_LIMIT, "uid %u holds %u connections, its limit; "
-					  "refusing pid %d", (unsigned)cr.uid, per_uid(s->cfg),
+					  "refusing pid %d", (unsigned)cr.uid, sv_per_uid(s->cfg),
 					  (int)cr.pid);
 			refuse(fd);
 			continue;

@@ -95,6 +95,9 @@ struct server {
 /* --- serve-clients.c --- */
 /* Close client i (a job of its own runs on, its answer dropped). */
 void sv_drop(struct server *s, int i);
+/* Connections a uid other than root may hold at once (--max-per-uid, else
+ * a quarter of --max-clients, at least 2). */
+unsigned sv_per_uid(const struct serve_cfg *cfg);
 /* Answer client i's request; the client then has its idle deadline again. */
 void sv_answer(struct server *s, int i, struct rtid__svc_ans *a);
 /* Answer client i's request with an error (reason, text): never started. */

@@ -169,8 +169,10 @@ int sw_start(struct spool *p, struct sworker *w, const struct serve_cfg *cfg)
 		return -EBUSY;
 	}
 	/* Never fd 3 itself: dup2 onto the same fd would keep its O_CLOEXEC. */
-	if ((r = rtid__worker_pair(sv)) < 0)
+	if ((r = rtid__worker_pair(sv)) < 0) {
+		p->attach_failures++; /* as a worker that could not be started */
 		return r;
+	}
 	w->version_len = read_version(cfg, w->version, sizeof(w->version));
 	r = sv[1] == 3 ? -EBADF : spawn_worker(cfg, sv[1], &w->pid);
 	close(sv[1]);

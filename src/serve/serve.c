@@ -350,9 +350,9 @@ int serve_run(const struct serve_cfg *given)
 		  "clients, %u per uid; deadlines: query %.1f s, action %.1f s, attach %.1f s; "
 		  "driver library %s", cfg.actions ? "queries and actions" : "queries",
 		  s.l.created ? cfg.socket_path : "the socket systemd passed", cfg.workers,
-		  cfg.max_clients, cfg.max_per_uid ? cfg.max_per_uid : cfg.max_clients / 4,
+		  cfg.max_clients, sv_per_uid(&cfg),
 		  cfg.timeout_s, cfg.action_timeout_s, cfg.attach_timeout_s,
-		  cfg.libcuda ? cfg.libcuda : "libcuda.so.1");
+		  cfg.libcuda);
 	/* The first attach is paid now, before the first request, not by it. */
 	if (sw_start(&s.pool, &s.pool.w[0], &cfg) < 0)
 		sv_worker_down(&s, 0, "worker-failed");

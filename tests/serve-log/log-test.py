@@ -62,6 +62,27 @@ def run_daemon(d, name, journal):
         return f.read().splitlines()
 
 
+def burst(sock, log):
+    """Eight malformed requests (five said, three left out), then the wait
+    for the summary line: (the line or None, seconds waited)."""
+    for _ in range(8):
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        c.connect(sock)
+        c.send(b"hello 2")
+        c.recv(256)
+        c.send(b"no such request")
+        c.recv(256)
+        c.close()
+    sent = time.monotonic()
+    said = None
+    while said is None and time.monotonic() < sent + 30:
+        with open(log) as g:
+            said = next((l for l in g if "more lines about clients left out" in l), None)
+        if said is None:
+            time.sleep(0.2)  # polling a file for a line: no signal to wait on
+    return said, time.monotonic() - sent
+
+
 with tempfile.TemporaryDirectory() as d:
     lines = run_daemon(d, "journal", "self")
     assert lines and all(re.match(r"^<[0-7]>rtid serve: ", l) for l in lines), lines
@@ -88,26 +109,14 @@ with tempfile.TemporaryDirectory() as d:
                               os.path.join(d, "no-libcuda.so"), "--ready-fd", str(w)],
                              pass_fds=[w], stderr=f)
         os.close(w)
-        assert os.read(r, 16).startswith(b"ready"), "rtid serve did not start"
-        os.close(r)
-        for _ in range(8):
-            c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            c.connect(sock)
-            c.send(b"hello 2")
-            c.recv(256)
-            c.send(b"no such request")
-            c.recv(256)
-            c.close()
-        sent = time.monotonic()
-        said = None
-        while said is None and time.monotonic() < sent + 30:
-            with open(log) as g:
-                said = next((l for l in g if "more lines about clients left out" in l), None)
-            if said is None:
-                time.sleep(0.2)  # polling a file for a line: no signal to wait on
-        waited = time.monotonic() - sent
-        p.terminate()
-        assert p.wait(60) == 0
+        try:
+            assert os.read(r, 16).startswith(b"ready"), "rtid serve did not start"
+            os.close(r)
+            said, waited = burst(sock, log)
+        finally:  # no daemon left behind by a failed assert
+            p.terminate()
+            rc = p.wait(60)
+    assert rc == 0, rc
     assert said and "3 more lines about clients left out in 10 s" in said, open(log).read()
     assert waited < 20, waited
 print("serve log: priorities under journald, UTC stamps elsewhere, version first, summaries on time")

@@ -21,5 +21,5 @@ done
 out=$("$rtid" attest 2>&1) && fail "rtid attest alone exited 0"
 case $out in "rtid attest: show, merge or lift?"*) ;; *) fail "rtid attest alone: $out" ;; esac
 out=$("$rtid" attest show a b 2>&1) && fail "rtid attest show with two files exited 0"
-case $out in "rtid attest: 'a' is no subcommand or option here"*) ;; *) fail "rtid attest show a b: $out" ;; esac
+case $out in "rtid attest: 'b' is no subcommand or option here"*) ;; *) fail "rtid attest show a b: $out" ;; esac
 echo "words: one prefix for every command's errors; --help everywhere"
