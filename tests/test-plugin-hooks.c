@@ -748,8 +748,8 @@ static void test_queries_only_daemon(void **state)
 	hd_cleanup(&d);
 }
 
-/* The threads of this process that block SIGCHLD: the plugin's workers
- * alone (nothing else here blocks it). */
+/* The threads of this process that block SIGCHLD: here the plugin's
+ * workers, and whatever threads a checker (valgrind, a sanitizer) runs. */
 static int threads_blocking_sigchld(void)
 {
 	DIR *d = opendir("/proc/self/task");
@@ -785,7 +785,7 @@ static void test_failure_says_pending(void **state)
 	char text[1400], sock[200], want[64];
 	struct rtid__svc_ans a;
 	pid_t child, done, first;
-	int pids[5] = { me, 0, 0, 0, 0 };
+	int pids[5] = { me, 0, 0, 0, 0 }, blocking;
 	static struct plug_job slow = { .ops = { RTID__OP_LOCK, RTID__OP_CHECKPOINT }, .nops = 2,
 					.state = 1 };
 
@@ -844,10 +844,11 @@ static void test_failure_says_pending(void **state)
 	/* One set at a time: a start waits for the set before (here a lock and
 	 * a checkpoint of 1 s) to end. */
 	slow.pid = child;
+	blocking = threads_blocking_sigchld(); /* a checker's own threads may block it too */
 	assert_int_equal(plug_run_start(&slow, 1, 1), 0);
 	/* Its thread blocks every signal: CRIU's SIGCHLD and SIGALRM come to
 	 * CRIU's thread. */
-	assert_int_equal(threads_blocking_sigchld(), 1);
+	assert_int_equal(threads_blocking_sigchld(), blocking + 1);
 	assert_int_equal(plug_run_start(NULL, 0, 1), 0);
 	assert_int_equal(slow.state, 3);
 	assert_int_equal(slow.end, ANS_VALUE);
