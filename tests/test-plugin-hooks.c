@@ -748,8 +748,9 @@ static void test_queries_only_daemon(void **state)
 	hd_cleanup(&d);
 }
 
-/* The threads of this process that block SIGCHLD: here the plugin's
- * workers, and whatever threads a checker (valgrind, a sanitizer) runs. */
+/* The threads of this process but the caller's that block SIGCHLD: here
+ * the plugin's workers, and whatever threads a checker (valgrind, a
+ * sanitizer) runs. */
 static int threads_blocking_sigchld(void)
 {
 	DIR *d = opendir("/proc/self/task");
@@ -762,11 +763,13 @@ static int threads_blocking_sigchld(void)
 		FILE *f;
 
 		snprintf(p, sizeof(p), "/proc/self/task/%s/status", e->d_name);
-		if (e->d_name[0] == '.' || !(f = fopen(p, "r")))
+		/* Not this thread: CRIU's, whose mask is the one the workers leave alone. */
+		if (e->d_name[0] == '.' || strtol(e->d_name, NULL, 10) == gettid() ||
+		    !(f = fopen(p, "r")))
 			continue;
 		while (fgets(line, sizeof(line), f))
 			if (!strncmp(line, "SigBlk:", 7))
-				n += (int)((strtoull(line + 7, NULL, 16) >> (SIGCHLD - 1)) & 1);
+				n += (int)((strtoull(line + 7, NULL, 16) >> (SIGUSR2 - 1)) & 1);
 		fclose(f);
 	}
 	closedir(d);
@@ -786,6 +789,7 @@ static void test_failure_says_pending(void **state)
 	struct rtid__svc_ans a;
 	pid_t child, done, first;
 	int pids[5] = { me, 0, 0, 0, 0 }, blocking;
+	sigset_t mask0, mask1;
 	static struct plug_job slow = { .ops = { RTID__OP_LOCK, RTID__OP_CHECKPOINT }, .nops = 2,
 					.state = 1 };
 
@@ -845,10 +849,15 @@ static void test_failure_says_pending(void **state)
 	 * a checkpoint of 1 s) to end. */
 	slow.pid = child;
 	blocking = threads_blocking_sigchld(); /* a checker's own threads may block it too */
+	sigemptyset(&mask0); /* CRIU's thread blocks nothing, as after any earlier start */
+	pthread_sigmask(SIG_SETMASK, &mask0, NULL);
 	assert_int_equal(plug_run_start(&slow, 1, 1), 0);
 	/* Its thread blocks every signal: CRIU's SIGCHLD and SIGALRM come to
-	 * CRIU's thread. */
+	 * CRIU's thread, whose own mask is as it was. */
 	assert_int_equal(threads_blocking_sigchld(), blocking + 1);
+	pthread_sigmask(SIG_SETMASK, NULL, &mask1);
+	for (int sig = 1; sig < SIGRTMAX; sig++)
+		assert_int_equal(sigismember(&mask0, sig), sigismember(&mask1, sig));
 	assert_int_equal(plug_run_start(NULL, 0, 1), 0);
 	assert_int_equal(slow.state, 3);
 	assert_int_equal(slow.end, ANS_VALUE);
