@@ -91,6 +91,13 @@ static void seconds_table(void **state)
 			fail_msg("\"%s\" taken for seconds", bad[i]);
 	assert_true(v == -1); /* untouched */
 	assert_int_equal(rtid__parse_seconds(NULL, &v), -EINVAL);
+	/* From the environment: its value, or the default for none or a bad one. */
+	setenv("RTID_TEST_SECONDS", "1.5", 1);
+	assert_true(rtid__env_seconds("RTID_TEST_SECONDS", 9) == 1.5);
+	setenv("RTID_TEST_SECONDS", "2s", 1);
+	assert_true(rtid__env_seconds("RTID_TEST_SECONDS", 9) == 9);
+	unsetenv("RTID_TEST_SECONDS");
+	assert_true(rtid__env_seconds("RTID_TEST_SECONDS", 9) == 9);
 }
 
 static void version_table(void **state)

@@ -229,3 +229,11 @@ int rtid__parse_seconds(const char *s, double *out)
 	*out = v;
 	return 0;
 }
+
+double rtid__env_seconds(const char *name, double def)
+{
+	const char *v = getenv(name);
+	double s;
+
+	return v && rtid__parse_seconds(v, &s) == 0 ? s : def;
+}

@@ -15,6 +15,9 @@ int rtid__parse_tid(const char *buf, size_t len, int *tid);
 /* Seconds, as every option and setting takes them ("2", "0.5"): a whole
  * decimal number, finite, > 0 and at most 1e6. 0 (*out) or -EINVAL. */
 int rtid__parse_seconds(const char *s, double *out);
+/* The environment's name in seconds (rtid__parse_seconds), else def: unset,
+ * empty or not seconds. */
+double rtid__env_seconds(const char *name, double def);
 
 /* A whole decimal pid/tid string ("1234"): no sign, no spaces, > 0. */
 int rtid__parse_pid(const char *s, int *pid);

@@ -200,7 +200,8 @@ void cli_doctor_criu(struct cli_doctor *d)
 	}
 	cli_doctor_add(d, "criu-cuda-plugin", false, "name rtid's plugin directory (LIBDIR/rtid/criu, "
 	    "e.g. /usr/lib/x86_64-linux-gnu/rtid/criu) with 'libdir DIR' in /etc/criu/runc.conf, or "
-	    "install CRIU's cuda_plugin.so in /usr/lib/criu (doc/install.md, step 4)", "no cuda_plugin.so in "
+	    "install CRIU's cuda_plugin.so in /usr/lib/criu (doc/install.md, step 4)",
+	    "no cuda_plugin.so in "
 	    "/usr/lib/criu, /usr/local/lib/criu or a libdir of /etc/criu/*.conf");
 }
 

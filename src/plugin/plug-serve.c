@@ -28,14 +28,6 @@
 #define ACTION_WAIT_DEFAULT 660.0 /* an action to start (RTID_SERVICE_ACTION_TIMEOUT) */
 
 /* Seconds from the environment: a decimal > 0, else def. */
-static double seconds(const char *name, double def)
-{
-	const char *v = getenv(name);
-	double s;
-
-	return v && rtid__parse_seconds(v, &s) == 0 ? s : def; /* the shim's syntax */
-}
-
 /* The settings of the daemon's clients that the plugin reads, and its own. */
 static const char *const names[] = {
 	"RTID_SOCKET", "RTID_SERVE_UID", "RTID_SERVICE_TIMEOUT", "RTID_SERVICE_ACTION_TIMEOUT",
@@ -114,9 +106,9 @@ enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, c
 	bool action = op >= RTID__OP_LOCK;
 	char whybuf[160];
 	const char *why;
-	double wait = action ? seconds("RTID_SERVICE_ACTION_TIMEOUT", ACTION_WAIT_DEFAULT) +
-				       timeout_ms / 1000.0
-			     : seconds("RTID_SERVICE_TIMEOUT", WAIT_DEFAULT);
+	double wait = action ? rtid__env_seconds("RTID_SERVICE_ACTION_TIMEOUT",
+						 ACTION_WAIT_DEFAULT) + timeout_ms / 1000.0
+			     : rtid__env_seconds("RTID_SERVICE_TIMEOUT", WAIT_DEFAULT);
 	int r;
 
 	msg[0] = '\0';

@@ -64,8 +64,8 @@ static int open_dir(struct server *s)
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0 && fstat(fd, &st) == 0 && ours_alone(&st, true))
 		return fd;
-	serve_log(SLOG_WARNING "%s: %s: no record of work in flight is kept, and a daemon started after this "
-		  "one will not know of calls it leaves inside the driver", dir,
+	serve_log(SLOG_WARNING "%s: %s: no record of work in flight is kept, and a daemon started "
+		  "after this one will not know of calls it leaves inside the driver", dir,
 		  fd < 0 ? strerror(errno) : "not a directory of ours alone");
 	if (fd >= 0)
 		close(fd);
@@ -116,8 +116,9 @@ static void take(struct server *s, const unsigned long long v[4])
 		return;
 	}
 	s->held[s->nheld++] = h;
-	serve_log(SLOG_WARNING "process %d has a call inside the driver from a previous daemon (worker pid %d): "
-		  "nothing for it goes to the driver until that worker has exited", h.process,
+	serve_log(SLOG_WARNING "process %d has a call inside the driver from a previous daemon "
+		  "(worker pid %d): nothing for it goes to the driver until that worker has exited",
+		  h.process,
 		  (int)h.pid);
 }
 

@@ -218,8 +218,8 @@ static int fit_fd_limit(struct serve_cfg *cfg)
 			  (unsigned long long)rl.rlim_cur, cfg->workers);
 		return -1;
 	}
-	serve_log(SLOG_WARNING "--max-clients %u does not fit the fd limit (RLIMIT_NOFILE %llu): serving at "
-		  "most %llu clients; raise the limit (LimitNOFILE=) to serve more",
+	serve_log(SLOG_WARNING "--max-clients %u does not fit the fd limit (RLIMIT_NOFILE %llu): "
+		  "serving at most %llu clients; raise the limit (LimitNOFILE=) to serve more",
 		  cfg->max_clients, (unsigned long long)rl.rlim_cur,
 		  (unsigned long long)(rl.rlim_cur - 3 * cfg->workers - FD_RESERVE));
 	cfg->max_clients = (unsigned)(rl.rlim_cur - 3 * cfg->workers - FD_RESERVE);

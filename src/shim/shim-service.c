@@ -97,14 +97,6 @@ static const char *refused(const struct rtid__svc_req *q)
 	return v == RTID__REQ_OK ? NULL : rtid__request_why(v);
 }
 
-static double env_seconds(const char *name, double def)
-{
-	const char *v = getenv(name);
-	double s;
-
-	return v && rtid__parse_seconds(v, &s) == 0 ? s : def;
-}
-
 static const char *const what[RTID__OP_COUNT] = {
 	"get restore thread ID for", "get state of", "lock", "checkpoint", "restore", "unlock",
 };
@@ -183,7 +175,7 @@ bool shim_try_service(int argc, char **argv, int *rc, bool *to_tool)
 	struct rtid__svc_ans a;
 	const char *path = rtid__svc_path(NULL);
 	struct stat st;
-	double wait = env_seconds("RTID_SERVICE_TIMEOUT", WAIT_DEFAULT);
+	double wait = rtid__env_seconds("RTID_SERVICE_TIMEOUT", WAIT_DEFAULT);
 	const char *why;
 	char buf[120];
 	int r;
@@ -214,7 +206,7 @@ bool shim_try_service(int argc, char **argv, int *rc, bool *to_tool)
 	/* An action may not be repeated by the tool while the daemon still runs it,
 	 * so its answer is awaited past the daemon's own deadline. */
 	if (q.op >= RTID__OP_LOCK)
-		wait = env_seconds("RTID_SERVICE_ACTION_TIMEOUT", ACTION_WAIT_DEFAULT) +
+		wait = rtid__env_seconds("RTID_SERVICE_ACTION_TIMEOUT", ACTION_WAIT_DEFAULT) +
 		       q.timeout_ms / 1000.0;
 	r = rtid__svc_call(&c, &q, rtid__now() + wait, &a);
 	rtid__svc_close(&c);
