@@ -630,6 +630,25 @@ static void test_restore(void **state)
 	criu_n = 2;
 }
 
+/* rtid serve (its extra options) on the mock driver, which names this
+ * process's parked thread as its restore thread; RTID_SOCKET pointed at it,
+ * its value before in old. */
+static void own_daemon(struct daemon *d, const char *const *extra, char *old, size_t len)
+{
+	char text[700];
+	int pids[] = { me, 0 };
+
+	snprintf(text, sizeof(text),
+		 "title hooks\nproves hooks\ndriver 580.159.03\nbackend api\n"
+		 "task %d %d python3\ntask %d %d cuda00001400006\nanswer %d tid %d\n"
+		 "expect driver %d tid=%d\n",
+		 me, me, me, thread_tid, me, thread_tid, me, thread_tid);
+	hd_prepare(d, text, pids);
+	hd_start(d, extra);
+	snprintf(old, len, "%s", getenv("RTID_SOCKET"));
+	setenv("RTID_SOCKET", d->sock, 1);
+}
+
 /* With rtid serve: the actions side by side, on threads. A checkpoint the
  * driver refuses (its task unlocked behind the plugin's back) fails its own
  * call, said, never run again by the tool; work whose call never came ends
@@ -637,20 +656,11 @@ static void test_restore(void **state)
 static void test_side_by_side(void **state)
 {
 	static struct daemon d;
-	char text[700], sock[200];
+	char sock[200];
 	struct rtid__svc_ans a;
-	int pids[] = { me, 0 };
 
 	(void)state;
-	snprintf(text, sizeof(text),
-		 "title hooks\nproves hooks\ndriver 580.159.03\nbackend api\n"
-		 "task %d %d python3\ntask %d %d cuda00001400006\nanswer %d tid %d\n"
-		 "expect driver %d tid=%d\n",
-		 me, me, me, thread_tid, me, thread_tid, me, thread_tid);
-	hd_prepare(&d, text, pids);
-	hd_start(&d, ((const char *const[]){ "--actions", NULL }));
-	snprintf(sock, sizeof(sock), "%s", getenv("RTID_SOCKET"));
-	setenv("RTID_SOCKET", d.sock, 1);
+	own_daemon(&d, ((const char *const[]){ "--actions", NULL }), sock, sizeof(sock));
 	assert_int_equal(plug_init(PLUG_DUMP), 0);
 	assert_non_null(strstr(logged, "rtid serve present"));
 	assert_int_equal(plug_pause(me), 0);
@@ -715,20 +725,12 @@ static void test_side_by_side(void **state)
 static void test_queries_only_daemon(void **state)
 {
 	static struct daemon d;
-	char text[700], sock[200], line[512], want[64];
-	int pids[] = { me, 0 }, n = 0;
+	char sock[200], line[512], want[64];
+	int n = 0;
 	FILE *f;
 
 	(void)state;
-	snprintf(text, sizeof(text),
-		 "title hooks\nproves hooks\ndriver 580.159.03\nbackend api\n"
-		 "task %d %d python3\ntask %d %d cuda00001400006\nanswer %d tid %d\n"
-		 "expect driver %d tid=%d\n",
-		 me, me, me, thread_tid, me, thread_tid, me, thread_tid);
-	hd_prepare(&d, text, pids);
-	hd_start(&d, ((const char *const[]){ NULL }));
-	snprintf(sock, sizeof(sock), "%s", getenv("RTID_SOCKET"));
-	setenv("RTID_SOCKET", d.sock, 1);
+	own_daemon(&d, ((const char *const[]){ NULL }), sock, sizeof(sock));
 	assert_int_equal(plug_init(PLUG_DUMP), 0);
 	assert_int_equal(plug_pause(me), 0);
 	assert_int_equal(count_calls("--action lock"), 1);

@@ -179,13 +179,11 @@ extern char **environ;
  * not pass. NULL when out of memory. */
 static char **help_env(const struct cli_doctor *d, bool behind_shim, char *path, size_t len)
 {
-	const char *list = CLI_ENGINE_PATH;
-	char dir[256], **env;
+	char **env;
 	size_t n = 0, k = 0;
-	int at = snprintf(path, len, "PATH=");
 
-	while (cli_doctor_next_dir(&list, dir, sizeof(dir)) && at > 0 && (size_t)at < len)
-		at += snprintf(path + at, len - (size_t)at, "%s%s%s", at > 5 ? ":" : "", d->root, dir);
+	snprintf(path, len, "PATH=");
+	cli_doctor_engine_path(d->root, path + 5, len - 5);
 	while (environ[n])
 		n++;
 	if (!(env = calloc(n + 7, sizeof(*env))))

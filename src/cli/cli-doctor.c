@@ -269,9 +269,8 @@ static void check_daemon(struct cli_doctor *d)
 /* --- the tree checked --- */
 void cli_doctor_tree(struct cli_doctor *d)
 {
-	const char *sock = d->socket[0] ? d->socket : RTID__SVC_SOCKET_DEFAULT, *list = CLI_ENGINE_PATH;
-	char dir[256], path[1100] = "", node[64];
-	size_t n = 0;
+	const char *sock = d->socket[0] ? d->socket : RTID__SVC_SOCKET_DEFAULT;
+	char path[1100], node[64];
 
 	if (!d->root[0]) {
 		sock = getenv("RTID_SOCKET") ? rtid__svc_path(NULL) : sock;
@@ -292,8 +291,7 @@ void cli_doctor_tree(struct cli_doctor *d)
 	snprintf(d->env_sock, sizeof(d->env_sock), "RTID_SOCKET=%s", d->sock);
 	if (d->tool[0])
 		snprintf(d->env_tool, sizeof(d->env_tool), "RTID_REAL_TOOL=%s", d->tool);
-	while (cli_doctor_next_dir(&list, dir, sizeof(dir)) && n < sizeof(path))
-		n += (size_t)snprintf(path + n, sizeof(path) - n, "%s%s%s", n ? ":" : "", d->root, dir);
+	cli_doctor_engine_path(d->root, path, sizeof(path));
 	cli_doctor_add(d, "root", true, NULL, "the tree at %s alone (no setting of this shell's): "
 	    "settings %s, socket %s, the engines' PATH %s", d->root, d->conf[0] ? d->conf : "none",
 	    d->sock, path);

@@ -274,6 +274,17 @@ bool cli_doctor_next_dir(const char **p, char *out, size_t len)
 	return true;
 }
 
+void cli_doctor_engine_path(const char *root, char *out, size_t len)
+{
+	const char *list = CLI_ENGINE_PATH;
+	char dir[256];
+	size_t n = 0;
+
+	out[0] = '\0';
+	while (cli_doctor_next_dir(&list, dir, sizeof(dir)) && n < len)
+		n += (size_t)snprintf(out + n, len - n, "%s%s%s", n ? ":" : "", root, dir);
+}
+
 /* --- the values of the settings (the file's or the environment's) the
  * shim can use, judged one way for the shim and rtid doctor (the file
  * itself: conf/) --- */

@@ -126,6 +126,9 @@ void cli_doctor_tree(struct cli_doctor *d);
 void cli_doctor_under(const struct cli_doctor *d, const char *path, char *out, size_t len);
 /* The next directory of the colon list at *p into out; false at its end. */
 bool cli_doctor_next_dir(const char **p, char *out, size_t len);
+/* The engines' PATH (CLI_ENGINE_PATH) with each directory under root ("" for
+ * /), into out. */
+void cli_doctor_engine_path(const char *root, char *out, size_t len);
 /* The shim's settings file and its values; the shim first, its -h, and the
  * real tool after it on the engines' PATH (cli-doctor-shim.c; rtid serve,
  * CRIU, the driver and the report are cli-doctor.c's own). */
