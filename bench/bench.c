@@ -159,7 +159,7 @@ static void bench_spawn(void)
 	       (median(t_rtid, REPS) - median(t_bare, REPS)) * 1e3);
 }
 
-/* RTID_BENCH_ONLY=serve, =node, =plugin: part 5, 6 or 7 alone (a quick look while working
+/* RTID_BENCH_ONLY=serve, =node, =plugin, =hooks: part 5, 6, 7 or 8 alone (a quick look while working
  * on it). */
 int main(void)
 {
@@ -175,6 +175,8 @@ int main(void)
 		bench_node();
 		return 0;
 	}
+	if (only && !strcmp(only, "hooks"))
+		return bench_hooks(false);
 	/* RTID_BENCH_CHECK=1: part 7 as a test of the simulator (its status). */
 	if (only && !strcmp(only, "plugin")) {
 		const char *check = getenv("RTID_BENCH_CHECK");
@@ -188,5 +190,6 @@ int main(void)
 	bench_serve();
 	bench_node();
 	bench_plugin(false);
+	bench_hooks(false);
 	return 0;
 }

@@ -22,6 +22,15 @@ void bench_node(void);
  * 25 %; 2 when a run failed; 77 when it cannot run here (1 when check and
  * RTID_REQUIRE_CRIU=1). */
 int bench_plugin(bool check);
+/* Part 8: a CUDA plugin's cost per task without CUDA, the real CRIU, N = 1,
+ * 17, 103: no plugin, rtid's plugin with rtid serve, CRIU's plugin with the
+ * shim. 0; 2 when a run failed; 77 when it cannot run here. */
+int bench_hooks(bool check);
+/* Run body(check) in a child in a mount namespace of its own with a tmpfs
+ * GPU under /proc/driver (rtid's plugin is enabled only where
+ * /proc/driver/nvidia/gpus/ exists): its status; 77 (1 when check and
+ * RTID_REQUIRE_CRIU=1) when the namespace cannot be made, said under title. */
+int bench_gpu_ns(const char *title, bool check, int (*body)(bool check));
 
 /* serve-env.c: the stage of parts 5 and 6. */
 struct serve_env {

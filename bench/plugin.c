@@ -307,9 +307,6 @@ int bench_plugin(bool check)
 	const char *req = getenv("RTID_REQUIRE_CRIU");
 	char why[600];
 	const char *plugin = getenv("RTID_PLUGIN");
-	pid_t child;
-	int st;
-
 	/* A sanitized plugin needs its runtime loaded first, which CRIU, built
 	 * plain, does not do (as the CRIU suite's plugin tests): the plain build
 	 * runs this part. */
@@ -323,6 +320,15 @@ int bench_plugin(bool check)
 		       !plugin || !*plugin ? "rtid's plugin is not built" : why);
 		return check && req && !strcmp(req, "1") ? 1 : 77;
 	}
+	return bench_gpu_ns("The real CRIU, three ways", check, run);
+}
+
+int bench_gpu_ns(const char *title, bool check, int (*body)(bool check))
+{
+	const char *req = getenv("RTID_REQUIRE_CRIU");
+	pid_t child;
+	int st;
+
 	fflush(stdout);
 	if ((child = fork()) == 0) {
 		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
@@ -330,13 +336,13 @@ int bench_plugin(bool check)
 		    mkdir("/proc/driver/nvidia", 0755) < 0 || mkdir("/proc/driver/nvidia/gpus", 0755) < 0) {
 			bool must = check && req && !strcmp(req, "1");
 
-			printf("\n## The real CRIU, three ways: %s (no private /proc/driver: %s)\n",
+			printf("\n## %s: %s (no private /proc/driver: %s)\n", title,
 			       must ? "failed, RTID_REQUIRE_CRIU=1" : "skipped", strerror(errno));
 			fflush(stdout);
 			_exit(must ? 1 : 77);
 		}
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
-		st = run(check);
+		st = body(check);
 		fflush(stdout);
 		_exit(st);
 	}

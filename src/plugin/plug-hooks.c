@@ -38,6 +38,16 @@ static struct task *find(int pid)
 	return NULL;
 }
 
+/* The task a restore worked on alone (no record), for plug_cuda_task. */
+static int alone_pid;
+
+bool plug_cuda_task(int pid)
+{
+	const struct task *t = find(pid);
+
+	return (t && t->tid > 0) || (pid == alone_pid && pid > 0);
+}
+
 static int lose(int pid, const char *why)
 {
 	plug_criu_kill(pid);
@@ -326,6 +336,7 @@ int plug_resume_late(int pid)
 		}
 		one = (struct task){ .pid = pid, .tid = tid, .initial = ST_RUNNING };
 		t = &one;
+		alone_pid = pid;
 	}
 	if (t->lost)
 		return lose(pid, t->lost);
@@ -382,4 +393,5 @@ void plug_fini(enum plug_stage s, int ret)
 		for (size_t i = 0; i < ntasks; i++)
 			roll_back(&tasks[i]);
 	ntasks = 0;
+	plug_serve_close();
 }

@@ -34,3 +34,29 @@ int plug_enabled(enum plug_stage s)
 		 plug_serve_present() ? "rtid serve present" : "cuda-checkpoint only");
 	return 1;
 }
+
+void plug_cost_add(struct plug_cost *c, enum plug_hook h, bool cuda, double s)
+{
+	c->s[h][cuda] += s;
+	c->n[h][cuda]++;
+}
+
+void plug_cost_say(const struct plug_cost *c)
+{
+	static const char *const name[PLUG_H_COUNT] = { "PAUSE_DEVICES", "CHECKPOINT_DEVICES",
+							"RESUME_DEVICES_LATE" };
+	char line[512];
+	int n = snprintf(line, sizeof(line), "hook cost: init %.0f us", c->init_s * 1e6);
+	bool any = false;
+
+	for (int h = 0; h < PLUG_H_COUNT; h++) {
+		if (!c->n[h][0] && !c->n[h][1])
+			continue;
+		any = true;
+		n += snprintf(line + n, sizeof(line) - (size_t)n, "; %s %u without CUDA %.0f us, %u "
+			      "with %.0f us", name[h], c->n[h][0], c->s[h][0] * 1e6, c->n[h][1],
+			      c->s[h][1] * 1e6);
+	}
+	if (any)
+		plug_log(PLUG_DEBUG, "%s\n", line);
+}

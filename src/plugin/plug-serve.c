@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Asking rtid serve: one request per connection (so K actions side by side
- * are K connections), through the client of proto/, which keeps every action
- * exactly once (an action the daemon said it started is never run again).
- * Safe on any thread: it only talks to the daemon. */
+/* Asking rtid serve, through the client of proto/, which keeps every action
+ * exactly once (an action the daemon said it started is never run again):
+ * queries on one connection kept for the CRIU run, each action on its own
+ * (so K actions side by side are K connections). Safe on any thread: it
+ * only talks to the daemon. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +98,71 @@ static enum plug_ans failed(char *msg, size_t len, const struct rtid__svc_ans *a
 	return ANS_FAILED;
 }
 
+/* The connection CRIU's run keeps for its queries: opened and its peer
+ * proven once, then one round trip per question (a connection per question
+ * cost a connect, a greeting and the daemon's proof of the peer each time).
+ * Whoever takes the lock uses it; a thread that finds it taken opens its
+ * own, as actions always do (an action cancelled at its deadline closes its
+ * connection, which is how the daemon learns not to start it). */
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rtid__svc_conn kept = { .fd = -1 };
+
+/* An open, trusted connection into *c: 0, or ANS_TO_TOOL with msg. */
+static int connect_to(const char *path, struct rtid__svc_conn *c, char *msg, size_t len)
+{
+	char whybuf[160];
+	const char *why;
+	int r;
+
+	if ((r = rtid__svc_open(path, c)) < 0) {
+		snprintf(msg, len, "rtid serve at %s: cannot connect: %s", path, strerror(-r));
+		return -1;
+	}
+	if ((why = rtid__svc_untrusted(c, whybuf, sizeof(whybuf)))) {
+		snprintf(msg, len, "rtid serve at %s: not trusted: %s", path, why);
+		rtid__svc_close(c);
+		c->fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+/* q on the kept connection, under kept_lock: a connection the daemon closed
+ * since (idle, or restarted) is opened again once; a query changes nothing,
+ * and the daemon holds it back behind any call still in the driver. */
+static int ask_kept(const char *path, const struct rtid__svc_req *q, double wait,
+		    struct rtid__svc_ans *a, struct rtid__svc_conn *c, char *msg, size_t len)
+{
+	bool fresh = kept.fd < 0;
+	int r;
+
+	if (fresh && connect_to(path, &kept, msg, len) < 0)
+		return 1;
+	r = rtid__svc_call(&kept, q, rtid__now() + wait, a);
+	if (r < 0 && !fresh && !kept.started) {
+		rtid__svc_close(&kept);
+		kept.fd = -1;
+		if (connect_to(path, &kept, msg, len) < 0)
+			return 1;
+		r = rtid__svc_call(&kept, q, rtid__now() + wait, a);
+	}
+	*c = kept;
+	if (r < 0) { /* a query unanswered: this connection is done */
+		rtid__svc_close(&kept);
+		kept.fd = -1;
+	}
+	return r;
+}
+
+void plug_serve_close(void)
+{
+	pthread_mutex_lock(&kept_lock);
+	if (kept.fd >= 0)
+		rtid__svc_close(&kept);
+	kept.fd = -1;
+	pthread_mutex_unlock(&kept_lock);
+}
+
 enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, char *msg,
 			     size_t len)
 {
@@ -104,25 +171,23 @@ enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, c
 	struct rtid__svc_conn c;
 	struct rtid__svc_ans a;
 	bool action = op >= RTID__OP_LOCK;
-	char whybuf[160];
-	const char *why;
 	double wait = action ? rtid__env_seconds("RTID_SERVICE_ACTION_TIMEOUT",
 						 ACTION_WAIT_DEFAULT) + timeout_ms / 1000.0
 			     : rtid__env_seconds("RTID_SERVICE_TIMEOUT", WAIT_DEFAULT);
 	int r;
 
 	msg[0] = '\0';
-	if ((r = rtid__svc_open(path, &c)) < 0) {
-		snprintf(msg, len, "rtid serve at %s: cannot connect: %s", path, strerror(-r));
-		return ANS_TO_TOOL;
-	}
-	if ((why = rtid__svc_untrusted(&c, whybuf, sizeof(whybuf)))) {
-		snprintf(msg, len, "rtid serve at %s: not trusted: %s", path, why);
+	if (!action && pthread_mutex_trylock(&kept_lock) == 0) {
+		r = ask_kept(path, &q, wait, &a, &c, msg, len);
+		pthread_mutex_unlock(&kept_lock);
+		if (r > 0)
+			return ANS_TO_TOOL;
+	} else {
+		if (connect_to(path, &c, msg, len) < 0)
+			return ANS_TO_TOOL;
+		r = rtid__svc_call(&c, &q, rtid__now() + wait, &a);
 		rtid__svc_close(&c);
-		return ANS_TO_TOOL;
 	}
-	r = rtid__svc_call(&c, &q, rtid__now() + wait, &a);
-	rtid__svc_close(&c);
 	if (c.started && (r < 0 || a.kind == RTID__SVC_UNKNOWN || a.kind == RTID__SVC_ERROR ||
 			  a.kind == RTID__SVC_DENIED))
 		return failed(msg, len, &a, r);

@@ -78,9 +78,12 @@ enum plug_ans {
 void plug_serve_settings(void (*note)(void *ctx, const char *what));
 /* Whether a daemon is set up (its socket exists). */
 bool plug_serve_present(void);
-/* Ask the daemon op (enum rtid__worker_op) for pid. Thread-safe; no spawn. */
+/* Ask the daemon op (enum rtid__worker_op) for pid. Thread-safe; no spawn.
+ * Queries go on a connection kept until plug_serve_close. */
 enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, char *msg,
 			     size_t len);
+/* The end of the CRIU run: the kept connection closed. */
+void plug_serve_close(void);
 
 /* --- plug-ops.c: one call, the daemon first, else the tool (CRIU's thread) --- */
 /* The restore tid: > 0, 0 for none (no CUDA), -1 on an error. The tid is a
@@ -153,5 +156,20 @@ void plug_fini(enum plug_stage stage, int ret);
 int plug_pause(int pid);
 int plug_checkpoint(int pid);
 int plug_resume_late(int pid);
+/* Whether pid is a task of this run's with CUDA state (a restore tid). */
+bool plug_cuda_task(int pid);
+
+/* --- plug-init.c, too: the plugin's own cost per hook --- */
+enum plug_hook { PLUG_H_PAUSE, PLUG_H_CHECKPOINT, PLUG_H_RESUME, PLUG_H_COUNT };
+struct plug_cost {
+	double init_s;
+	double s[PLUG_H_COUNT][2]; /* [hook][with CUDA]: seconds in the hook */
+	unsigned n[PLUG_H_COUNT][2];
+};
+void plug_cost_add(struct plug_cost *c, enum plug_hook h, bool cuda, double s);
+/* One line in CRIU's log at debug level, when any hook was called:
+ * "hook cost: init 12 us; PAUSE_DEVICES 17 without CUDA 850 us, 1 with 900
+ * us; ..." (the sums, in microseconds). */
+void plug_cost_say(const struct plug_cost *c);
 
 #endif

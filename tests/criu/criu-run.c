@@ -203,21 +203,28 @@ void criu_remember_child(pid_t pid)
 		children[nchildren++] = pid;
 }
 
-int task_start_n(bool tree, int cuda_children, struct tree *t)
+static int start(bool tree, bool cuda, int cuda_children, int plain_children, struct tree *t)
 {
-	char buf[8192], *line, *next, count[16];
+	char buf[8192], *line, *next, count[16], plain[16];
 	int fd[2], n = 0;
 	ssize_t r;
 	pid_t pid;
 
 	memset(t, 0, sizeof(*t));
 	snprintf(count, sizeof(count), "%d", cuda_children);
+	snprintf(plain, sizeof(plain), "%d", plain_children);
 	if (pipe(fd) < 0)
 		return -1;
 	pid = fork();
 	if (pid == 0) {
-		char *argv[] = { (char *)env_path("CRIU_TASK"), "--cuda-children", count,
-				 tree ? "--tree" : NULL, NULL };
+		char *argv[8] = { (char *)env_path("CRIU_TASK"), "--cuda-children", count,
+				  "--plain-children", plain };
+		int a = 5;
+
+		if (!cuda)
+			argv[a++] = "--plain";
+		if (tree)
+			argv[a++] = "--tree";
 
 		close(fd[0]);
 		if (dup2(fd[1], 3) < 0)
@@ -248,7 +255,17 @@ int task_start_n(bool tree, int cuda_children, struct tree *t)
 			t->p[i] = tmp;
 		}
 	remember(t);
-	return pid > 0 && t->n == (tree ? 3 : 1) + cuda_children && t->p[0].pid == pid ? 0 : -1;
+	return pid > 0 && t->n == (tree ? 3 : 1) + cuda_children + plain_children && t->p[0].pid == pid ? 0 : -1;
+}
+
+int task_start_n(bool tree, int cuda_children, struct tree *t)
+{
+	return start(tree, true, cuda_children, 0, t);
+}
+
+int task_start_mix(bool cuda, int cuda_children, int plain_children, struct tree *t)
+{
+	return start(false, cuda, cuda_children, plain_children, t);
 }
 
 int criu_run(const struct criu_env *e, const char *dir, const char *path, char *const args[])

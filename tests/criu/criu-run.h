@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define TREE_MAX 20
+#define TREE_MAX 128 /* a bench's 103 processes and a root */
 #define THREADS_MAX 8
 #define CALLS_MAX 64
 
@@ -42,6 +42,9 @@ int task_start(bool tree, struct tree *t);
 /* The same with cuda_children more children like the parent (their lines
  * first), and the tree's two when tree. */
 int task_start_n(bool tree, int cuda_children, struct tree *t);
+/* A root like the task's (cuda: with its restore thread, else none), with
+ * cuda_children children that have one and plain_children that have none. */
+int task_start_mix(bool cuda, int cuda_children, int plain_children, struct tree *t);
 /* A child of the test's (a daemon) killed as those processes are, while it
  * is not reaped. */
 void criu_remember_child(pid_t pid);

@@ -2,14 +2,15 @@
  * waking up (so that a thread left stopped after restore shows), one of them
  * named like the driver's restore thread.
  *
- *   task [--tree] [--cuda-children N] [--name COMM]
+ *   task [--tree] [--cuda-children N] [--plain-children N] [--plain] [--name COMM]
  *
  * It leaves its session (CRIU dumps a session leader with --shell-job), keeps
  * only fds 0-2 (to /dev/null), and reports on fd 3 one line per process,
  * "PID RESTORE_TID TID...", then closes fd 3: the reader's EOF is the
  * readiness signal. --tree: also two children, one like it and one with no
  * restore thread (its line names 0 as RESTORE_TID). --cuda-children N: N
- * children like it (before --tree's). */
+ * children like it (before --tree's); --plain-children N: N children with no
+ * restore thread (after them). --plain: the root has none either. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -111,13 +112,17 @@ static pid_t child(int fd, int cuda)
 
 int main(int argc, char **argv)
 {
-	int fd = 3, tree = 0, cuda_children = 0, null;
+	int fd = 3, tree = 0, cuda_children = 0, plain_children = 0, root_cuda = 1, null;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--tree"))
 			tree = 1;
 		else if (!strcmp(argv[i], "--cuda-children") && i + 1 < argc)
 			cuda_children = atoi(argv[++i]); /* the test's own argument */
+		else if (!strcmp(argv[i], "--plain-children") && i + 1 < argc)
+			plain_children = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--plain"))
+			root_cuda = 0;
 		else if (!strcmp(argv[i], "--name") && i + 1 < argc)
 			restore_name = argv[++i];
 		else
@@ -139,8 +144,11 @@ int main(int argc, char **argv)
 	for (int i = 0; i < cuda_children; i++)
 		if (child(fd, 1) < 0)
 			return 1;
+	for (int i = 0; i < plain_children; i++)
+		if (child(fd, 0) < 0)
+			return 1;
 	if (tree && (child(fd, 1) < 0 || child(fd, 0) < 0))
 		return 1;
-	run(fd, 1);
+	run(fd, root_cuda);
 	tick();
 }
