@@ -237,6 +237,9 @@ static int one(enum way w, int n, struct fig *f)
 	sub("img", NULL, NULL);
 	sub("none", NULL, NULL);
 	sub("run", NULL, NULL);
+	sub("states", NULL, NULL);
+	snprintf(log, sizeof(log), "%s/states", dir);
+	setenv("RTID_MOCK_STATE", log, 1); /* the daemon's workers share the driver's state */
 	sub("real", env_path("MOCK_TOOL"), "cuda-checkpoint");
 	sub("shim", env_path("RTID_BIN"), "cuda-checkpoint");
 	sub("ours", env_path("RTID_PLUGIN"), "cuda_plugin.so");

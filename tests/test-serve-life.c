@@ -30,7 +30,7 @@
 #include "plugin-call.h"
 #include "basic/parse.h"
 #include "serve-harness.h"
-#include "serve/serve-loop.h"
+#include "serve/serve.h"
 #include "plugin/plugin.h"
 #include "plug-log.h"
 #include "proto/serve-proto.h"

@@ -41,6 +41,11 @@ static struct task *find(int pid)
 /* The task a restore worked on alone (no record), for plug_cuda_task. */
 static int alone_pid;
 
+static bool paused_cuda(int pid)
+{
+	return find(pid) != NULL;
+}
+
 bool plug_cuda_task(int pid)
 {
 	const struct task *t = find(pid);
@@ -197,24 +202,6 @@ int plug_pause(int pid)
 	return 0;
 }
 
-/* The record for the restore: every CUDA task of the dump by its ns pid,
- * bound to this CRIU run. Whole or none: an earlier dump's record left in a
- * reused directory would name the wrong tasks. */
-static void record(void)
-{
-	static int ns[PLUG_TASKS_MAX];
-	int e;
-
-	for (size_t i = 0; i < ntasks; i++)
-		if ((ns[i] = plug_nspid(tasks[i].pid)) < 0) {
-			plug_log(PLUG_WARN, "no NSpid for pid %d: no record\n", tasks[i].pid);
-			plug_record_remove(plug_criu_image_dir());
-			return;
-		}
-	if ((e = plug_record_write(plug_criu_image_dir(), plug_criu_run_id(), ns, ntasks)) < 0)
-		plug_log(PLUG_WARN, "cannot write " PLUG_RECORD ": %s\n", strerror(-e));
-}
-
 int plug_checkpoint(int pid)
 {
 	static const int ops[] = { RTID__OP_CHECKPOINT };
@@ -223,19 +210,27 @@ int plug_checkpoint(int pid)
 	if (disabled)
 		return -ENOTSUP;
 	if (!first_done) {
+		static int pids[PLUG_TASKS_MAX];
+
 		first_done = true;
-		record();
+		for (size_t i = 0; i < ntasks; i++)
+			pids[i] = tasks[i].pid;
+		plug_record_dump(pids, ntasks);
 		for (size_t i = 0; i < ntasks && plug_serve_present(); i++)
 			if (tasks[i].initial != ST_CHECKPOINTED)
 				resume(&tasks[i]);
 		start_all(RTID__OP_CHECKPOINT, -1);
+		/* The tree is frozen now: one question for all the tasks paused as
+		 * without CUDA, while the checkpoints run. */
+		if (plug_serve_present())
+			plug_frozen_ask(paused_cuda);
 	}
 	if (!(t = find(pid))) {
 		int tid;
 
 		/* "No CUDA" at the pause came before CRIU froze the task: it ran
 		 * since, and may have made its first context. Asked again. */
-		if ((tid = plug_restore_tid(pid)) < 0)
+		if ((tid = plug_frozen_tid(pid)) < 0)
 			return plug_untold("CHECKPOINT_DEVICES", pid);
 		if (tid > 0) {
 			plug_log(PLUG_ERR, "pid %d has CUDA state now and had none when it was paused: "
@@ -393,5 +388,6 @@ void plug_fini(enum plug_stage s, int ret)
 		for (size_t i = 0; i < ntasks; i++)
 			roll_back(&tasks[i]);
 	ntasks = 0;
+	plug_frozen_clear();
 	plug_serve_close();
 }

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "basic/basic.h"
 #include "basic/parse.h"
 #include "plugin/plugin.h"
 #include "proto/serve-proto.h"
@@ -148,6 +149,7 @@ int plug_restore_tid(int pid)
 		plug_log(PLUG_ERR, "pid %d: no restore tid: %s\n", pid, msg);
 		return -1;
 	case ANS_TO_TOOL:
+	case ANS_ALONE: /* a batch's only */
 		if (plug_serve_present())
 			plug_log(PLUG_INFO, "%s: asking cuda-checkpoint\n", msg);
 		tid = tool_tid(pid);
@@ -158,6 +160,71 @@ int plug_restore_tid(int pid)
 		return -1;
 	}
 	return tid;
+}
+
+/* --- the frozen tree's restore tids, asked at once --- */
+
+static int frozen_pid[PLUG_TASKS_MAX], frozen_tid[PLUG_TASKS_MAX];
+static size_t nfrozen;
+static double frozen_s;
+
+double plug_frozen_s(void)
+{
+	return frozen_s;
+}
+
+void plug_frozen_ask(bool (*skip)(int pid))
+{
+	static int pids[PLUG_TASKS_MAX], values[PLUG_TASKS_MAX];
+	static enum plug_ans ans[PLUG_TASKS_MAX];
+	static char msgs[PLUG_TASKS_MAX][160];
+	size_t n = plug_criu_tasks(pids, PLUG_TASKS_MAX), k = 0;
+	double t0 = rtid__now();
+
+	nfrozen = 0;
+	if (n > PLUG_TASKS_MAX) /* each asked alone, in its own call */
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (!skip(pids[i]))
+			pids[k++] = pids[i];
+	plug_serve_batch(RTID__OP_RESTORE_TID, pids, k, ans, values, msgs);
+	for (size_t i = 0; i < k; i++) {
+		int tid = -2; /* not answered here: asked alone */
+
+		if (ans[i] == ANS_NONE) {
+			tid = 0;
+		} else if (ans[i] == ANS_VALUE) {
+			tid = values[i];
+		} else if (ans[i] == ANS_FAILED) {
+			plug_log(PLUG_ERR, "pid %d: no restore tid: %s\n", pids[i], msgs[i]);
+			tid = -1;
+		}
+		frozen_pid[nfrozen] = pids[i];
+		frozen_tid[nfrozen++] = tid;
+	}
+	frozen_s += rtid__now() - t0;
+}
+
+void plug_frozen_clear(void)
+{
+	nfrozen = 0;
+}
+
+int plug_frozen_tid(int pid)
+{
+	for (size_t i = 0; i < nfrozen; i++) {
+		int tid = frozen_tid[i];
+
+		if (frozen_pid[i] != pid || tid == -2)
+			continue;
+		/* The rule of every answer: a tid is a live thread of its process. */
+		if (tid > 0 && !thread_of(pid, tid)) {
+			plug_log(PLUG_ERR, "pid %d: restore tid %d is no thread of it\n", pid, tid);
+			return -1;
+		}
+		return tid;
+	}
+	return plug_restore_tid(pid);
 }
 
 static enum plug_state state_of(const char *s)

@@ -165,3 +165,21 @@ int plug_record_read(int dirfd, int *nspids, size_t max, size_t *n, char *run)
 	memcpy(run, r.run, sizeof(r.run));
 	return 0;
 }
+
+/* The record for the restore: every CUDA task of the dump by its ns pid,
+ * bound to this CRIU run. Whole or none: an earlier dump's record left in a
+ * reused directory would name the wrong tasks. */
+void plug_record_dump(const int *pids, size_t n)
+{
+	static int ns[PLUG_TASKS_MAX];
+	int e;
+
+	for (size_t i = 0; i < n; i++)
+		if ((ns[i] = plug_nspid(pids[i])) < 0) {
+			plug_log(PLUG_WARN, "no NSpid for pid %d: no record\n", pids[i]);
+			plug_record_remove(plug_criu_image_dir());
+			return;
+		}
+	if ((e = plug_record_write(plug_criu_image_dir(), plug_criu_run_id(), ns, n)) < 0)
+		plug_log(PLUG_WARN, "cannot write " PLUG_RECORD ": %s\n", strerror(-e));
+}

@@ -163,6 +163,53 @@ void plug_serve_close(void)
 	pthread_mutex_unlock(&kept_lock);
 }
 
+/* What answer a (or failure r) to op for pid means for the plugin. */
+static enum plug_ans judge(const char *path, int op, int pid, bool started, int r,
+			   const struct rtid__svc_ans *a, int *value, char *msg, size_t len)
+{
+	bool action = op >= RTID__OP_LOCK;
+
+	if (started && (r < 0 || a->kind == RTID__SVC_UNKNOWN || a->kind == RTID__SVC_ERROR ||
+			  a->kind == RTID__SVC_DENIED))
+		return failed(msg, len, a, r);
+	if (r < 0) {
+		/* Asked and not answered: the daemon may have the call in the
+		 * driver (an action it did not start is not; a call about the
+		 * process before it may be), so not the tool's turn. */
+		snprintf(msg, len, "rtid serve at %s: no answer: %s; it may still be inside the "
+			 "driver, so cuda-checkpoint is not run beside it", path, strerror(-r));
+		return ANS_FAILED;
+	}
+	switch (a->kind) {
+	case RTID__SVC_TID:
+	case RTID__SVC_STATE:
+		*value = a->value;
+		return ANS_VALUE;
+	case RTID__SVC_DONE:
+		*value = 0;
+		return ANS_VALUE;
+	case RTID__SVC_CUERR:
+		if (action)
+			return failed(msg, len, a, 0);
+		/* A query the driver failed, other than its "none": the daemon's
+		 * own attach may be what failed; the tool asks with its own. */
+		if (op == RTID__OP_RESTORE_TID && rtid__driver_said(a->value) == RTID__SAID_NONE)
+			return ANS_NONE;
+		snprintf(msg, len, "rtid serve at %s: %s --pid %d: driver error %s", path,
+			 rtid__svc_op_name(op), pid, a->name);
+		return ANS_TO_TOOL;
+	default: { /* error, denied: nothing was started */
+		/* But e.g. in-driver: cuda-checkpoint would run beside that call. */
+		bool tool = a->kind == RTID__SVC_DENIED || tool_may_run(a->name);
+
+		snprintf(msg, len, "rtid serve at %s: %s --pid %d: %s%s: %s", path,
+			 rtid__svc_op_name(op), pid, a->kind == RTID__SVC_DENIED ? "denied" : a->name,
+			 tool ? "" : " (cuda-checkpoint is not run beside it)", a->text);
+		return tool ? ANS_TO_TOOL : ANS_FAILED;
+	}
+	}
+}
+
 enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, char *msg,
 			     size_t len)
 {
@@ -188,43 +235,63 @@ enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, c
 		r = rtid__svc_call(&c, &q, rtid__now() + wait, &a);
 		rtid__svc_close(&c);
 	}
-	if (c.started && (r < 0 || a.kind == RTID__SVC_UNKNOWN || a.kind == RTID__SVC_ERROR ||
-			  a.kind == RTID__SVC_DENIED))
-		return failed(msg, len, &a, r);
-	if (r < 0) {
-		/* Asked and not answered: the daemon may have the call in the
-		 * driver (an action it did not start is not; a call about the
-		 * process before it may be), so not the tool's turn. */
-		snprintf(msg, len, "rtid serve at %s: no answer: %s; it may still be inside the "
-			 "driver, so cuda-checkpoint is not run beside it", path, strerror(-r));
-		return ANS_FAILED;
-	}
-	switch (a.kind) {
-	case RTID__SVC_TID:
-	case RTID__SVC_STATE:
-		*value = a.value;
-		return ANS_VALUE;
-	case RTID__SVC_DONE:
-		*value = 0;
-		return ANS_VALUE;
-	case RTID__SVC_CUERR:
-		if (action)
-			return failed(msg, len, &a, 0);
-		/* A query the driver failed, other than its "none": the daemon's
-		 * own attach may be what failed; the tool asks with its own. */
-		if (op == RTID__OP_RESTORE_TID && rtid__driver_said(a.value) == RTID__SAID_NONE)
-			return ANS_NONE;
-		snprintf(msg, len, "rtid serve at %s: %s --pid %d: driver error %s", path,
-			 rtid__svc_op_name(op), pid, a.name);
-		return ANS_TO_TOOL;
-	default: { /* error, denied: nothing was started */
-		/* But e.g. in-driver: cuda-checkpoint would run beside that call. */
-		bool tool = a.kind == RTID__SVC_DENIED || tool_may_run(a.name);
+	return judge(path, op, pid, c.started, r, &a, value, msg, len);
+}
 
-		snprintf(msg, len, "rtid serve at %s: %s --pid %d: %s%s: %s", path,
-			 rtid__svc_op_name(op), pid, a.kind == RTID__SVC_DENIED ? "denied" : a.name,
-			 tool ? "" : " (cuda-checkpoint is not run beside it)", a.text);
-		return tool ? ANS_TO_TOOL : ANS_FAILED;
+/* One chunk on the kept connection (under kept_lock): 0 with a[], -EIO when
+ * the daemon does not take batches, or the call's failure. */
+static int batch_kept(const char *path, int op, const int *pids, size_t n, double wait,
+		      struct rtid__svc_ans *a)
+{
+	char msg[200];
+	bool fresh = kept.fd < 0;
+	int r;
+
+	if (fresh && connect_to(path, &kept, msg, sizeof(msg)) < 0)
+		return -ENOTCONN;
+	r = rtid__svc_batch(&kept, op, pids, n, rtid__now() + wait, a);
+	if (r == -EIO && !fresh) { /* closed since (idle, restarted): once more */
+		rtid__svc_close(&kept);
+		if (connect_to(path, &kept, msg, sizeof(msg)) < 0)
+			return -ENOTCONN;
+		r = rtid__svc_batch(&kept, op, pids, n, rtid__now() + wait, a);
 	}
+	if (r < 0) {
+		rtid__svc_close(&kept);
+		kept.fd = -1;
+	}
+	return r;
+}
+
+void plug_serve_batch(int op, const int *pids, size_t n, enum plug_ans *ans, int *values,
+		      char (*msgs)[160])
+{
+	const char *path = rtid__svc_path(NULL);
+	double wait = rtid__env_seconds("RTID_SERVICE_TIMEOUT", WAIT_DEFAULT);
+	struct rtid__svc_ans a[RTID__SVC_BATCH_MAX];
+
+	for (size_t at = 0; at < n;) {
+		char buf[RTID__SVC_MSG_MAX];
+		size_t k = n - at < RTID__SVC_BATCH_MAX ? n - at : RTID__SVC_BATCH_MAX;
+		int r;
+
+		while (k > 1 && !rtid__svc_batch_format(op, pids + at, k, buf))
+			k--; /* long numbers: fewer per message */
+		pthread_mutex_lock(&kept_lock);
+		r = batch_kept(path, op, pids + at, k, wait, a);
+		pthread_mutex_unlock(&kept_lock);
+		for (size_t j = 0; j < k; j++) {
+			msgs[at + j][0] = '\0';
+			/* No batch (absent, not known, closed): each asked alone, under
+			 * every rule of a single request. */
+			if (r == -ENOTCONN || r == -EIO || r == -EINVAL ||
+			    (r == 0 && a[j].kind == RTID__SVC_ERROR &&
+			     !strcmp(a[j].name, RTID__SVC_NOT_BATCHED)))
+				ans[at + j] = ANS_ALONE;
+			else
+				ans[at + j] = judge(path, op, pids[at + j], false, r, &a[j],
+						    &values[at + j], msgs[at + j], sizeof(msgs[0]));
+		}
+		at += k;
 	}
 }

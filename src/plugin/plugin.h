@@ -68,6 +68,7 @@ enum plug_ans {
 		      * tell, or a call that may be in the driver: never to the tool */
 	ANS_TO_TOOL, /* the daemon is absent or refused for its own reasons, nothing
 		      * started: the tool's turn */
+	ANS_ALONE,   /* a batch's pid not answered in it: ask it in a request of its own */
 };
 /* The daemon's settings from the shim's settings file (RTID_SHIM_CONF, else
  * /etc/rtid/shim.conf, the default compiled in) where the environment lacks them: RTID_SOCKET,
@@ -82,6 +83,12 @@ bool plug_serve_present(void);
  * Queries go on a connection kept until plug_serve_close. */
 enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, char *msg,
 			     size_t len);
+/* Ask the daemon op (a query) for pids[0..n) in as few requests as fit
+ * (batches, on the kept connection): ans[i] for pids[i] (values[i] with
+ * ANS_VALUE; msgs[i] with ANS_FAILED or ANS_TO_TOOL), ANS_ALONE where the
+ * daemon did not answer it in a batch (one that takes none included). */
+void plug_serve_batch(int op, const int *pids, size_t n, enum plug_ans *ans, int *values,
+		      char (*msgs)[160]);
 /* The end of the CRIU run: the kept connection closed. */
 void plug_serve_close(void);
 
@@ -89,6 +96,16 @@ void plug_serve_close(void);
 /* The restore tid: > 0, 0 for none (no CUDA), -1 on an error. The tid is a
  * live thread of pid. */
 int plug_restore_tid(int pid);
+/* The frozen tree (CHECKPOINT_DEVICES): the restore tids of every task of
+ * CRIU's tree but those skip says, asked of the daemon in batches, kept
+ * until plug_frozen_clear. */
+void plug_frozen_ask(bool (*skip)(int pid));
+void plug_frozen_clear(void);
+/* Seconds spent in plug_frozen_ask so far (the hook's cost of those tasks). */
+double plug_frozen_s(void);
+/* pid's restore tid as plug_restore_tid says it, from the batch's answer
+ * where it has one (a tid a live thread of pid), else asked alone. */
+int plug_frozen_tid(int pid);
 enum plug_state plug_get_state(int pid, int tid);
 /* An action: 0 or -1 (msg). tool: the daemon said "the tool's turn". */
 int plug_act_tool(int op, int pid, unsigned timeout_ms, char *msg, size_t len);
@@ -134,6 +151,11 @@ int plug_nspid_at(const char *proc_root, int pid);
  * tasks and the driver version, whole or not at all (a new file renamed over
  * the old). 0, or a negative errno and no record of an earlier dump left. */
 int plug_record_write(int dirfd, const char *run, const int *nspids, size_t n);
+/* The record of this dump: the CUDA tasks pids[0..n), by their ns pids,
+ * bound to this CRIU run, in CRIU's image directory; whole or none (an
+ * earlier dump's record left in a reused directory would name the wrong
+ * tasks). A failure is said in CRIU's log. */
+void plug_record_dump(const int *pids, size_t n);
 /* No record in the directory (any earlier one removed): 0 or -errno. */
 int plug_record_remove(int dirfd);
 /* Read it: 0, the ns pids (*n) and the run id of the dump that wrote it

@@ -9,7 +9,7 @@
 #include "rtid.h"
 #include "proto/serve-proto.h"
 
-#define MAX_WORDS 6
+#define MAX_WORDS (RTID__SVC_BATCH_MAX + 2) /* a batch's */
 
 static const char *const op_names[RTID__OP_COUNT] = {
 	"get-restore-tid", "get-state", "lock", "checkpoint", "restore", "unlock",
@@ -224,6 +224,39 @@ int rtid__svc_req_parse(const char *buf, size_t len, struct rtid__svc_req *out)
 		return -EINVAL;
 	q.timeout_ms = (unsigned)ms;
 	*out = q;
+	return 0;
+}
+
+size_t rtid__svc_batch_format(int op, const int *pids, size_t n, char *buf)
+{
+	int len;
+
+	if (n == 0 || n > RTID__SVC_BATCH_MAX || (op != RTID__OP_RESTORE_TID &&
+						  op != RTID__OP_GET_STATE))
+		return 0;
+	len = snprintf(buf, RTID__SVC_MSG_MAX, "batch %s", rtid__svc_op_name(op));
+	for (size_t i = 0; i < n && len < RTID__SVC_MSG_MAX; i++)
+		len += snprintf(buf + len, RTID__SVC_MSG_MAX - (size_t)len, " %d", pids[i]);
+	return len < RTID__SVC_MSG_MAX ? (size_t)len : 0;
+}
+
+int rtid__svc_batch_parse(const char *buf, size_t len, int *op, int *pids, size_t *n)
+{
+	int got[RTID__SVC_BATCH_MAX], o;
+	struct words w;
+
+	if (split(buf, len, MAX_WORDS, &w) < 0 || w.n < 3 || !is(&w, 0, "batch"))
+		return -EINVAL;
+	o = index_of(&w, 1, op_names, RTID__OP_COUNT);
+	if (o != RTID__OP_RESTORE_TID && o != RTID__OP_GET_STATE)
+		return -EINVAL;
+	/* All words taken: a last one that held the rest (past the most) is no pid. */
+	for (size_t i = 2; i < w.n; i++)
+		if (positive(&w, i, &got[i - 2]) < 0)
+			return -EINVAL;
+	*op = o;
+	*n = w.n - 2;
+	memcpy(pids, got, *n * sizeof(int));
 	return 0;
 }
 

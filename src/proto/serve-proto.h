@@ -29,6 +29,15 @@
  * driver: its client fails it, as the tool fails an action. */
 #define RTID__SVC_IN_DRIVER "in-driver"
 
+/* A batch: one query for up to this many processes in one request, "batch
+ * OP PID..." (OP get-restore-tid or get-state), answered with one answer
+ * per pid, in its order, sent together once all are known. A daemon that
+ * does not know batches closes the connection (a malformed request): its
+ * client asks one by one. An answer "error not-batched" says to ask that
+ * pid alone (in its own request, under every rule of one). */
+#define RTID__SVC_BATCH_MAX 24
+#define RTID__SVC_NOT_BATCHED "not-batched"
+
 struct rtid__svc_req {
 	int op;              /* enum rtid__worker_op */
 	int pid;
@@ -79,6 +88,13 @@ int rtid__svc_hello_parse(const char *buf, size_t len, int *version);
  * (the daemon serves actions), or -EPROTO when it refused us (version, busy),
  * -EINVAL for anything else (another version included). */
 int rtid__svc_welcome_parse(const char *buf, size_t len, int version, bool *actions);
+/* A batch request of op for pids[0..n) into buf: its length, or 0 when it
+ * does not fit (n 0 or over RTID__SVC_BATCH_MAX, op not a query, or the
+ * message too long). */
+size_t rtid__svc_batch_format(int op, const int *pids, size_t n, char *buf);
+/* Parse a batch request: 0, *op, pids (RTID__SVC_BATCH_MAX of room) and
+ * *n; -EINVAL for anything else (a single request included). */
+int rtid__svc_batch_parse(const char *buf, size_t len, int *op, int *pids, size_t *n);
 /* Parse one request or answer. Return 0 and *out, or -EINVAL. */
 int rtid__svc_req_parse(const char *buf, size_t len, struct rtid__svc_req *out);
 int rtid__svc_ans_parse(const char *buf, size_t len, struct rtid__svc_ans *out);

@@ -175,6 +175,40 @@ int rtid__svc_call(struct rtid__svc_conn *c, const struct rtid__svc_req *q, doub
 	return 0;
 }
 
+int rtid__svc_batch(struct rtid__svc_conn *c, int op, const int *pids, size_t n, double until,
+		    struct rtid__svc_ans *out)
+{
+	struct rtid__svc_ans got[RTID__SVC_BATCH_MAX];
+	char buf[RTID__SVC_MSG_MAX];
+	size_t len = rtid__svc_batch_format(op, pids, n, buf), k = 0;
+	ssize_t r;
+	int e;
+
+	c->started = false;
+	if (!len)
+		return -EINVAL;
+	if (send(c->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)len)
+		return -EIO;
+	while (k < n) {
+		if ((r = await(c->fd, buf, until)) < 0)
+			return r == -EPIPE ? -EIO : (int)r;
+		if (!c->greeted) {
+			if ((e = welcomed(c, buf, r)) < 0)
+				return e;
+			continue;
+		}
+		/* In the batch's order, each about its own pid; a query is never
+		 * "started". */
+		if (rtid__svc_ans_parse(buf, (size_t)r, &got[k]) < 0 || got[k].op != op ||
+		    got[k].pid != pids[k] || got[k].kind == RTID__SVC_STARTED ||
+		    got[k].kind == RTID__SVC_UNKNOWN)
+			return -EIO;
+		k++;
+	}
+	memcpy(out, got, n * sizeof(*out));
+	return 0;
+}
+
 int rtid__svc_status(struct rtid__svc_conn *c, double until,
 		     void (*fn)(void *ctx, const char *stat), void *ctx)
 {

@@ -49,6 +49,14 @@ bool rtid__svc_uid_named(const char *want, uid_t uid);
 int rtid__svc_call(struct rtid__svc_conn *c, const struct rtid__svc_req *q, double until,
 		   struct rtid__svc_ans *out);
 
+/* One batch (serve-proto.h): op, a query, for pids[0..n), 1 to
+ * RTID__SVC_BATCH_MAX of them, in one request; out[i] is pids[i]'s answer.
+ * 0, or -ETIMEDOUT, -EPROTO (refused), -EINVAL (op or n out of range), -EIO
+ * (closed, or a malformed or mismatched answer: a daemon that does not know
+ * batches closes the connection). Nothing in out on failure. */
+int rtid__svc_batch(struct rtid__svc_conn *c, int op, const int *pids, size_t n, double until,
+		    struct rtid__svc_ans *out);
+
 /* Ask for the daemon's counters ("status", protocol 2): fn gets each "stat
  * ..." message without the word stat, until "end". 0, or -ETIMEDOUT, -EPROTO
  * (refused), -EIO (closed, or not the protocol). */

@@ -10,10 +10,11 @@
 
 #include "proc/proc.h"
 #include "rtid.h"
-#include "serve/serve-loop.h"
+#include "serve/serve.h"
 
 void sv_drop(struct server *s, int i)
 {
+	sv_drop_batch(&s->c[i]);
 	close(s->c[i].fd);
 	s->c[i].fd = -1;
 	s->c[i].queued = s->c[i].inflight = false;
@@ -26,6 +27,10 @@ void sv_answer(struct server *s, int i, struct rtid__svc_ans *a)
 	char buf[RTID__SVC_MSG_MAX];
 	size_t n;
 
+	if (c->batch) {
+		sb_answer_all(s, i, a);
+		return;
+	}
 	a->op = c->req.op;
 	a->pid = c->req.pid; /* the client's number for it */
 	st_answered(s, c, a);
@@ -113,6 +118,10 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 		/* Counters only, nothing of any process: anyone who may connect. */
 		if (!st_send(s, c->fd))
 			sv_drop(s, i);
+		return;
+	}
+	if (sb_is_batch(buf, n)) {
+		sb_take(s, i, buf, n);
 		return;
 	}
 	if (rtid__svc_req_parse(buf, n, &c->req) < 0) {

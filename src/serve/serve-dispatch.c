@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 
 #include "proc/proc.h"
-#include "serve/serve-loop.h"
+#include "serve/serve.h"
 
 void sv_set_ready(struct server *s)
 {
@@ -55,7 +55,9 @@ void sv_worker_down(struct server *s, unsigned k, const char *reason)
 	 * crashed is one process's trouble, and the next request deserves a
 	 * fresh worker at once. */
 	sw_stop(&s->pool, w, w->state == SW_STARTING ? SW_FAILED : SW_KILL);
-	if (i >= 0 && started) {
+	if (w->job.batch) {
+		sb_down(s, w, i, reason, why);
+	} else if (i >= 0 && started) {
 		struct rtid__svc_ans a = { .kind = RTID__SVC_UNKNOWN };
 
 		snprintf(a.name, sizeof(a.name), "%s", reason);
@@ -73,8 +75,8 @@ void sv_worker_down(struct server *s, unsigned k, const char *reason)
  * answered only as a live thread of the process asked about (the rule of
  * every entry point); anything else is an error, and the client asks the
  * tool. */
-static void translate(const struct serve_cfg *cfg, const struct rtid__reply *r, int op,
-		      struct rtid__svc_ans *a)
+void sv_translate(const struct serve_cfg *cfg, const struct rtid__reply *r, int op,
+		  struct rtid__svc_ans *a)
 {
 	int e;
 
@@ -153,10 +155,20 @@ void sv_worker_readable(struct server *s, unsigned k)
 		return;
 	}
 	/* No EINTR here or below: every signal the daemon takes is blocked and
-	 * read from the signalfd. */
-	n = recv(w->sock, &r, sizeof(r), MSG_DONTWAIT);
-	if (n < 0 && errno == EAGAIN)
-		return;
+	 * read from the signalfd. A batch's replies: as many as are there. */
+	for (;;) {
+		n = recv(w->sock, &r, sizeof(r), MSG_DONTWAIT);
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n != (ssize_t)sizeof(r) || !w->busy || !w->job.batch)
+			break;
+		if (!sb_reply(s, k, &r)) {
+			n = -1; /* not the reply awaited */
+			break;
+		}
+		if (!w->busy)
+			return; /* the batch is answered */
+	}
 	if (n != (ssize_t)sizeof(r) || !w->busy || r.pid != w->job.pid) {
 		snprintf(s->pool.why, sizeof(s->pool.why), "driver API worker died");
 		sv_worker_down(s, k, "worker-crashed");
@@ -172,7 +184,7 @@ void sv_worker_readable(struct server *s, unsigned k)
 			  rtid__svc_op_name(w->job.op), w->job.pid);
 		return;
 	}
-	translate(s->cfg, &r, w->job.op, &a);
+	sv_translate(s->cfg, &r, w->job.op, &a);
 	checked(s, i, &a);
 	sv_answer(s, i, &a);
 }
@@ -190,6 +202,8 @@ static bool its_turn(const struct server *s, const int *queue, unsigned j)
 {
 	const struct client *c = &s->c[queue[j]];
 
+	if (c->batch) /* each of its pids is looked at when it is handed over */
+		return true;
 	if (sv_in_driver(s, c->process))
 		return false;
 	for (unsigned o = 0; o < j; o++) {
@@ -340,6 +354,8 @@ static bool dispatch_round(struct server *s)
 		}
 		if (k < 0)
 			waiting[nw++] = i;
+		else if (s->c[i].batch)
+			sb_hand(s, i, (unsigned)k);
 		else if (sv_still_allowed(s, i)) /* the request rule again, on the facts of now */
 			hand(s, i, (unsigned)k);
 	}

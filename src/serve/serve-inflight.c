@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "rtid.h"
-#include "serve/serve-loop.h"
+#include "serve/serve.h"
 
 #define RECORD_HEAD "rtid-inflight 1\n"
 #define RECORD_MAX 65536
@@ -191,7 +191,7 @@ static char *text(const struct server *s, const struct sheld *extra)
 	for (unsigned k = 0; k < s->pool.n; k++) {
 		const struct sworker *w = &s->pool.w[k];
 
-		lines += w->busy;
+		lines += !w->busy ? 0 : w->job.batch ? sb_pending(w, NULL, NULL, 0) : 1;
 		for (size_t r = 0; r < sizeof(w->reap) / sizeof(w->reap[0]); r++)
 			lines += w->reap[r] > 0 && w->reap_process[r];
 	}
@@ -204,8 +204,16 @@ static char *text(const struct server *s, const struct sheld *extra)
 	for (unsigned k = 0; k < s->pool.n; k++) {
 		const struct sworker *w = &s->pool.w[k];
 
-		if (w->busy)
+		if (w->busy && w->job.batch) { /* each of its pids until answered */
+			int p[RTID__SVC_BATCH_MAX];
+			unsigned long long ps[RTID__SVC_BATCH_MAX];
+			size_t m = sb_pending(w, p, ps, RTID__SVC_BATCH_MAX);
+
+			for (size_t j = 0; j < m; j++)
+				n = line(buf, n, w->pid, w->start, p[j], ps[j]);
+		} else if (w->busy) {
 			n = line(buf, n, w->pid, w->start, w->job.process, w->job.pstart);
+		}
 		for (size_t r = 0; r < sizeof(w->reap) / sizeof(w->reap[0]); r++)
 			if (w->reap[r] > 0 && w->reap_process[r])
 				n = line(buf, n, w->reap[r], w->reap_start[r], w->reap_process[r],
@@ -267,7 +275,7 @@ bool sv_in_driver(const struct server *s, int process)
 	for (unsigned k = 0; k < s->pool.n; k++) {
 		const struct sworker *w = &s->pool.w[k];
 
-		if (w->busy && w->job.process == process)
+		if (w->busy && (w->job.process == process || sb_holds(w, process)))
 			return true;
 		for (size_t r = 0; r < sizeof(w->reap) / sizeof(w->reap[0]); r++)
 			if (w->reap[r] > 0 && w->reap_process[r] == process)

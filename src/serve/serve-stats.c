@@ -15,7 +15,7 @@
 
 #include "config.h"
 #include "proc/proc.h"
-#include "serve/serve-loop.h"
+#include "serve/serve.h"
 
 static const char *const kind_words[ST_OUTCOMES] = {
 	"tid", "state", "done", "cuerr", "error", "denied", "started", "unknown",

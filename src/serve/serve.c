@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "proc/proc.h"
-#include "serve/serve-loop.h"
+#include "serve/serve.h"
 
 #define STOP_GRACE 5.0 /* seconds a query in flight may still take at a stop */
 #define STOP_REAP 1.0  /* seconds a stop waits for killed workers to be gone, past

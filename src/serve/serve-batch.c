@@ -1,0 +1,286 @@
+/* A batch: one query for many processes in one request (serve-proto.h),
+ * so that a client with a whole tree to ask about (rtid's CRIU plugin, at a
+ * checkpoint of a frozen tree) pays one round trip and one hand-over to a
+ * worker rather than one per process. Every rule of a single request holds
+ * for each pid, read right before its query is handed over: the request
+ * rule (sa_check), the process's identity (its start time, again before its
+ * answer goes back), never beside a call about the process still inside the
+ * driver, and the record of work in flight listing each pid until its
+ * answer is in. A pid that cannot be batched under those rules (a call
+ * about it in the driver, a request for it queued before) is answered
+ * "not-batched": its client asks it alone. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "proc/proc.h"
+#include "serve/serve.h"
+
+struct sbatch {
+	int op;
+	size_t n;
+	size_t cur; /* with the worker: the first one not answered yet */
+	int pid[RTID__SVC_BATCH_MAX];
+	int process[RTID__SVC_BATCH_MAX];
+	unsigned long long start[RTID__SVC_BATCH_MAX];
+	bool known[RTID__SVC_BATCH_MAX];
+	bool sent[RTID__SVC_BATCH_MAX]; /* handed to the worker */
+	bool done[RTID__SVC_BATCH_MAX]; /* answered */
+	struct rtid__svc_ans ans[RTID__SVC_BATCH_MAX];
+};
+
+bool sb_is_batch(const char *buf, size_t n)
+{
+	return n > 6 && !memcmp(buf, "batch ", 6);
+}
+
+static void set(struct sbatch *b, size_t j, enum rtid__svc_kind kind, const char *name,
+		const char *text)
+{
+	b->ans[j] = (struct rtid__svc_ans){ .kind = kind };
+	snprintf(b->ans[j].name, sizeof(b->ans[j].name), "%s", name);
+	snprintf(b->ans[j].text, sizeof(b->ans[j].text), "%.119s", text);
+	b->done[j] = true;
+}
+
+void sb_take(struct server *s, int i, const char *buf, size_t n)
+{
+	struct client *c = &s->c[i];
+	struct sbatch *b = calloc(1, sizeof(*b));
+	int op;
+
+	if (!b || rtid__svc_batch_parse(buf, n, &op, b->pid, &b->n) < 0) {
+		free(b);
+		serve_log_limited(SLOG_CLIENT, "client pid %d sent a malformed request; closing it",
+				  (int)c->peer);
+		sv_drop(s, i);
+		return;
+	}
+	b->op = op;
+	c->req = (struct rtid__svc_req){ .op = op, .pid = b->pid[0] };
+	c->pid = c->process = 0; /* no one process: its_turn holds nothing back for it */
+	c->queued = true;
+	c->batch = b;
+	/* Numbers of another pid namespace are translated one request at a
+	 * time, where that rule lives. */
+	if (c->other_ns) {
+		sv_fail(s, i, RTID__SVC_NOT_BATCHED, "a client in another pid namespace asks one "
+			"process at a time");
+		return;
+	}
+	if (s->stopping) {
+		sv_fail(s, i, "shutting-down", "the daemon is stopping");
+		return;
+	}
+	c->seq = ++s->seq;
+	c->req_until = rtid__now() + sv_deadline_of(s->cfg, &c->req);
+}
+
+/* Whether a request for process other than the batch's is queued before it
+ * (client i): it goes first, so the batch leaves that pid to be asked alone. */
+static bool queued_before(const struct server *s, int i, int process)
+{
+	for (unsigned o = 0; o < s->cfg->max_clients; o++) {
+		const struct client *e = &s->c[o];
+
+		if ((int)o != i && e->fd >= 0 && e->queued && !e->batch && e->seq < s->c[i].seq &&
+		    e->process == process)
+			return true;
+	}
+	return false;
+}
+
+/* The answers, in the batch's order, to client i if it is still there; the
+ * batch freed. */
+static void finish(struct server *s, int i, struct sbatch *b)
+{
+	struct client *c = i >= 0 ? &s->c[i] : NULL;
+
+	for (size_t j = 0; c && j < b->n && c->fd >= 0; j++) {
+		char buf[RTID__SVC_MSG_MAX];
+		size_t len;
+
+		b->ans[j].op = b->op;
+		b->ans[j].pid = b->pid[j];
+		c->req.pid = b->pid[j]; /* counted and logged per pid */
+		st_answered(s, c, &b->ans[j]);
+		len = rtid__svc_ans_format(&b->ans[j], buf);
+		if (send(c->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len)
+			sv_drop(s, i);
+	}
+	if (c && c->fd >= 0) {
+		c->queued = c->inflight = false;
+		c->batch = NULL;
+		c->idle_until = rtid__now() + s->cfg->client_timeout_s;
+	}
+	free(b);
+}
+
+void sb_answer_all(struct server *s, int i, const struct rtid__svc_ans *a)
+{
+	struct sbatch *b = s->c[i].batch;
+
+	for (size_t j = 0; j < b->n; j++)
+		if (!b->done[j]) {
+			b->ans[j] = *a;
+			b->done[j] = true;
+		}
+	s->c[i].batch = NULL;
+	finish(s, i, b);
+}
+
+void sv_drop_batch(struct client *c)
+{
+	free(c->batch);
+	c->batch = NULL;
+}
+
+/* The next pid with the worker not answered yet, from j; n when none. */
+static size_t next_sent(const struct sbatch *b, size_t j)
+{
+	while (j < b->n && (!b->sent[j] || b->done[j]))
+		j++;
+	return j;
+}
+
+/* The job's process is the one the worker is on (a worker killed now was in
+ * the driver for it, the record says so); the rest wait in its socket. */
+static void follow(struct sjob *job, const struct sbatch *b)
+{
+	job->pid = job->process = b->pid[b->cur];
+	job->pstart = b->known[b->cur] ? b->start[b->cur] : 0;
+}
+
+void sb_hand(struct server *s, int i, unsigned k)
+{
+	struct client *c = &s->c[i];
+	struct sworker *w = &s->pool.w[k];
+	struct sbatch *b = c->batch;
+	size_t nsent = 0;
+
+	for (size_t j = 0; j < b->n; j++) {
+		struct rtid__svc_req q = { .op = b->op, .pid = b->pid[j] };
+		const char *why = sa_check(s->cfg, c->uid, c->may_act, &q, &b->process[j]);
+
+		if (why) {
+			set(b, j, RTID__SVC_DENIED, "", why);
+			continue;
+		}
+		b->known[j] = rtid_proc_start_time(s->cfg->proc_root, b->pid[j], &b->start[j]) == 0;
+		if (sv_in_driver(s, b->process[j]) || queued_before(s, i, b->process[j])) {
+			set(b, j, RTID__SVC_ERROR, RTID__SVC_NOT_BATCHED, "a call about this process "
+			    "is inside the driver or asked before; ask it alone");
+			continue;
+		}
+		for (size_t o = 0; o < j && !b->done[j]; o++) /* one process once per batch */
+			if (b->sent[o] && b->process[o] == b->process[j])
+				set(b, j, RTID__SVC_ERROR, RTID__SVC_NOT_BATCHED, "its process is "
+				    "earlier in the batch; ask it alone");
+		if (!b->done[j]) {
+			b->sent[j] = true;
+			nsent++;
+		}
+	}
+	c->batch = NULL;
+	if (!nsent) {
+		finish(s, i, b);
+		return;
+	}
+	b->cur = next_sent(b, 0);
+	w->busy = true;
+	w->job = (struct sjob){ .client = i, .conn = c->conn, .op = b->op, .batch = b,
+				.until = rtid__now() + sv_deadline_of(s->cfg, &c->req) };
+	follow(&w->job, b);
+	c->inflight = true;
+	/* Recorded before the driver may have any of them. */
+	if (si_write(s, NULL) < 0) {
+		for (size_t j = 0; j < b->n; j++)
+			if (b->sent[j])
+				set(b, j, RTID__SVC_ERROR, "no-record", "the record of work in flight "
+				    "cannot be written; not started");
+		w->busy = false;
+		w->job.batch = NULL;
+		finish(s, i, b);
+		return;
+	}
+	for (size_t j = b->cur; j < b->n; j = next_sent(b, j + 1)) {
+		struct rtid__query q = { .pid = b->pid[j], .op = b->op };
+
+		if (send(w->sock, &q, sizeof(q), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(q)) {
+			snprintf(s->pool.why, sizeof(s->pool.why), "driver API worker does not take "
+				 "queries");
+			sv_worker_down(s, k, "worker-crashed");
+			return;
+		}
+	}
+}
+
+bool sb_reply(struct server *s, unsigned k, const struct rtid__reply *r)
+{
+	struct sworker *w = &s->pool.w[k];
+	struct sbatch *b = w->job.batch;
+	size_t j = b->cur;
+	unsigned long long now;
+	int i;
+
+	if (r->pid != b->pid[j])
+		return false;
+	sv_translate(s->cfg, r, b->op, &b->ans[j]);
+	/* Still the process asked about (as a single query's answer). */
+	if (b->known[j] ? rtid_proc_start_time(s->cfg->proc_root, b->pid[j], &now) < 0 ||
+			  now != b->start[j]
+			: rtid_proc_start_time(s->cfg->proc_root, b->pid[j], &now) == 0)
+		set(b, j, RTID__SVC_ERROR, "process-changed", "the process exited or its pid was "
+		    "reused meanwhile");
+	b->done[j] = true;
+	if ((b->cur = next_sent(b, j + 1)) < b->n) {
+		follow(&w->job, b);
+		return true;
+	}
+	i = w->job.client >= 0 && s->c[w->job.client].fd >= 0 &&
+	    s->c[w->job.client].conn == w->job.conn ? w->job.client : -1;
+	w->busy = false;
+	w->job.batch = NULL;
+	finish(s, i, b);
+	return true;
+}
+
+void sb_down(struct server *s, struct sworker *w, int i, const char *reason, const char *why)
+{
+	struct sbatch *b = w->job.batch;
+
+	for (size_t j = 0; j < b->n; j++)
+		if (!b->done[j])
+			set(b, j, RTID__SVC_ERROR, reason, why);
+	w->job.batch = NULL;
+	finish(s, i, b);
+}
+
+bool sb_holds(const struct sworker *w, int process)
+{
+	const struct sbatch *b = w->job.batch;
+
+	for (size_t j = b ? b->cur : 0; b && j < b->n; j++)
+		if (b->sent[j] && !b->done[j] && b->process[j] == process)
+			return true;
+	return false;
+}
+
+size_t sb_pending(const struct sworker *w, int *process, unsigned long long *pstart,
+		  size_t max)
+{
+	const struct sbatch *b = w->job.batch;
+	size_t n = 0;
+
+	for (size_t j = b ? b->cur : 0; b && j < b->n && (!process || n < max); j++)
+		if (b->sent[j] && !b->done[j]) {
+			if (process) {
+				process[n] = b->process[j];
+				pstart[n] = b->known[j] ? b->start[j] : 0;
+			}
+			n++;
+		}
+	return n;
+}
