@@ -28,7 +28,7 @@ struct task {
 static struct task tasks[PLUG_TASKS_MAX];
 static struct plug_job jobs[PLUG_TASKS_MAX];
 static size_t ntasks;
-static bool disabled, inventoried, first_done, recorded;
+static bool disabled, inventoried, first_done, recorded, asked_below;
 
 static struct task *find(int pid)
 {
@@ -152,7 +152,7 @@ int plug_init(enum plug_stage s)
 	int e = plug_enabled(s);
 
 	ntasks = 0;
-	inventoried = first_done = recorded = false;
+	inventoried = first_done = recorded = asked_below = false;
 	disabled = e <= 0;
 	if (e > 0)
 		plug_criu_interrupt_only();
@@ -170,7 +170,13 @@ int plug_pause(int pid)
 		return -ENOTSUP;
 	if (find(pid))
 		return 0; /* paused already: CRIU may ask again */
-	if ((tid = plug_restore_tid(pid)) <= 0) {
+	/* The first call is the root's: its descendants asked now, at once. Only
+	 * an answer of none for the same process spares a question; one that
+	 * gains CUDA before the freeze fails CHECKPOINT_DEVICES, as ever. */
+	if (!asked_below && plug_serve_present())
+		plug_ahead_below(pid);
+	asked_below = true;
+	if ((tid = plug_ahead_tid(pid, true)) <= 0) {
 		if (tid == 0)
 			plug_log(PLUG_INFO, "no need to pause devices on pid %d\n", pid);
 		return tid == 0 ? 0 : plug_untold("PAUSE_DEVICES", pid);
@@ -221,16 +227,17 @@ int plug_checkpoint(int pid)
 				resume(&tasks[i]);
 		start_all(RTID__OP_CHECKPOINT, -1);
 		/* The tree is frozen now: one question for all the tasks paused as
-		 * without CUDA, while the checkpoints run. */
+		 * without CUDA, while the checkpoints run; nothing asked before the
+		 * freeze spares one (they ran since). */
 		if (plug_serve_present())
-			plug_frozen_ask(paused_cuda);
+			plug_ahead_tree(paused_cuda);
 	}
 	if (!(t = find(pid))) {
 		int tid;
 
 		/* "No CUDA" at the pause came before CRIU froze the task: it ran
 		 * since, and may have made its first context. Asked again. */
-		if ((tid = plug_frozen_tid(pid)) < 0)
+		if ((tid = plug_ahead_tid(pid, false)) < 0)
 			return plug_untold("CHECKPOINT_DEVICES", pid);
 		if (tid > 0) {
 			plug_log(PLUG_ERR, "pid %d has CUDA state now and had none when it was paused: "
@@ -388,6 +395,6 @@ void plug_fini(enum plug_stage s, int ret)
 		for (size_t i = 0; i < ntasks; i++)
 			roll_back(&tasks[i]);
 	ntasks = 0;
-	plug_frozen_clear();
+	plug_ahead_clear();
 	plug_serve_close();
 }

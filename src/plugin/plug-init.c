@@ -32,6 +32,8 @@ int plug_enabled(enum plug_stage s)
 	}
 	plug_log(PLUG_INFO, "initialized: stage %d, built for CRIU " RTID_CRIU_VERSION ", %s\n", s,
 		 plug_serve_present() ? "rtid serve present" : "cuda-checkpoint only");
+	if (plug_serve_present())
+		plug_serve_open();
 	return 1;
 }
 

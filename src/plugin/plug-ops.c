@@ -5,10 +5,12 @@
  * is a live thread of its process, whoever answered. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -162,67 +164,113 @@ int plug_restore_tid(int pid)
 	return tid;
 }
 
-/* --- the frozen tree's restore tids, asked at once --- */
+/* --- restore tids asked ahead, many in one request: each with a pidfd of
+ * its process taken before it was asked, so that an answer is used only for
+ * the process it was given for (while that process has not exited, its pid
+ * is its own) --- */
 
-static int frozen_pid[PLUG_TASKS_MAX], frozen_tid[PLUG_TASKS_MAX];
-static size_t nfrozen;
-static double frozen_s;
+struct ahead {
+	int pid, tid; /* tid > 0, 0 none, -1 failed (said), -2 not answered: ask alone */
+	int pidfd;    /* -1: none (the answer is not used) */
+};
+static struct ahead ahead[PLUG_TASKS_MAX];
+static size_t nahead;
+static double ahead_s;
 
-double plug_frozen_s(void)
+double plug_ahead_s(void)
 {
-	return frozen_s;
+	return ahead_s;
 }
 
-void plug_frozen_ask(bool (*skip)(int pid))
+void plug_ahead_ask(const int *pids, size_t n)
 {
-	static int pids[PLUG_TASKS_MAX], values[PLUG_TASKS_MAX];
+	static int values[PLUG_TASKS_MAX];
 	static enum plug_ans ans[PLUG_TASKS_MAX];
 	static char msgs[PLUG_TASKS_MAX][160];
-	size_t n = plug_criu_tasks(pids, PLUG_TASKS_MAX), k = 0;
 	double t0 = rtid__now();
 
-	nfrozen = 0;
+	plug_ahead_clear();
+	if (n > PLUG_TASKS_MAX)
+		return;
+	/* Each pidfd taken before the question: an answer then speaks for the
+	 * process it names (pidfd_open sets close-on-exec). */
+	for (size_t i = 0; i < n; i++)
+		ahead[i] = (struct ahead){ .pid = pids[i], .tid = -2,
+					   .pidfd = (int)syscall(SYS_pidfd_open, pids[i], 0) };
+	plug_serve_batch(RTID__OP_RESTORE_TID, pids, n, ans, values, msgs);
+	for (size_t i = 0; i < n; i++) {
+		if (ans[i] == ANS_NONE) {
+			ahead[i].tid = 0;
+		} else if (ans[i] == ANS_VALUE) {
+			ahead[i].tid = values[i];
+		} else if (ans[i] == ANS_FAILED) {
+			plug_log(PLUG_ERR, "pid %d: no restore tid: %s\n", pids[i], msgs[i]);
+			ahead[i].tid = -1;
+		}
+	}
+	nahead = n;
+	ahead_s += rtid__now() - t0;
+
+}
+
+void plug_ahead_tree(bool (*skip)(int pid))
+{
+	static int pids[PLUG_TASKS_MAX];
+	size_t n = plug_criu_tasks(pids, PLUG_TASKS_MAX), k = 0;
+
+	plug_ahead_clear();
 	if (n > PLUG_TASKS_MAX) /* each asked alone, in its own call */
 		return;
 	for (size_t i = 0; i < n; i++)
 		if (!skip(pids[i]))
 			pids[k++] = pids[i];
-	plug_serve_batch(RTID__OP_RESTORE_TID, pids, k, ans, values, msgs);
-	for (size_t i = 0; i < k; i++) {
-		int tid = -2; /* not answered here: asked alone */
-
-		if (ans[i] == ANS_NONE) {
-			tid = 0;
-		} else if (ans[i] == ANS_VALUE) {
-			tid = values[i];
-		} else if (ans[i] == ANS_FAILED) {
-			plug_log(PLUG_ERR, "pid %d: no restore tid: %s\n", pids[i], msgs[i]);
-			tid = -1;
-		}
-		frozen_pid[nfrozen] = pids[i];
-		frozen_tid[nfrozen++] = tid;
-	}
-	frozen_s += rtid__now() - t0;
+	plug_ahead_ask(pids, k);
 }
 
-void plug_frozen_clear(void)
+void plug_ahead_below(int pid)
 {
-	nfrozen = 0;
+	static int pids[PLUG_TASKS_MAX];
+	size_t n = plug_descendants(pid, pids, PLUG_TASKS_MAX);
+
+	plug_ahead_clear();
+	if (n > 1 && n <= PLUG_TASKS_MAX) /* pid itself is asked alone, as it is asked now */
+		plug_ahead_ask(pids + 1, n - 1);
 }
 
-int plug_frozen_tid(int pid)
+void plug_ahead_clear(void)
 {
-	for (size_t i = 0; i < nfrozen; i++) {
-		int tid = frozen_tid[i];
+	for (size_t i = 0; i < nahead; i++)
+		if (ahead[i].pidfd >= 0)
+			close(ahead[i].pidfd);
+	nahead = 0;
+}
 
-		if (frozen_pid[i] != pid || tid == -2)
+/* Whether the process of pidfd has exited (or cannot be told). */
+static bool exited(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return pidfd < 0 || poll(&p, 1, 0) != 0;
+}
+
+int plug_ahead_tid(int pid, bool none_only)
+{
+	for (size_t i = 0; i < nahead; i++) {
+		const struct ahead *a = &ahead[i];
+
+		if (a->pid != pid)
 			continue;
+		/* Not answered, or not of the kind wanted, or the pid is another
+		 * process's now: asked alone. */
+		if (a->tid == -2 || (none_only && a->tid != 0) || exited(a->pidfd))
+			break;
 		/* The rule of every answer: a tid is a live thread of its process. */
-		if (tid > 0 && !thread_of(pid, tid)) {
-			plug_log(PLUG_ERR, "pid %d: restore tid %d is no thread of it\n", pid, tid);
+		if (a->tid > 0 && !thread_of(pid, a->tid)) {
+			plug_log(PLUG_ERR, "pid %d: restore tid %d is no thread of it\n", pid,
+				 a->tid);
 			return -1;
 		}
-		return tid;
+		return a->tid;
 	}
 	return plug_restore_tid(pid);
 }

@@ -183,3 +183,51 @@ void plug_record_dump(const int *pids, size_t n)
 	if ((e = plug_record_write(plug_criu_image_dir(), plug_criu_run_id(), ns, n)) < 0)
 		plug_log(PLUG_WARN, "cannot write " PLUG_RECORD ": %s\n", strerror(-e));
 }
+
+/* --- the tree as /proc shows it, for questions asked ahead --- */
+
+/* The pids of a children file (space-separated decimals) onto the list. */
+static void add_children(const char *buf, int *pids, size_t max, size_t *n)
+{
+	char word[16];
+
+	for (const char *s = buf; *s;) {
+		size_t len = strspn(s, "0123456789");
+		int pid;
+
+		if (!len)
+			break; /* not a pid: the rest is not this file's shape */
+		if (len < sizeof(word)) {
+			memcpy(word, s, len);
+			word[len] = '\0';
+			if (rtid__parse_pid(word, &pid) == 0 && (*n)++ < max)
+				pids[*n - 1] = pid;
+		}
+		s += len;
+		s += strspn(s, " \n");
+	}
+}
+
+size_t plug_descendants(int pid, int *pids, size_t max)
+{
+	static char buf[65536];
+	size_t n = 0;
+
+	if (max == 0)
+		return 0;
+	pids[n++] = pid;
+	/* Breadth first, each process's main thread's children: a child of
+	 * another thread is missed, and then asked alone, as without this. */
+	for (size_t at = 0; at < n && at < max; at++) {
+		char path[64];
+		ssize_t got;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pids[at], pids[at]);
+		got = rtid__read_at(AT_FDCWD, path, buf, sizeof(buf) - 1, 0);
+		if (got <= 0)
+			continue;
+		buf[got] = '\0';
+		add_children(buf, pids, max, &n);
+	}
+	return n;
+}

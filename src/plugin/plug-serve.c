@@ -154,6 +154,20 @@ static int ask_kept(const char *path, const struct rtid__svc_req *q, double wait
 	return r;
 }
 
+void plug_serve_open(void)
+{
+	char msg[200];
+
+	pthread_mutex_lock(&kept_lock);
+	if (kept.fd < 0 && connect_to(rtid__svc_path(NULL), &kept, msg, sizeof(msg)) == 0 &&
+	    rtid__svc_greeted(&kept, rtid__now() + rtid__env_seconds("RTID_SERVICE_TIMEOUT",
+									 WAIT_DEFAULT)) < 0) {
+		rtid__svc_close(&kept); /* the first question tries again, and says why */
+		kept.fd = -1;
+	}
+	pthread_mutex_unlock(&kept_lock);
+}
+
 void plug_serve_close(void)
 {
 	pthread_mutex_lock(&kept_lock);

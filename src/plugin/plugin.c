@@ -40,9 +40,9 @@ static void on_exit(int stage, int ret)
 #define TIMED(name, hook, fn)                                                       \
 	static int name(int pid)                                                    \
 	{                                                                           \
-		double t0 = rtid__now(), b0 = plug_frozen_s();                     \
+		double t0 = rtid__now(), b0 = plug_ahead_s();                     \
 		int r = fn(pid);                                                    \
-		double b = plug_frozen_s() - b0; /* the tree's batch: theirs */    \
+		double b = plug_ahead_s() - b0; /* the tree's batch: theirs */    \
 									            \
 		plug_cost_add(&cost, hook, plug_cuda_task(pid), rtid__now() - t0 - b); \
 		cost.s[hook][0] += b;                                               \

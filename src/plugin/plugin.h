@@ -89,6 +89,9 @@ enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, c
  * daemon did not answer it in a batch (one that takes none included). */
 void plug_serve_batch(int op, const int *pids, size_t n, enum plug_ans *ans, int *values,
 		      char (*msgs)[160]);
+/* The start of the CRIU run: the kept connection opened, its peer proven and
+ * its greeting read (a failure left to the first question to meet). */
+void plug_serve_open(void);
 /* The end of the CRIU run: the kept connection closed. */
 void plug_serve_close(void);
 
@@ -96,13 +99,24 @@ void plug_serve_close(void);
 /* The restore tid: > 0, 0 for none (no CUDA), -1 on an error. The tid is a
  * live thread of pid. */
 int plug_restore_tid(int pid);
-/* The frozen tree (CHECKPOINT_DEVICES): the restore tids of every task of
- * CRIU's tree but those skip says, asked of the daemon in batches, kept
- * until plug_frozen_clear. */
-void plug_frozen_ask(bool (*skip)(int pid));
-void plug_frozen_clear(void);
-/* Seconds spent in plug_frozen_ask so far (the hook's cost of those tasks). */
-double plug_frozen_s(void);
+/* Restore tids asked ahead: of pids[0..n), asked of the daemon in batches
+ * (each with its process's start time then), kept until plug_ahead_clear or
+ * the next plug_ahead_ask. */
+void plug_ahead_ask(const int *pids, size_t n);
+void plug_ahead_clear(void);
+/* plug_ahead_ask for every task of CRIU's tree but those skip names (none
+ * when the tree has more than PLUG_TASKS_MAX). */
+void plug_ahead_tree(bool (*skip)(int pid));
+/* plug_ahead_ask for pid's descendants as /proc shows them now. */
+void plug_ahead_below(int pid);
+/* pid's restore tid as plug_restore_tid says it, from the answer asked
+ * ahead when there is one for the process that has the pid now (and, with
+ * none_only, only an answer of none; a tid is a live thread of pid); else
+ * asked alone. */
+int plug_ahead_tid(int pid, bool none_only);
+/* Seconds spent in plug_ahead_ask so far (the cost of the tasks it asked
+ * for, whichever hook call paid it). */
+double plug_ahead_s(void);
 /* pid's restore tid as plug_restore_tid says it, from the batch's answer
  * where it has one (a tid a live thread of pid), else asked alone. */
 int plug_frozen_tid(int pid);
@@ -156,6 +170,10 @@ int plug_record_write(int dirfd, const char *run, const int *nspids, size_t n);
  * earlier dump's record left in a reused directory would name the wrong
  * tasks). A failure is said in CRIU's log. */
 void plug_record_dump(const int *pids, size_t n);
+/* pid and its descendants as /proc shows them now (each main thread's
+ * children file: a child of another thread is left out), breadth first: the
+ * first max into pids, and how many were found. */
+size_t plug_descendants(int pid, int *pids, size_t max);
 /* No record in the directory (any earlier one removed): 0 or -errno. */
 int plug_record_remove(int dirfd);
 /* Read it: 0, the ns pids (*n) and the run id of the dump that wrote it

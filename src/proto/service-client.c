@@ -59,14 +59,16 @@ int rtid__svc_open(const char *path, struct rtid__svc_conn *c)
  * -EPIPE when the daemon closed the connection. */
 static ssize_t await(int fd, char *buf, double until)
 {
-	for (;;) {
+	/* A message already there is taken without a poll first: a batch's
+	 * answers come together. */
+	for (bool wait = false;; wait = true) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		double left = (until - rtid__now()) * 1000.0;
 		ssize_t n;
 
 		if (left <= 0)
 			return -ETIMEDOUT;
-		if (poll(&p, 1, (int)left + 1) < 0 && errno != EINTR)
+		if (wait && poll(&p, 1, (int)left + 1) < 0 && errno != EINTR)
 			return -errno;
 		n = recv(fd, buf, RTID__SVC_MSG_MAX, MSG_DONTWAIT | MSG_TRUNC);
 		if (n > 0 && n < RTID__SVC_MSG_MAX) {
@@ -132,6 +134,18 @@ static int welcomed(struct rtid__svc_conn *c, const char *buf, ssize_t n)
 		return r == -EPROTO ? r : -EIO;
 	c->greeted = true;
 	return 0;
+}
+
+int rtid__svc_greeted(struct rtid__svc_conn *c, double until)
+{
+	char buf[RTID__SVC_MSG_MAX];
+	ssize_t n;
+
+	if (c->greeted)
+		return 0;
+	if ((n = await(c->fd, buf, until)) < 0)
+		return n == -EPIPE ? -EIO : (int)n;
+	return welcomed(c, buf, n);
 }
 
 int rtid__svc_call(struct rtid__svc_conn *c, const struct rtid__svc_req *q, double until,

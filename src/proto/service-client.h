@@ -37,6 +37,10 @@ const char *rtid__svc_untrusted(const struct rtid__svc_conn *c, char *buf, size_
  * it for the shim as CRIU runs it. */
 bool rtid__svc_uid_named(const char *want, uid_t uid);
 
+/* Read the daemon's greeting now rather than with the first answer: 0 (also
+ * when read already), -ETIMEDOUT, -EPROTO (refused), -EIO. */
+int rtid__svc_greeted(struct rtid__svc_conn *c, double until);
+
 /* Send q and wait until `until` (monotonic seconds) for its answer. Returns 0
  * and *out, -ETIMEDOUT, -EPROTO when the daemon refused us (our version, or
  * busy), -EIO for a closed connection or a malformed or mismatched answer.

@@ -10,10 +10,13 @@
  * about it in the driver, a request for it queued before) is answered
  * "not-batched": its client asks it alone. */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "proc/proc.h"
 #include "serve/serve.h"
@@ -26,6 +29,7 @@ struct sbatch {
 	int process[RTID__SVC_BATCH_MAX];
 	unsigned long long start[RTID__SVC_BATCH_MAX];
 	bool known[RTID__SVC_BATCH_MAX];
+	int pidfd[RTID__SVC_BATCH_MAX]; /* its process's, taken right before (-1: none) */
 	bool sent[RTID__SVC_BATCH_MAX]; /* handed to the worker */
 	bool done[RTID__SVC_BATCH_MAX]; /* answered */
 	struct rtid__svc_ans ans[RTID__SVC_BATCH_MAX];
@@ -59,6 +63,8 @@ void sb_take(struct server *s, int i, const char *buf, size_t n)
 		return;
 	}
 	b->op = op;
+	for (size_t j = 0; j < RTID__SVC_BATCH_MAX; j++)
+		b->pidfd[j] = -1;
 	c->req = (struct rtid__svc_req){ .op = op, .pid = b->pid[0] };
 	c->pid = c->process = 0; /* no one process: its_turn holds nothing back for it */
 	c->queued = true;
@@ -115,7 +121,29 @@ static void finish(struct server *s, int i, struct sbatch *b)
 		c->batch = NULL;
 		c->idle_until = rtid__now() + s->cfg->client_timeout_s;
 	}
+	sv_free_batch(b);
+}
+
+void sv_free_batch(struct sbatch *b)
+{
+	for (size_t j = 0; b && j < b->n; j++)
+		if (b->pidfd[j] >= 0)
+			close(b->pidfd[j]);
 	free(b);
+}
+
+/* Whether pid j is no longer the process it was when handed over: its pidfd
+ * readable (it has exited), else its start time changed. */
+static bool changed(const struct server *s, const struct sbatch *b, size_t j)
+{
+	struct pollfd p = { .fd = b->pidfd[j], .events = POLLIN };
+	unsigned long long now;
+
+	if (b->pidfd[j] >= 0)
+		return poll(&p, 1, 0) != 0;
+	return b->known[j] ? rtid_proc_start_time(s->cfg->proc_root, b->pid[j], &now) < 0 ||
+			     now != b->start[j]
+			   : rtid_proc_start_time(s->cfg->proc_root, b->pid[j], &now) == 0;
 }
 
 void sb_answer_all(struct server *s, int i, const struct rtid__svc_ans *a)
@@ -133,7 +161,7 @@ void sb_answer_all(struct server *s, int i, const struct rtid__svc_ans *a)
 
 void sv_drop_batch(struct client *c)
 {
-	free(c->batch);
+	sv_free_batch(c->batch);
 	c->batch = NULL;
 }
 
@@ -162,13 +190,20 @@ void sb_hand(struct server *s, int i, unsigned k)
 
 	for (size_t j = 0; j < b->n; j++) {
 		struct rtid__svc_req q = { .op = b->op, .pid = b->pid[j] };
-		const char *why = sa_check(s->cfg, c->uid, c->may_act, &q, &b->process[j]);
+		const char *why;
 
-		if (why) {
+		/* Who the pid is, taken first: the facts read next are of that
+		 * process or of none (a pidfd: one call now and one after the
+		 * answer; a thread has none, its start time is read). */
+		if (s->cfg->proc_root && !strcmp(s->cfg->proc_root, "/proc"))
+			b->pidfd[j] = (int)syscall(SYS_pidfd_open, b->pid[j], 0);
+		if (b->pidfd[j] < 0)
+			b->known[j] = rtid_proc_start_time(s->cfg->proc_root, b->pid[j],
+							   &b->start[j]) == 0;
+		if ((why = sa_check(s->cfg, c->uid, c->may_act, &q, &b->process[j]))) {
 			set(b, j, RTID__SVC_DENIED, "", why);
 			continue;
 		}
-		b->known[j] = rtid_proc_start_time(s->cfg->proc_root, b->pid[j], &b->start[j]) == 0;
 		if (sv_in_driver(s, b->process[j]) || queued_before(s, i, b->process[j])) {
 			set(b, j, RTID__SVC_ERROR, RTID__SVC_NOT_BATCHED, "a call about this process "
 			    "is inside the driver or asked before; ask it alone");
@@ -222,16 +257,13 @@ bool sb_reply(struct server *s, unsigned k, const struct rtid__reply *r)
 	struct sworker *w = &s->pool.w[k];
 	struct sbatch *b = w->job.batch;
 	size_t j = b->cur;
-	unsigned long long now;
 	int i;
 
 	if (r->pid != b->pid[j])
 		return false;
 	sv_translate(s->cfg, r, b->op, &b->ans[j]);
 	/* Still the process asked about (as a single query's answer). */
-	if (b->known[j] ? rtid_proc_start_time(s->cfg->proc_root, b->pid[j], &now) < 0 ||
-			  now != b->start[j]
-			: rtid_proc_start_time(s->cfg->proc_root, b->pid[j], &now) == 0)
+	if (changed(s, b, j))
 		set(b, j, RTID__SVC_ERROR, "process-changed", "the process exited or its pid was "
 		    "reused meanwhile");
 	b->done[j] = true;
@@ -256,6 +288,14 @@ void sb_down(struct server *s, struct sworker *w, int i, const char *reason, con
 			set(b, j, RTID__SVC_ERROR, reason, why);
 	w->job.batch = NULL;
 	finish(s, i, b);
+}
+
+bool sb_busy(const struct server *s)
+{
+	for (unsigned k = 0; k < s->pool.n; k++)
+		if (s->pool.w[k].busy && s->pool.w[k].job.batch)
+			return true;
+	return false;
 }
 
 bool sb_holds(const struct sworker *w, int process)

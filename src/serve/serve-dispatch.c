@@ -352,6 +352,8 @@ static bool dispatch_round(struct server *s)
 			serve_log("driver version changed; attaching again");
 			sw_stop(&s->pool, &s->pool.w[k], SW_RETIRE);
 		}
+		if (s->c[i].batch && sb_busy(s))
+			continue; /* after the one with a worker (its answer wakes the loop) */
 		if (k < 0)
 			waiting[nw++] = i;
 		else if (s->c[i].batch)

@@ -201,7 +201,8 @@ static void poll_once(struct server *s, struct pollfd *p, int *slot)
 static int fit_fd_limit(struct serve_cfg *cfg)
 {
 	struct rlimit rl;
-	rlim_t need = (rlim_t)cfg->max_clients + 3 * (rlim_t)cfg->workers + FD_RESERVE;
+	rlim_t need = (rlim_t)cfg->max_clients + 3 * (rlim_t)cfg->workers + FD_RESERVE +
+		      RTID__SVC_BATCH_MAX; /* the pidfds of the one batch with a worker */
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
 		return 0;

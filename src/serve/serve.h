@@ -344,8 +344,12 @@ void sb_take(struct server *s, int i, const char *buf, size_t n);
 /* Every pid of client i's waiting batch answered a (a refusal before any
  * went to a worker): sent, the batch freed. */
 void sb_answer_all(struct server *s, int i, const struct rtid__svc_ans *a);
-/* Free client c's waiting batch. */
+/* Free client c's waiting batch; free a batch (its pidfds closed). */
 void sv_drop_batch(struct client *c);
+void sv_free_batch(struct sbatch *b);
+/* Whether a worker has a batch: one at a time, so that the pidfds a batch
+ * holds stay within the fds reserved for them (RTID__SVC_BATCH_MAX). */
+bool sb_busy(const struct server *s);
 /* Hand client i's batch to idle worker k: each pid under the rules of one
  * request, right before; the ones that may go to the worker back to back. */
 void sb_hand(struct server *s, int i, unsigned k);
