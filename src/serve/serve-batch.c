@@ -8,7 +8,10 @@
  * driver, and the record of work in flight listing each pid until its
  * answer is in. A pid that cannot be batched under those rules (a call
  * about it in the driver, a request for it queued before) is answered
- * "not-batched": its client asks it alone. */
+ * "not-batched": its client asks it alone.
+ * Below the clients' side and the dispatch (which call into it), so also
+ * where both find what a worker's reply becomes (sv_translate) and how a
+ * client is closed (sv_drop). */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -21,19 +24,6 @@
 #include "proc/proc.h"
 #include "serve/serve.h"
 
-struct sbatch {
-	int op;
-	size_t n;
-	size_t cur; /* with the worker: the first one not answered yet */
-	int pid[RTID__SVC_BATCH_MAX];
-	int process[RTID__SVC_BATCH_MAX];
-	unsigned long long start[RTID__SVC_BATCH_MAX];
-	bool known[RTID__SVC_BATCH_MAX];
-	int pidfd[RTID__SVC_BATCH_MAX]; /* its process's, taken right before (-1: none) */
-	bool sent[RTID__SVC_BATCH_MAX]; /* handed to the worker */
-	bool done[RTID__SVC_BATCH_MAX]; /* answered */
-	struct rtid__svc_ans ans[RTID__SVC_BATCH_MAX];
-};
 
 bool sb_is_batch(const char *buf, size_t n)
 {
@@ -49,7 +39,17 @@ static void set(struct sbatch *b, size_t j, enum rtid__svc_kind kind, const char
 	b->done[j] = true;
 }
 
-void sb_take(struct server *s, int i, const char *buf, size_t n)
+/* Every pid of client i's waiting batch answered kind, reason, text. */
+static void refuse(struct server *s, int i, const char *reason, const char *text)
+{
+	struct rtid__svc_ans a = { .kind = RTID__SVC_ERROR };
+
+	snprintf(a.name, sizeof(a.name), "%s", reason);
+	snprintf(a.text, sizeof(a.text), "%s", text);
+	sb_answer_all(s, i, &a);
+}
+
+int sb_take(struct server *s, int i, const char *buf, size_t n)
 {
 	struct client *c = &s->c[i];
 	struct sbatch *b = calloc(1, sizeof(*b));
@@ -57,10 +57,7 @@ void sb_take(struct server *s, int i, const char *buf, size_t n)
 
 	if (!b || rtid__svc_batch_parse(buf, n, &op, b->pid, &b->n) < 0) {
 		free(b);
-		serve_log_limited(SLOG_CLIENT, "client pid %d sent a malformed request; closing it",
-				  (int)c->peer);
-		sv_drop(s, i);
-		return;
+		return -EINVAL;
 	}
 	b->op = op;
 	for (size_t j = 0; j < RTID__SVC_BATCH_MAX; j++)
@@ -71,17 +68,14 @@ void sb_take(struct server *s, int i, const char *buf, size_t n)
 	c->batch = b;
 	/* Numbers of another pid namespace are translated one request at a
 	 * time, where that rule lives. */
-	if (c->other_ns) {
-		sv_fail(s, i, RTID__SVC_NOT_BATCHED, "a client in another pid namespace asks one "
-			"process at a time");
-		return;
-	}
-	if (s->stopping) {
-		sv_fail(s, i, "shutting-down", "the daemon is stopping");
-		return;
-	}
-	c->seq = ++s->seq;
-	c->req_until = rtid__now() + sv_deadline_of(s->cfg, &c->req);
+	if (c->other_ns)
+		refuse(s, i, RTID__SVC_NOT_BATCHED, "a client in another pid namespace asks one "
+		       "process at a time");
+	else if (s->stopping)
+		refuse(s, i, "shutting-down", "the daemon is stopping");
+	else
+		c->seq = ++s->seq;
+	return 0;
 }
 
 /* Whether a request for process other than the batch's is queued before it
@@ -181,7 +175,7 @@ static void follow(struct sjob *job, const struct sbatch *b)
 	job->pstart = b->known[b->cur] ? b->start[b->cur] : 0;
 }
 
-void sb_hand(struct server *s, int i, unsigned k)
+int sb_hand(struct server *s, int i, unsigned k, double deadline)
 {
 	struct client *c = &s->c[i];
 	struct sworker *w = &s->pool.w[k];
@@ -221,12 +215,12 @@ void sb_hand(struct server *s, int i, unsigned k)
 	c->batch = NULL;
 	if (!nsent) {
 		finish(s, i, b);
-		return;
+		return 0;
 	}
 	b->cur = next_sent(b, 0);
 	w->busy = true;
 	w->job = (struct sjob){ .client = i, .conn = c->conn, .op = b->op, .batch = b,
-				.until = rtid__now() + sv_deadline_of(s->cfg, &c->req) };
+				.until = rtid__now() + deadline };
 	follow(&w->job, b);
 	c->inflight = true;
 	/* Recorded before the driver may have any of them. */
@@ -238,7 +232,7 @@ void sb_hand(struct server *s, int i, unsigned k)
 		w->busy = false;
 		w->job.batch = NULL;
 		finish(s, i, b);
-		return;
+		return 0;
 	}
 	for (size_t j = b->cur; j < b->n; j = next_sent(b, j + 1)) {
 		struct rtid__query q = { .pid = b->pid[j], .op = b->op };
@@ -246,10 +240,10 @@ void sb_hand(struct server *s, int i, unsigned k)
 		if (send(w->sock, &q, sizeof(q), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(q)) {
 			snprintf(s->pool.why, sizeof(s->pool.why), "driver API worker does not take "
 				 "queries");
-			sv_worker_down(s, k, "worker-crashed");
-			return;
+			return -EIO;
 		}
 	}
+	return 0;
 }
 
 bool sb_reply(struct server *s, unsigned k, const struct rtid__reply *r)
@@ -298,29 +292,49 @@ bool sb_busy(const struct server *s)
 	return false;
 }
 
-bool sb_holds(const struct sworker *w, int process)
+void sv_drop(struct server *s, int i)
 {
-	const struct sbatch *b = w->job.batch;
-
-	for (size_t j = b ? b->cur : 0; b && j < b->n; j++)
-		if (b->sent[j] && !b->done[j] && b->process[j] == process)
-			return true;
-	return false;
+	sv_drop_batch(&s->c[i]);
+	close(s->c[i].fd);
+	s->c[i].fd = -1;
+	s->c[i].queued = s->c[i].inflight = false;
 }
 
-size_t sb_pending(const struct sworker *w, int *process, unsigned long long *pstart,
-		  size_t max)
+/* What the real tool would have produced, from the worker's reply. A tid is
+ * answered only as a live thread of the process asked about (the rule of
+ * every entry point); anything else is an error, and the client asks the
+ * tool. */
+void sv_translate(const struct serve_cfg *cfg, const struct rtid__reply *r, int op,
+		  struct rtid__svc_ans *a)
 {
-	const struct sbatch *b = w->job.batch;
-	size_t n = 0;
+	int e;
 
-	for (size_t j = b ? b->cur : 0; b && j < b->n && (!process || n < max); j++)
-		if (b->sent[j] && !b->done[j]) {
-			if (process) {
-				process[n] = b->process[j];
-				pstart[n] = b->known[j] ? b->start[j] : 0;
-			}
-			n++;
-		}
-	return n;
+	if (r->missing) {
+		a->kind = RTID__SVC_ERROR;
+		snprintf(a->name, sizeof(a->name), "unsupported");
+		snprintf(a->text, sizeof(a->text), "this driver lacks %s", rtid__svc_op_name(op));
+	} else if (r->cuerr) {
+		a->kind = RTID__SVC_CUERR;
+		a->value = r->cuerr;
+		snprintf(a->name, sizeof(a->name), "%s", r->name);
+		snprintf(a->text, sizeof(a->text), "%s", r->text);
+	} else if (op == RTID__OP_RESTORE_TID && r->tid > 0 &&
+		   (e = rtid__thread_of(cfg->proc_root, r->pid, r->tid)) < 0) {
+		a->kind = RTID__SVC_ERROR;
+		snprintf(a->name, sizeof(a->name), "not-a-thread");
+		snprintf(a->text, sizeof(a->text), "the driver named tid %d, %s", r->tid,
+			 e == -EXDEV ? "a thread of another process" : "which is no thread of it");
+	} else if (op == RTID__OP_RESTORE_TID && r->tid > 0) {
+		a->kind = RTID__SVC_TID;
+		a->value = r->tid;
+	} else if (op == RTID__OP_GET_STATE && rtid__svc_state_name(r->tid)) {
+		a->kind = RTID__SVC_STATE;
+		a->value = r->tid;
+	} else if (op >= RTID__OP_LOCK) {
+		a->kind = RTID__SVC_DONE;
+	} else {
+		a->kind = RTID__SVC_ERROR;
+		snprintf(a->name, sizeof(a->name), "bad-output");
+		snprintf(a->text, sizeof(a->text), "the driver answered %d", r->tid);
+	}
 }

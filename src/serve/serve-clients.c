@@ -12,14 +12,6 @@
 #include "rtid.h"
 #include "serve/serve.h"
 
-void sv_drop(struct server *s, int i)
-{
-	sv_drop_batch(&s->c[i]);
-	close(s->c[i].fd);
-	s->c[i].fd = -1;
-	s->c[i].queued = s->c[i].inflight = false;
-}
-
 /* Answer client i's request; the client then has its idle deadline again. */
 void sv_answer(struct server *s, int i, struct rtid__svc_ans *a)
 {
@@ -120,14 +112,16 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 			sv_drop(s, i);
 		return;
 	}
-	if (sb_is_batch(buf, n)) {
-		sb_take(s, i, buf, n);
-		return;
-	}
-	if (rtid__svc_req_parse(buf, n, &c->req) < 0) {
+	if (sb_is_batch(buf, n) ? sb_take(s, i, buf, n) < 0
+				: rtid__svc_req_parse(buf, n, &c->req) < 0) {
 		serve_log_limited(SLOG_CLIENT, "client pid %d sent a malformed request; closing it",
 				  (int)c->peer);
 		sv_drop(s, i);
+		return;
+	}
+	if (sb_is_batch(buf, n)) { /* taken, or answered already */
+		if (c->batch)
+			c->req_until = rtid__now() + sv_deadline_of(s->cfg, &c->req);
 		return;
 	}
 	c->queued = true; /* sv_answer() below needs the request in place */

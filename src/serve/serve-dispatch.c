@@ -71,45 +71,6 @@ void sv_worker_down(struct server *s, unsigned k, const char *reason)
 	sv_set_ready(s);
 }
 
-/* What the real tool would have produced, from the worker's reply. A tid is
- * answered only as a live thread of the process asked about (the rule of
- * every entry point); anything else is an error, and the client asks the
- * tool. */
-void sv_translate(const struct serve_cfg *cfg, const struct rtid__reply *r, int op,
-		  struct rtid__svc_ans *a)
-{
-	int e;
-
-	if (r->missing) {
-		a->kind = RTID__SVC_ERROR;
-		snprintf(a->name, sizeof(a->name), "unsupported");
-		snprintf(a->text, sizeof(a->text), "this driver lacks %s", rtid__svc_op_name(op));
-	} else if (r->cuerr) {
-		a->kind = RTID__SVC_CUERR;
-		a->value = r->cuerr;
-		snprintf(a->name, sizeof(a->name), "%s", r->name);
-		snprintf(a->text, sizeof(a->text), "%s", r->text);
-	} else if (op == RTID__OP_RESTORE_TID && r->tid > 0 &&
-		   (e = rtid__thread_of(cfg->proc_root, r->pid, r->tid)) < 0) {
-		a->kind = RTID__SVC_ERROR;
-		snprintf(a->name, sizeof(a->name), "not-a-thread");
-		snprintf(a->text, sizeof(a->text), "the driver named tid %d, %s", r->tid,
-			 e == -EXDEV ? "a thread of another process" : "which is no thread of it");
-	} else if (op == RTID__OP_RESTORE_TID && r->tid > 0) {
-		a->kind = RTID__SVC_TID;
-		a->value = r->tid;
-	} else if (op == RTID__OP_GET_STATE && rtid__svc_state_name(r->tid)) {
-		a->kind = RTID__SVC_STATE;
-		a->value = r->tid;
-	} else if (op >= RTID__OP_LOCK) {
-		a->kind = RTID__SVC_DONE;
-	} else {
-		a->kind = RTID__SVC_ERROR;
-		snprintf(a->name, sizeof(a->name), "bad-output");
-		snprintf(a->text, sizeof(a->text), "the driver answered %d", r->tid);
-	}
-}
-
 /* The answer of a query whose process is still the one asked about, in the
  * client's numbers; else an error. An action is done whatever happened
  * since: saying otherwise would have its client run it again. */
@@ -356,10 +317,11 @@ static bool dispatch_round(struct server *s)
 			continue; /* after the one with a worker (its answer wakes the loop) */
 		if (k < 0)
 			waiting[nw++] = i;
-		else if (s->c[i].batch)
-			sb_hand(s, i, (unsigned)k);
-		else if (sv_still_allowed(s, i)) /* the request rule again, on the facts of now */
+		else if (!s->c[i].batch && sv_still_allowed(s, i)) /* the rule again, on the facts of now */
 			hand(s, i, (unsigned)k);
+		else if (s->c[i].batch &&
+			 sb_hand(s, i, (unsigned)k, sv_deadline_of(s->cfg, &s->c[i].req)) < 0)
+			sv_worker_down(s, (unsigned)k, "worker-crashed");
 	}
 	return grow(s, waiting, nw) && held;
 }

@@ -191,7 +191,7 @@ static char *text(const struct server *s, const struct sheld *extra)
 	for (unsigned k = 0; k < s->pool.n; k++) {
 		const struct sworker *w = &s->pool.w[k];
 
-		lines += !w->busy ? 0 : w->job.batch ? sb_pending(w, NULL, NULL, 0) : 1;
+		lines += !w->busy ? 0 : w->job.batch ? w->job.batch->n : 1;
 		for (size_t r = 0; r < sizeof(w->reap) / sizeof(w->reap[0]); r++)
 			lines += w->reap[r] > 0 && w->reap_process[r];
 	}
@@ -205,12 +205,12 @@ static char *text(const struct server *s, const struct sheld *extra)
 		const struct sworker *w = &s->pool.w[k];
 
 		if (w->busy && w->job.batch) { /* each of its pids until answered */
-			int p[RTID__SVC_BATCH_MAX];
-			unsigned long long ps[RTID__SVC_BATCH_MAX];
-			size_t m = sb_pending(w, p, ps, RTID__SVC_BATCH_MAX);
+			const struct sbatch *b = w->job.batch;
 
-			for (size_t j = 0; j < m; j++)
-				n = line(buf, n, w->pid, w->start, p[j], ps[j]);
+			for (size_t j = b->cur; j < b->n; j++)
+				if (b->sent[j] && !b->done[j])
+					n = line(buf, n, w->pid, w->start, b->process[j],
+						 b->known[j] ? b->start[j] : 0);
 		} else if (w->busy) {
 			n = line(buf, n, w->pid, w->start, w->job.process, w->job.pstart);
 		}
@@ -275,8 +275,15 @@ bool sv_in_driver(const struct server *s, int process)
 	for (unsigned k = 0; k < s->pool.n; k++) {
 		const struct sworker *w = &s->pool.w[k];
 
-		if (w->busy && (w->job.process == process || sb_holds(w, process)))
+		const struct sbatch *b = w->busy ? w->job.batch : NULL;
+
+		if (w->busy && w->job.process == process)
 			return true;
+		/* A batch's pids not answered yet: in the driver, or queued in the
+		 * worker's socket to be. */
+		for (size_t j = b ? b->cur : 0; b && j < b->n; j++)
+			if (b->sent[j] && !b->done[j] && b->process[j] == process)
+				return true;
 		for (size_t r = 0; r < sizeof(w->reap) / sizeof(w->reap[0]); r++)
 			if (w->reap[r] > 0 && w->reap_process[r] == process)
 				return true;

@@ -272,8 +272,6 @@ struct server {
 };
 
 /* --- serve-clients.c --- */
-/* Close client i (a job of its own runs on, its answer dropped). */
-void sv_drop(struct server *s, int i);
 /* Connections a uid other than root may hold at once (--max-per-uid, else
  * a quarter of --max-clients, at least 2). */
 unsigned sv_per_uid(const struct serve_cfg *cfg);
@@ -335,12 +333,29 @@ void st_answered(struct server *s, const struct client *c, const struct rtid__sv
  * take them all. */
 bool st_send(const struct server *s, int fd);
 
-/* --- serve-batch.c: one query for many processes --- */
-struct sbatch;
+/* --- serve-batch.c: one query for many processes; a reply's answer; a
+ * client closed --- */
+/* A batch (serve-batch.c writes it; the record of work in flight reads
+ * which of its processes a worker still has). */
+struct sbatch {
+	int op;
+	size_t n;
+	size_t cur; /* with the worker: the first one not answered yet */
+	int pid[RTID__SVC_BATCH_MAX], process[RTID__SVC_BATCH_MAX];
+	unsigned long long start[RTID__SVC_BATCH_MAX]; /* where known (no pidfd) */
+	bool known[RTID__SVC_BATCH_MAX];
+	int pidfd[RTID__SVC_BATCH_MAX]; /* its process's, taken right before (-1: none) */
+	bool sent[RTID__SVC_BATCH_MAX]; /* handed to the worker */
+	bool done[RTID__SVC_BATCH_MAX]; /* answered */
+	struct rtid__svc_ans ans[RTID__SVC_BATCH_MAX];
+};
+/* Close client i (a job of its own runs on, its answer dropped). */
+void sv_drop(struct server *s, int i);
 /* Whether the message is a batch request. */
 bool sb_is_batch(const char *buf, size_t n);
-/* Take client i's batch request (a malformed one closes the connection). */
-void sb_take(struct server *s, int i, const char *buf, size_t n);
+/* Take client i's batch request: 0 (taken, or answered at once), or
+ * -EINVAL for a malformed one (nothing taken). */
+int sb_take(struct server *s, int i, const char *buf, size_t n);
 /* Every pid of client i's waiting batch answered a (a refusal before any
  * went to a worker): sent, the batch freed. */
 void sb_answer_all(struct server *s, int i, const struct rtid__svc_ans *a);
@@ -350,9 +365,11 @@ void sv_free_batch(struct sbatch *b);
 /* Whether a worker has a batch: one at a time, so that the pidfds a batch
  * holds stay within the fds reserved for them (RTID__SVC_BATCH_MAX). */
 bool sb_busy(const struct server *s);
-/* Hand client i's batch to idle worker k: each pid under the rules of one
- * request, right before; the ones that may go to the worker back to back. */
-void sb_hand(struct server *s, int i, unsigned k);
+/* Hand client i's batch to idle worker k, to end by deadline (seconds from
+ * now): each pid under the rules of one request, right before; the ones
+ * that may go to the worker back to back. 0, or -EIO when the worker did
+ * not take them (s->pool.why: it is to be taken down). */
+int sb_hand(struct server *s, int i, unsigned k, double deadline);
 /* Worker k's reply r for its batch job: false when it is not the reply
  * awaited (the worker is taken for crashed). The last one answers the
  * client. */
@@ -360,17 +377,12 @@ bool sb_reply(struct server *s, unsigned k, const struct rtid__reply *r);
 /* Worker w's batch job ended by its failure: every pid not answered gets
  * reason and why; client i (-1: left) answered. */
 void sb_down(struct server *s, struct sworker *w, int i, const char *reason, const char *why);
-/* Whether worker w's batch job has a query about process not answered yet. */
-bool sb_holds(const struct sworker *w, int process);
-/* Those processes (at most max; all counted when process is NULL) and
- * their start times: how many. */
-size_t sb_pending(const struct sworker *w, int *process, unsigned long long *pstart,
-		  size_t max);
 
-/* --- serve-dispatch.c --- */
 /* What the real tool would have produced, from the worker's reply r to op. */
 void sv_translate(const struct serve_cfg *cfg, const struct rtid__reply *r, int op,
 		  struct rtid__svc_ans *a);
+
+/* --- serve-dispatch.c --- */
 /* Hand every request that may go now to a worker, starting workers as
  * needed: requests for one process in arrival order and never two at once,
  * actions on at most workers - 1 workers (one is always left for queries). */
