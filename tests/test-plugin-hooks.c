@@ -750,6 +750,102 @@ static void test_queries_only_daemon(void **state)
 	hd_cleanup(&d);
 }
 
+/* Requests for pid in the daemon's log (one line per answered pid). */
+static int asked(const struct daemon *d, int pid)
+{
+	char want[64], line[512];
+	int n = 0;
+	FILE *f = fopen(d->stderr_path, "r");
+
+	snprintf(want, sizeof(want), "get-restore-tid %d for uid", pid);
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, want) != NULL;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static pid_t sleeper(void)
+{
+	pid_t p = fork();
+
+	if (p == 0) {
+		/* Gone with the test, and holding none of its output open (a failed
+		 * test leaves no process behind for meson to wait on). */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close_range(0, ~0U, 0);
+		pause();
+		_exit(0);
+	}
+	assert_true(p > 0);
+	return p;
+}
+
+/* A tree asked at once: at the root's PAUSE_DEVICES its descendants in one
+ * batch, whose answers of none spare each its own question, but only while
+ * the process answered for has the pid (one gone is asked alone); at the
+ * first CHECKPOINT_DEVICES, the frozen tree's tasks without CUDA in one
+ * batch again (the answers from before the freeze spare none of them). The
+ * plugin's cost per hook is said at debug level. */
+static void test_tree_asked_at_once(void **state)
+{
+	static struct daemon d;
+	char text[1200], sock[200];
+	pid_t c1 = sleeper(), c2 = sleeper(), c3 = sleeper();
+	int pids[] = { me, c1, c2, c3, 0 };
+	struct plug_cost cost = { 0 };
+
+	(void)state;
+	snprintf(text, sizeof(text),
+		 "title hooks\nproves hooks\ndriver 580.159.03\nbackend api\n"
+		 "task %d %d python3\ntask %d %d cuda00001400006\nanswer %d tid %d\n"
+		 "answer %d none\nanswer %d none\ntask %d %d python3\nanswer %d tid %d\n"
+		 "expect driver %d tid=%d\n",
+		 me, me, me, thread_tid, me, thread_tid, c1, c2, c3, c3, c3, c3, me, thread_tid);
+	hd_prepare(&d, text, pids);
+	hd_start(&d, ((const char *const[]){ "--actions", NULL }));
+	snprintf(sock, sizeof(sock), "%s", getenv("RTID_SOCKET"));
+	setenv("RTID_SOCKET", d.sock, 1);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	assert_int_equal(asked(&d, c1), 1);
+	assert_int_equal(asked(&d, c2), 1);
+	assert_int_equal(plug_pause(c1), 0);
+	assert_int_equal(asked(&d, c1), 1); /* spared */
+	kill(c2, SIGKILL);
+	assert_int_equal(waitpid(c2, NULL, 0), c2);
+	assert_int_equal(plug_pause(c2), 0); /* the mock still says none for the number */
+	assert_int_equal(asked(&d, c2), 2);  /* not the process answered for: asked */
+	assert_int_equal(plug_pause(c3), 0); /* CUDA: asked again, as a task alone is */
+	assert_int_equal(asked(&d, c3), 2);
+	criu_pids[0] = me, criu_pids[1] = c1, criu_pids[2] = c3, criu_n = 3;
+	assert_int_equal(plug_checkpoint(me), 0);
+	assert_int_equal(asked(&d, c1), 2); /* the frozen tree, once */
+	assert_int_equal(plug_checkpoint(c1), 0);
+	assert_int_equal(asked(&d, c1), 2);
+	assert_int_equal(plug_checkpoint(c3), 0);
+	assert_int_equal(asked(&d, c3), 2); /* a task locked at its pause is not asked again */
+	plug_fini(PLUG_DUMP, 0);
+	assert_int_equal(count_calls("--get-restore-tid"), 0); /* never the tool */
+	kill(c1, SIGKILL);
+	kill(c3, SIGKILL);
+	waitpid(c1, NULL, 0);
+	waitpid(c3, NULL, 0);
+	setenv("RTID_SOCKET", sock, 1);
+	hd_cleanup(&d);
+	/* The cost line: each hook's calls with and without CUDA, in us. */
+	logged[0] = '\0';
+	cost.init_s = 0.000012;
+	plug_cost_add(&cost, PLUG_H_PAUSE, false, 0.000850);
+	plug_cost_add(&cost, PLUG_H_PAUSE, true, 0.000900);
+	plug_cost_say(&cost);
+	assert_string_equal(logged, "hook cost: init 12 us; PAUSE_DEVICES 1 without CUDA 850 us, 1 "
+			    "with 900 us\n");
+	logged[0] = '\0';
+	plug_cost_say(&(struct plug_cost){ 0 });
+	assert_string_equal(logged, "");
+}
+
 /* The threads of this process but the caller's that block SIGCHLD: here
  * the plugin's workers, and whatever threads a checker (valgrind, a
  * sanitizer) runs. */
@@ -934,6 +1030,7 @@ int main(void)
 		cmocka_unit_test_setup(test_restore, setup),
 		cmocka_unit_test_setup(test_side_by_side, setup),
 		cmocka_unit_test_setup(test_queries_only_daemon, setup),
+		cmocka_unit_test_setup(test_tree_asked_at_once, setup),
 		cmocka_unit_test_setup(test_runner, setup),
 	};
 	const char *t = getenv("TMPDIR");

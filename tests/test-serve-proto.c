@@ -269,6 +269,106 @@ static int act_against(const char *const *said, size_t n, double wait, bool late
 	return r == 0 ? (int)a.kind : r;
 }
 
+/* A batch's wire form: what is formatted parses back to the same; what the
+ * daemon must refuse is neither formatted nor parsed. */
+static void test_batch_wire(void **state)
+{
+	int pids[RTID__SVC_BATCH_MAX + 1], got[RTID__SVC_BATCH_MAX], op;
+	char buf[RTID__SVC_MSG_MAX];
+	size_t n, len;
+	static const char *const bad[] = {
+		"batch", "batch get-restore-tid", "batch lock 1", "batch checkpoint 1",
+		"batch get-restore-tid 0", "batch get-restore-tid -1", "batch get-restore-tid 01",
+		"batch get-restore-tid 1  2", "batch get-restore-tid 1 2 ", "batch nothing 1",
+		"batchget-restore-tid 1", "get-restore-tid 1", "batch get-restore-tid 2147483648",
+	};
+
+	(void)state;
+	for (int i = 0; i <= RTID__SVC_BATCH_MAX; i++)
+		pids[i] = 4194000 + i;
+	len = rtid__svc_batch_format(RTID__OP_GET_STATE, pids, RTID__SVC_BATCH_MAX, buf);
+	assert_true(len > 0 && len < RTID__SVC_MSG_MAX);
+	assert_int_equal(rtid__svc_batch_parse(buf, len, &op, got, &n), 0);
+	assert_int_equal(op, RTID__OP_GET_STATE);
+	assert_int_equal(n, RTID__SVC_BATCH_MAX);
+	assert_memory_equal(got, pids, n * sizeof(int));
+	len = rtid__svc_batch_format(RTID__OP_RESTORE_TID, pids, 1, buf);
+	assert_string_equal(buf, "batch get-restore-tid 4194000");
+	assert_int_equal(rtid__svc_batch_parse(buf, len, &op, got, &n), 0);
+	assert_int_equal(n, 1);
+	/* Out of range: too many, none, an action, a message too long. */
+	assert_int_equal(rtid__svc_batch_format(RTID__OP_RESTORE_TID, pids, RTID__SVC_BATCH_MAX + 1,
+						buf), 0);
+	assert_int_equal(rtid__svc_batch_format(RTID__OP_RESTORE_TID, pids, 0, buf), 0);
+	assert_int_equal(rtid__svc_batch_format(RTID__OP_LOCK, pids, 1, buf), 0);
+	for (int i = 0; i < RTID__SVC_BATCH_MAX; i++)
+		pids[i] = 2000000000 + i;
+	assert_int_equal(rtid__svc_batch_format(RTID__OP_RESTORE_TID, pids, RTID__SVC_BATCH_MAX,
+						buf), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(rtid__svc_batch_parse(bad[i], strlen(bad[i]), &op, got, &n), -EINVAL);
+	len = (size_t)snprintf(buf, sizeof(buf), "batch get-restore-tid");
+	for (int i = 0; i <= RTID__SVC_BATCH_MAX; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %d", i + 1);
+	assert_int_equal(rtid__svc_batch_parse(buf, len, &op, got, &n), -EINVAL); /* 25 */
+}
+
+/* The client's batch against scripted daemons: answers in the batch's order
+ * and about its pids, or -EIO (one out of order, another pid, a "started",
+ * a daemon that closes: one that does not know batches). */
+static int batch_against(const char *const *said, size_t n)
+{
+	static const int pids[] = { 7, 8 };
+	struct rtid__svc_ans a[2] = { 0 };
+	struct rtid__svc_conn c;
+	int daemon = scripted(said, n, &c), r;
+
+	r = rtid__svc_batch(&c, RTID__OP_RESTORE_TID, pids, 2, rtid__now() + 5, a);
+	rtid__svc_close(&c);
+	close(daemon);
+	if (r == 0 && (a[0].pid != 7 || a[1].pid != 8 || a[0].value != 9 ||
+		       a[1].kind != RTID__SVC_CUERR))
+		return -1000;
+	return r;
+}
+
+static void test_client_batch(void **state)
+{
+	(void)state;
+	assert_int_equal(batch_against((const char *[]){ "hello 2 queries", "tid get-restore-tid 7 9",
+		"cuerr get-restore-tid 8 1 CUDA_ERROR_INVALID_VALUE -" }, 3), 0);
+	assert_int_equal(batch_against((const char *[]){ "hello 2 queries",
+		"cuerr get-restore-tid 8 1 CUDA_ERROR_INVALID_VALUE -", "tid get-restore-tid 7 9" }, 3),
+		-EIO);
+	assert_int_equal(batch_against((const char *[]){ "hello 2 queries", "tid get-restore-tid 7 9",
+		"tid get-state 8 1" }, 3), -EIO);
+	assert_int_equal(batch_against((const char *[]){ "hello 2 queries", "started get-restore-tid 7 5",
+		"tid get-restore-tid 7 9" }, 3), -EIO);
+	assert_int_equal(batch_against((const char *[]){ "hello 2 queries", "tid get-restore-tid 7 9",
+		"unknown get-restore-tid 8 x -" }, 3), -EIO);
+	assert_int_equal(batch_against((const char *[]){ "hello 2 queries", "" }, 2), -EIO);
+	assert_int_equal(batch_against((const char *[]){ "refused 2 version" }, 1), -EPROTO);
+	/* Greeted early, as the plugin does at init. */
+	{
+		struct rtid__svc_conn c;
+		int daemon = scripted((const char *[]){ "hello 2 actions" }, 1, &c);
+
+		assert_int_equal(rtid__svc_greeted(&c, rtid__now() + 5), 0);
+		assert_true(c.greeted && c.actions);
+		assert_int_equal(rtid__svc_greeted(&c, rtid__now() + 5), 0); /* once */
+		rtid__svc_close(&c);
+		close(daemon);
+		daemon = scripted((const char *[]){ "" }, 1, &c);
+		assert_int_equal(rtid__svc_greeted(&c, rtid__now() + 5), -EIO);
+		rtid__svc_close(&c);
+		close(daemon);
+		daemon = scripted(NULL, 0, &c);
+		assert_int_equal(rtid__svc_greeted(&c, rtid__now() + 0.05), -ETIMEDOUT);
+		rtid__svc_close(&c);
+		close(daemon);
+	}
+}
+
 static void test_client_exactly_once(void **state)
 {
 	bool started = true;
@@ -354,6 +454,8 @@ int main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_client_against_bad_daemons),
 		cmocka_unit_test(test_client_exactly_once),
+		cmocka_unit_test(test_batch_wire),
+		cmocka_unit_test(test_client_batch),
 		cmocka_unit_test(test_client_status),
 	};
 
