@@ -86,7 +86,8 @@ static void link_to(const char *target, const char *rel)
 
 static void stage(enum way w, const struct tree *t)
 {
-	char text[8192], path[800];
+	static char text[160 * TREE_MAX];
+	char path[800];
 	int n = snprintf(text, sizeof(text), "title bench plugin\nproves nothing\ndriver "
 			 "580.159.03\nattach-delay 2.724\n");
 
@@ -272,7 +273,9 @@ static int row(enum way w, int n, double slow, double attach, bool check)
 
 static int run(bool check)
 {
-	static const int sizes[] = { 4, 16 };
+	/* 103: the seed's SGLang configuration (its dump ran past a 10-minute
+	 * timeout); in make bench only, not in the check (minutes of runs). */
+	static const int sizes[] = { 4, 16, 103 };
 	double slow = cf_scaled(SLOW_S), attach = cf_scaled(2.724);
 	char secs[32];
 	int worst = 0;
@@ -285,7 +288,7 @@ static int run(bool check)
 	printf("| N | way | dump s | model s | restore s | model s | no delay: dump, restore s | "
 	       "one by one, actions alone: dump, restore s | checkpoints, restores seen |\n"
 	       "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]) - (check ? 1 : 0); i++)
 		for (int w = 0; w < WAYS; w++) {
 			int v = row((enum way)w, sizes[i], slow, attach, check);
 

@@ -91,6 +91,38 @@ static void run_seq(const char *prog, const struct seq *s, struct timing *t)
 	}
 }
 
+/* 24 serial calls, each a fork and exec of the shim asking the daemon for
+ * one restore tid, as CRIU's plugin spawns it, against 24 fork-and-execs of
+ * a compiled program that exits at once; rounds interleaved, medians. */
+static void shim_vs_spawn(void)
+{
+	enum { CALLS = 24, ROUNDS = 15 };
+	char *trivial[] = { (char *)env_path("BENCH_TRIVIAL"), NULL };
+	char *ask[] = { "cuda-checkpoint", "--get-restore-tid", "--pid", "20000", NULL };
+	double shim[ROUNDS], bare[ROUNDS];
+	int bad = 0;
+
+	for (int r = 0; r < ROUNDS; r++) {
+		double t0 = rtid__now();
+
+		for (int i = 0; i < CALLS; i++) {
+			int tid;
+
+			bad += se_call(env.shim, ask, &tid) != 0 || tid != 20002;
+		}
+		shim[r] = rtid__now() - t0;
+		t0 = rtid__now();
+		for (int i = 0; i < CALLS; i++)
+			bad += se_call(trivial[0], trivial, NULL) != 0;
+		bare[r] = rtid__now() - t0;
+	}
+	printf("\n%d serial calls of the shim, each answered by rtid serve, against %d spawns of a "
+	       "program that exits at once (median of %d rounds): %.2f ms against %.2f ms, "
+	       "%.2fx (target 2.0x); %d failures.\n", CALLS, CALLS, ROUNDS,
+	       median(shim, ROUNDS) * 1e3, median(bare, ROUNDS) * 1e3,
+	       median(shim, ROUNDS) / median(bare, ROUNDS), bad);
+}
+
 static void row(const char *what, struct timing *t)
 {
 	double call = median(t->call, (size_t)t->n), fl = median(t->floor, (size_t)t->n);
@@ -130,5 +162,6 @@ void bench_serve(void)
 	printf("\nAt the write-up's real attach of %.3f s a tool call costs %.3f s + a spawn, "
 	       "%.0fx the %.2f ms of a call through the shim and rtid serve.\n",
 	       REAL_ATTACH, REAL_ATTACH, (REAL_ATTACH + floor_s) / per, per * 1e3);
+	shim_vs_spawn();
 	se_teardown(&env);
 }

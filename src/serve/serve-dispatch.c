@@ -38,12 +38,29 @@ static int owner(const struct server *s, const struct sjob *j)
 	       ? j->client : -1;
 }
 
+/* A batch's replies the worker sent before it went down: taken, so that
+ * only the pids it never answered are failed. */
+static void drain(struct server *s, unsigned k)
+{
+	struct sworker *w = &s->pool.w[k];
+	struct rtid__reply r;
+
+	while (w->busy && w->job.batch && w->state == SW_READY &&
+	       recv(w->sock, &r, sizeof(r), MSG_DONTWAIT) == (ssize_t)sizeof(r) &&
+	       sb_reply(s, k, &r))
+		;
+}
+
 void sv_worker_down(struct server *s, unsigned k, const char *reason)
 {
 	struct sworker *w = &s->pool.w[k];
 	char why[200];
-	int i = w->busy ? owner(s, &w->job) : -1;
-	bool started = w->busy && w->job.started;
+	int i;
+	bool started;
+
+	drain(s, k);
+	i = w->busy ? owner(s, &w->job) : -1;
+	started = w->busy && w->job.started;
 
 	s->stats.worker_failures++;
 	/* Answered at once, before the worker is gone (a worker stuck in the
