@@ -108,8 +108,9 @@ static double driver_call(struct sim *m, const struct sim_proc *pr)
 	case SIM_BACKEND_SERVE: /* a shim spawn asks the attached daemon */
 		m->spawns++;
 		return p->spawn_overhead_s + p->api_query_s * queued(m);
-	case SIM_BACKEND_PLUGIN: /* the plugin asks the daemon itself */
-		return p->api_query_s * queued(m);
+	case SIM_BACKEND_PLUGIN: /* the plugin asks the daemon itself; of a tree's
+				  * processes without CUDA, in batches */
+		return (pr->gpu ? p->api_query_s : p->plugin_query_s) * queued(m);
 	default:
 		m->spawns++;
 		if (!pr->gpu)

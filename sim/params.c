@@ -17,6 +17,7 @@ const struct sim_params sim_defaults = {
 	.spawn_overhead_s = 0.0026,
 	.scan_s = 0.0005,
 	.api_query_s = 0.0025,
+	.plugin_query_s = 0.00007,
 	.gpu_copy_gbps = 12.0,
 	.lock_s = 0.0,
 	.host_gbps = 2.0,
@@ -64,6 +65,10 @@ const struct sim_param_doc sim_param_docs[] = {
 	P(api_query_s, "s", "public", "mean of two unlocks through a helper that had called cuInit once, "
 			    "0.001 s and 0.004 s (by a spawn each: 2.313 s and 2.412 s), "
 			    "https://github.com/ai-dynamo/dynamo/pull/7773"),
+	P(plugin_query_s, "s", "measured", "measured: make bench part 8 (bench/hooks.c), rtid's "
+			       "plugin's own time per task without CUDA in PAUSE_DEVICES and "
+			       "CHECKPOINT_DEVICES with rtid serve, 65-96 us at 17 and 103 tasks on 2 "
+			       "cores (its questions in batches); a question alone costs 0.1-0.3 ms"),
 	P(gpu_copy_gbps, "GB/s", "assumed", "PCIe gen4 x16 with staging: no public timing of a "
 				 "checkpoint or restore action gives the GPU memory it moved; "
 				 "the copies: sim/engine.c"),

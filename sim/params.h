@@ -15,6 +15,8 @@ struct sim_params {
 	double spawn_overhead_s;  /* fork/exec/wait of a process, beyond its own work */
 	double scan_s;            /* one scan of one process's threads */
 	double api_query_s;       /* one driver-API call in an attached process */
+	double plugin_query_s;    /* rtid's plugin asking rtid serve about a process without
+				   * CUDA state, per task in its batches */
 	double gpu_copy_gbps;     /* device <-> host copy in checkpoint/restore actions */
 	double lock_s;            /* a lock's wait for the process's work in flight, beyond the call */
 	double host_gbps;         /* CRIU's dump/restore of host memory */

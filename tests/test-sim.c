@@ -152,6 +152,38 @@ static void serve_attaches_before(void **state)
 						  sim_defaults.api_query_s)) < 1e-9);
 }
 
+/* rtid's plugin: a question about a process without CUDA costs its measured
+ * share of a batch (plugin_query_s), a GPU process's a driver call through
+ * the daemon (api_query_s): sglang-103 has 12 without CUDA. */
+static struct sim_result run_p(const char *workload, double plugin_query_s)
+{
+	struct sim_params p = sim_defaults;
+	struct sim_strategy st;
+	struct sim_workload w;
+	struct sim_result r;
+
+	p.plugin_query_s = plugin_query_s;
+	if (workload)
+		assert_int_equal(sim_workload_builtin(workload, &w), 0);
+	else /* 4 GPU processes, none without CUDA */
+		assert_int_equal(sim_workload_synthetic(4, 1.0, &w), 0);
+	assert_int_equal(sim_strategy_parse("plugin", &st), 0);
+	sim_run(&p, &w, &st, 1, &r);
+	sim_workload_free(&w);
+	return r;
+}
+
+static void plugin_question_costs(void **state)
+{
+	struct sim_result a = run_p("sglang-103", 0), b = run_p("sglang-103", 0.01);
+
+	(void)state;
+	assert_int_equal(b.spawns, 0);
+	assert_true(b.dump_plugin_s - a.dump_plugin_s >= 0.01 * 12 - 1e-9);
+	assert_true(b.dump_plugin_s - a.dump_plugin_s <= 0.01 * 24 + 1e-9);
+	assert_true(fabs(run_p(NULL, 0).dump_plugin_s - run_p(NULL, 0.01).dump_plugin_s) < 1e-9);
+}
+
 /* The attach is the fitted distribution of Modal's 25 spawns. */
 static void attach_distribution(void **state)
 {
@@ -408,6 +440,7 @@ int main(void)
 		cmocka_unit_test(hooks_add_up),
 		cmocka_unit_test(toggle_saves_a_spawn_per_pair),
 		cmocka_unit_test(serve_attaches_before),
+		cmocka_unit_test(plugin_question_costs),
 		cmocka_unit_test(attach_distribution),
 		cmocka_unit_test(visible_gpus_grow_every_attach),
 		cmocka_unit_test(cpu_only_costs_a_query),
