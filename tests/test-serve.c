@@ -810,6 +810,25 @@ static void test_silent_client(void **state)
 	close(silent);
 	close(slow);
 	assert_true(hd_said(&d, "sent nothing in time"));
+	/* A connection kept between questions is closed as quietly: one line
+	 * per connection that never asked (two, above), none for this one. */
+	{
+		struct rtid__svc_req q = { .op = RTID__OP_RESTORE_TID, .pid = 100 };
+		struct rtid__svc_conn c;
+		char log[16384];
+		int n = 0;
+		FILE *f;
+
+		assert_int_equal(rtid__svc_open(d.sock, &c), 0);
+		assert_int_equal(rtid__svc_call(&c, &q, rtid__now() + 10, &a), 0);
+		assert_int_equal(hd_recv(c.fd, buf, sizeof(buf), 10 * time_factor()), 0);
+		rtid__svc_close(&c);
+		assert_non_null(f = fopen(d.stderr_path, "r"));
+		while (fgets(log, sizeof(log), f))
+			n += strstr(log, "sent nothing in time") != NULL;
+		fclose(f);
+		assert_int_equal(n, 2);
+	}
 }
 
 /* Malformed, overlong and wrong-version messages: refused, the daemon serves on. */

@@ -32,7 +32,9 @@ int plug_enabled(enum plug_stage s)
 	}
 	plug_log(PLUG_INFO, "initialized: stage %d, built for CRIU " RTID_CRIU_VERSION ", %s\n", s,
 		 plug_serve_present() ? "rtid serve present" : "cuda-checkpoint only");
-	if (plug_serve_present())
+	/* A dump asks at once (PAUSE_DEVICES follows); a restore only once the
+	 * tree is restored, by when an idle connection has been closed. */
+	if (s == PLUG_DUMP && plug_serve_present())
 		plug_serve_open();
 	return 1;
 }

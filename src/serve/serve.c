@@ -57,8 +57,12 @@ static void expire(struct server *s, double t)
 		if (c->queued && t >= c->req_until) {
 			sv_fail_waiting(s, (int)i, "timeout", "no driver answer in time; not started");
 		} else if (!c->queued && t >= c->idle_until) {
-			serve_log_limited(SLOG_CLIENT, "client pid %d sent nothing in time; closing it",
-					  (int)c->peer);
+			/* A connection kept between questions (rtid's CRIU plugin keeps
+			 * one per CRIU run) is closed without a word: its client opens
+			 * another when it asks again. One that never asked is said. */
+			if (!c->asked)
+				serve_log_limited(SLOG_CLIENT, "client pid %d sent nothing in time; "
+						  "closing it", (int)c->peer);
 			sv_drop(s, (int)i);
 		}
 	}
