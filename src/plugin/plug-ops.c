@@ -164,14 +164,19 @@ int plug_restore_tid(int pid)
 	return tid;
 }
 
-/* --- restore tids asked ahead, many in one request: each with a pidfd of
- * its process taken before it was asked, so that an answer is used only for
- * the process it was given for (while that process has not exited, its pid
- * is its own) --- */
+/* --- restore tids asked ahead, many in one request: each bound to its
+ * process, so that an answer is used only for the process it was given for:
+ * a frozen tree's tasks by the freeze (seized, none is reaped, so no pid is
+ * reused), a running tree's by a pidfd taken before the question (while that
+ * process has not exited, its pid is its own), for the first AHEAD_FDS only:
+ * CRIU's own fds take the top of its range --- */
+
+#define AHEAD_FDS 512
 
 struct ahead {
 	int pid, tid; /* tid > 0, 0 none, -1 failed (said), -2 not answered: ask alone */
-	int pidfd;    /* -1: none (the answer is not used) */
+	int pidfd;    /* -1: none */
+	bool frozen;  /* asked of a frozen tree: bound without a pidfd */
 };
 static struct ahead ahead[PLUG_TASKS_MAX];
 static size_t nahead;
@@ -182,7 +187,7 @@ double plug_ahead_s(void)
 	return ahead_s;
 }
 
-void plug_ahead_ask(const int *pids, size_t n)
+void plug_ahead_ask(const int *pids, size_t n, bool frozen)
 {
 	static int values[PLUG_TASKS_MAX];
 	static enum plug_ans ans[PLUG_TASKS_MAX];
@@ -195,8 +200,9 @@ void plug_ahead_ask(const int *pids, size_t n)
 	/* Each pidfd taken before the question: an answer then speaks for the
 	 * process it names (pidfd_open sets close-on-exec). */
 	for (size_t i = 0; i < n; i++)
-		ahead[i] = (struct ahead){ .pid = pids[i], .tid = -2,
-					   .pidfd = (int)syscall(SYS_pidfd_open, pids[i], 0) };
+		ahead[i] = (struct ahead){ .pid = pids[i], .tid = -2, .frozen = frozen,
+					   .pidfd = frozen || i >= AHEAD_FDS ? -1
+						    : (int)syscall(SYS_pidfd_open, pids[i], 0) };
 	plug_serve_batch(RTID__OP_RESTORE_TID, pids, n, ans, values, msgs);
 	for (size_t i = 0; i < n; i++) {
 		if (ans[i] == ANS_NONE) {
@@ -224,7 +230,7 @@ void plug_ahead_tree(bool (*skip)(int pid))
 	for (size_t i = 0; i < n; i++)
 		if (!skip(pids[i]))
 			pids[k++] = pids[i];
-	plug_ahead_ask(pids, k);
+	plug_ahead_ask(pids, k, true);
 }
 
 void plug_ahead_below(int pid)
@@ -234,7 +240,7 @@ void plug_ahead_below(int pid)
 
 	plug_ahead_clear();
 	if (n > 1 && n <= PLUG_TASKS_MAX) /* pid itself is asked alone, as it is asked now */
-		plug_ahead_ask(pids + 1, n - 1);
+		plug_ahead_ask(pids + 1, n - 1, false);
 }
 
 void plug_ahead_clear(void)
@@ -262,7 +268,7 @@ int plug_ahead_tid(int pid, bool none_only)
 			continue;
 		/* Not answered, or not of the kind wanted, or the pid is another
 		 * process's now: asked alone. */
-		if (a->tid == -2 || (none_only && a->tid != 0) || exited(a->pidfd))
+		if (a->tid == -2 || (none_only && a->tid != 0) || (!a->frozen && exited(a->pidfd)))
 			break;
 		/* The rule of every answer: a tid is a live thread of its process. */
 		if (a->tid > 0 && !thread_of(pid, a->tid)) {

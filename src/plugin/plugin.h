@@ -99,10 +99,11 @@ void plug_serve_close(void);
 /* The restore tid: > 0, 0 for none (no CUDA), -1 on an error. The tid is a
  * live thread of pid. */
 int plug_restore_tid(int pid);
-/* Restore tids asked ahead: of pids[0..n), asked of the daemon in batches
- * (each with its process's start time then), kept until plug_ahead_clear or
- * the next plug_ahead_ask. */
-void plug_ahead_ask(const int *pids, size_t n);
+/* Restore tids asked ahead: of pids[0..n), asked of the daemon in batches,
+ * each bound to its process (frozen: by CRIU's freeze of the tree; else by a
+ * pidfd taken first, for the first 512), kept until plug_ahead_clear or the
+ * next plug_ahead_ask. */
+void plug_ahead_ask(const int *pids, size_t n, bool frozen);
 void plug_ahead_clear(void);
 /* plug_ahead_ask for every task of CRIU's tree but those skip names (none
  * when the tree has more than PLUG_TASKS_MAX). */
