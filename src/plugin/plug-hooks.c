@@ -262,7 +262,8 @@ int plug_checkpoint(int pid)
 static bool restore_all(void)
 {
 	static int ns[PLUG_TASKS_MAX], pids[PLUG_TASKS_MAX];
-	size_t n, np = plug_criu_tasks(pids, PLUG_TASKS_MAX);
+	static signed char named[PLUG_TASKS_MAX];
+	size_t n, nn = 0, np = plug_criu_tasks(pids, PLUG_TASKS_MAX);
 	char run[PLUG_RUN_MAX];
 	int e = plug_record_read(plug_criu_image_dir(), ns, PLUG_TASKS_MAX, &n, run), tid;
 
@@ -283,22 +284,19 @@ static bool restore_all(void)
 			 PLUG_TASKS_MAX);
 		return false;
 	}
-	/* At most one entry per task: np of them fit. */
-	for (size_t i = 0; i < np; i++) {
-		int mine = plug_nspid(pids[i]);
-		bool named = false;
-
-		if (mine < 0) { /* the record cannot say: as without one */
-			plug_log(PLUG_WARN, "pid %d: no NSpid to find in " PLUG_RECORD ": asked "
-				 "alone\n", pids[i]);
+	/* At most one entry per task: np of them fit. The named asked at once
+	 * (the tree is restored and stopped: bound by that), then each alone
+	 * where the batch left it. */
+	plug_record_match(pids, np, ns, n, named);
+	for (size_t i = 0; i < np; i++)
+		if (named[i] > 0)
+			pids[nn++] = pids[i];
+		else if (named[i] < 0)
 			tasks[ntasks++] = (struct task){ .pid = pids[i], .alone = true };
-			continue;
-		}
-		for (size_t k = 0; k < n && !named; k++)
-			named = mine == ns[k];
-		if (!named)
-			continue;
-		if ((tid = plug_restore_tid(pids[i])) <= 0) {
+	if (plug_serve_present())
+		plug_ahead_ask(pids, nn, true);
+	for (size_t i = 0; i < nn; i++) {
+		if ((tid = plug_ahead_tid(pids[i], false)) <= 0) {
 			/* Its own call says so, and kills it (lose). */
 			tasks[ntasks++] = (struct task){ .pid = pids[i], .tid = -1, .lost = tid == 0
 				? "it had CUDA state at the dump and has no restore thread now"

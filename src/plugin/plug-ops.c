@@ -164,12 +164,11 @@ int plug_restore_tid(int pid)
 	return tid;
 }
 
-/* --- restore tids asked ahead, many in one request: each bound to its
- * process, so that an answer is used only for the process it was given for:
- * a frozen tree's tasks by the freeze (seized, none is reaped, so no pid is
- * reused), a running tree's by a pidfd taken before the question (while that
- * process has not exited, its pid is its own), for the first AHEAD_FDS only:
- * CRIU's own fds take the top of its range --- */
+/* --- restore tids asked ahead, many in one request, each answer used only
+ * for the process it was given for: a frozen tree's tasks are bound by the
+ * freeze (seized, none reaped: no pid reused), a running tree's by a pidfd
+ * taken first (a live process's pid is its own), for the first AHEAD_FDS
+ * only (CRIU's own fds take the top of its range) --- */
 
 #define AHEAD_FDS 512
 
@@ -185,6 +184,11 @@ static double ahead_s;
 double plug_ahead_s(void)
 {
 	return ahead_s;
+}
+
+void plug_tree_charge(double s)
+{
+	ahead_s += s;
 }
 
 void plug_ahead_ask(const int *pids, size_t n, bool frozen)

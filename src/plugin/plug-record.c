@@ -231,3 +231,23 @@ size_t plug_descendants(int pid, int *pids, size_t max)
 	}
 	return n;
 }
+
+void plug_record_match(const int *pids, size_t np, const int *ns, size_t n, signed char *named)
+{
+	double t0 = rtid__now();
+
+	for (size_t i = 0; i < np; i++) {
+		int mine = plug_nspid(pids[i]);
+
+		named[i] = 0;
+		if (mine < 0) { /* the record cannot say: as without one */
+			plug_log(PLUG_WARN, "pid %d: no NSpid to find in " PLUG_RECORD ": asked "
+				 "alone\n", pids[i]);
+			named[i] = -1;
+			continue;
+		}
+		for (size_t k = 0; k < n && !named[i]; k++)
+			named[i] = mine == ns[k];
+	}
+	plug_tree_charge(rtid__now() - t0);
+}

@@ -115,9 +115,11 @@ void plug_ahead_below(int pid);
  * none_only, only an answer of none; a tid is a live thread of pid); else
  * asked alone. */
 int plug_ahead_tid(int pid, bool none_only);
-/* Seconds spent in plug_ahead_ask so far (the cost of the tasks it asked
- * for, whichever hook call paid it). */
+/* Seconds spent so far on the whole tree's behalf: in plug_ahead_ask and
+ * plug_record_match (the cost of the tasks they were for, whichever hook
+ * call paid it), and adding to it. */
 double plug_ahead_s(void);
+void plug_tree_charge(double s);
 /* pid's restore tid as plug_restore_tid says it, from the batch's answer
  * where it has one (a tid a live thread of pid), else asked alone. */
 int plug_frozen_tid(int pid);
@@ -175,6 +177,10 @@ void plug_record_dump(const int *pids, size_t n);
  * children file: a child of another thread is left out), breadth first: the
  * first max into pids, and how many were found. */
 size_t plug_descendants(int pid, int *pids, size_t max);
+/* Which of pids[0..np) (CRIU's tree at a restore) the record's ns pids
+ * ns[0..n) name: named[i] 1 named, 0 not, -1 no NSpid to tell (said in
+ * CRIU's log: asked alone). Its time is charged to the tree (plug_tree_charge). */
+void plug_record_match(const int *pids, size_t np, const int *ns, size_t n, signed char *named);
 /* No record in the directory (any earlier one removed): 0 or -errno. */
 int plug_record_remove(int dirfd);
 /* Read it: 0, the ns pids (*n) and the run id of the dump that wrote it
