@@ -21,7 +21,9 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -846,6 +848,80 @@ static void test_tree_asked_at_once(void **state)
 	assert_string_equal(logged, "");
 }
 
+/* A daemon from before batches, on a thread: it greets, answers every
+ * single query "none" and closes a connection that sends a batch (as a
+ * malformed request); what it was sent is counted. */
+struct old_daemon {
+	int fd, batches, singles;
+	char path[100];
+};
+
+static void *old_daemon_run(void *arg)
+{
+	struct old_daemon *o = arg;
+	int c;
+
+	while ((c = accept(o->fd, NULL, NULL)) >= 0) {
+		char buf[RTID__SVC_MSG_MAX + 1];
+		ssize_t n;
+
+		while ((n = recv(c, buf, RTID__SVC_MSG_MAX, 0)) > 0) {
+			buf[n] = '\0';
+			if (!strncmp(buf, "hello", 5)) {
+				send(c, "hello 2 queries", 15, MSG_NOSIGNAL);
+			} else if (!strncmp(buf, "batch ", 6)) {
+				__atomic_add_fetch(&o->batches, 1, __ATOMIC_SEQ_CST);
+				break;
+			} else {
+				char ans[RTID__SVC_MSG_MAX];
+				int len = snprintf(ans, sizeof(ans), "cuerr %s 1 CUDA_ERROR_INVALID_VALUE -",
+						   buf);
+
+				__atomic_add_fetch(&o->singles, 1, __ATOMIC_SEQ_CST);
+				send(c, ans, (size_t)len, MSG_NOSIGNAL);
+			}
+		}
+		close(c);
+	}
+	return NULL;
+}
+
+/* A daemon that does not take batches: the tree's questions go one by one,
+ * each answered, and nothing reaches the tool. */
+static void test_daemon_without_batches(void **state)
+{
+	struct old_daemon o = { 0 };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char sock[200];
+	pid_t c1 = sleeper();
+	pthread_t t;
+
+	(void)state;
+	snprintf(o.path, sizeof(o.path), "%s/old.sock", dir);
+	memcpy(sa.sun_path, o.path, strlen(o.path) + 1);
+	assert_true((o.fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) >= 0);
+	assert_int_equal(bind(o.fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(o.fd, 8), 0);
+	assert_int_equal(pthread_create(&t, NULL, old_daemon_run, &o), 0);
+	snprintf(sock, sizeof(sock), "%s", getenv("RTID_SOCKET"));
+	setenv("RTID_SOCKET", o.path, 1);
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0); /* its descendants: a batch, closed twice */
+	assert_int_equal(plug_pause(c1), 0); /* asked alone */
+	assert_int_equal(__atomic_load_n(&o.batches, __ATOMIC_SEQ_CST), 2);
+	assert_int_equal(__atomic_load_n(&o.singles, __ATOMIC_SEQ_CST), 2); /* me, c1 */
+	assert_null(strstr(logged, "error"));
+	plug_fini(PLUG_DUMP, 0);
+	assert_int_equal(count_calls("--get-restore-tid"), 0);
+	shutdown(o.fd, SHUT_RDWR);
+	pthread_join(t, NULL);
+	close(o.fd);
+	unlink(o.path);
+	setenv("RTID_SOCKET", sock, 1);
+	kill(c1, SIGKILL);
+	waitpid(c1, NULL, 0);
+}
+
 /* The threads of this process but the caller's that block SIGCHLD: here
  * the plugin's workers, and whatever threads a checker (valgrind, a
  * sanitizer) runs. */
@@ -1031,6 +1107,7 @@ int main(void)
 		cmocka_unit_test_setup(test_side_by_side, setup),
 		cmocka_unit_test_setup(test_queries_only_daemon, setup),
 		cmocka_unit_test_setup(test_tree_asked_at_once, setup),
+		cmocka_unit_test_setup(test_daemon_without_batches, setup),
 		cmocka_unit_test_setup(test_runner, setup),
 	};
 	const char *t = getenv("TMPDIR");

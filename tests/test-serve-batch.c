@@ -251,6 +251,41 @@ static void test_batch_holds_its_processes(void **state)
 	rtid__svc_close(&c);
 }
 
+/* One batch with a worker at a time: a second waits while the first hangs
+ * (it is not answered before the first has ended), then either runs or ends
+ * at its own deadline, every pid with the one answer. */
+static void test_batch_waits_for_a_batch(void **state)
+{
+	static const int hang[] = { 400 }, pids[] = { 100, 500 };
+	struct rtid__svc_ans a[2];
+	struct rtid__svc_conn c;
+	char buf[RTID__SVC_MSG_MAX];
+	size_t n = rtid__svc_batch_format(RTID__OP_RESTORE_TID, hang, 1, buf);
+	double t0;
+
+	(void)state;
+	hd_start(&d, ARGS("--timeout", "1"));
+	assert_int_equal(rtid__svc_open(d.sock, &c), 0);
+	assert_int_equal(send(c.fd, buf, n, 0), (ssize_t)n);
+	hd_log_wait(&d, "start", 400, 0);
+	t0 = rtid__now();
+	assert_int_equal(batch(pids, 2, a), 0);
+	assert_true(rtid__now() - t0 >= 0.5); /* held while the first ran */
+	if (a[0].kind == RTID__SVC_ERROR) {
+		assert_string_equal(a[0].name, "timeout");
+		assert_int_equal(a[1].kind, RTID__SVC_ERROR);
+		assert_string_equal(a[1].name, "timeout");
+		assert_int_equal(hd_log_count(&d, "\"pid\":100"), 0);
+	} else {
+		assert_int_equal(a[0].kind, RTID__SVC_TID);
+		assert_int_equal(a[1].kind, RTID__SVC_TID);
+	}
+	assert_true(hd_recv(c.fd, buf, sizeof(buf), 10) > 0); /* the greeting */
+	assert_true(hd_recv(c.fd, buf, sizeof(buf), 10) > 0); /* the first's answer */
+	assert_non_null(strstr(buf, " 400 "));
+	rtid__svc_close(&c);
+}
+
 /* Malformed batches close the connection, as any malformed request: an
  * action, no pid, too many pids, a pid that is no number. */
 static void test_batch_malformed(void **state)
@@ -299,6 +334,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_batch_pid_reused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_recorded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_holds_its_processes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_waits_for_a_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_malformed, setup, teardown),
 	};
 
