@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/basic.h"
 #include "plugin/plugin.h"
 #include "proto/worker-proto.h"
 
@@ -226,9 +227,8 @@ int plug_checkpoint(int pid)
 			if (tasks[i].initial != ST_CHECKPOINTED)
 				resume(&tasks[i]);
 		start_all(RTID__OP_CHECKPOINT, -1);
-		/* The tree is frozen now: one question for all the tasks paused as
-		 * without CUDA, while the checkpoints run; nothing asked before the
-		 * freeze spares one (they ran since). */
+		/* Frozen now: the tasks paused as without CUDA asked at once (nothing
+		 * asked before the freeze spares one: they ran since). */
 		if (plug_serve_present())
 			plug_ahead_tree(paused_cuda);
 	}
@@ -264,6 +264,7 @@ static bool restore_all(void)
 	static int ns[PLUG_TASKS_MAX], pids[PLUG_TASKS_MAX];
 	static signed char named[PLUG_TASKS_MAX];
 	size_t n, nn = 0, np = plug_criu_tasks(pids, PLUG_TASKS_MAX);
+	double t0; /* the record's matching */
 	char run[PLUG_RUN_MAX];
 	int e = plug_record_read(plug_criu_image_dir(), ns, PLUG_TASKS_MAX, &n, run), tid;
 
@@ -284,10 +285,11 @@ static bool restore_all(void)
 			 PLUG_TASKS_MAX);
 		return false;
 	}
-	/* At most one entry per task: np of them fit. The named asked at once
-	 * (the tree is restored and stopped: bound by that), then each alone
-	 * where the batch left it. */
+	/* At most one entry per task: np fit. The named asked at once (the tree
+	 * is stopped), the matching's time charged to the tasks without CUDA. */
+	t0 = rtid__now();
 	plug_record_match(pids, np, ns, n, named);
+	plug_tree_charge(rtid__now() - t0);
 	for (size_t i = 0; i < np; i++)
 		if (named[i] > 0)
 			pids[nn++] = pids[i];

@@ -234,8 +234,6 @@ size_t plug_descendants(int pid, int *pids, size_t max)
 
 void plug_record_match(const int *pids, size_t np, const int *ns, size_t n, signed char *named)
 {
-	double t0 = rtid__now();
-
 	for (size_t i = 0; i < np; i++) {
 		int mine = plug_nspid(pids[i]);
 
@@ -249,5 +247,4 @@ void plug_record_match(const int *pids, size_t np, const int *ns, size_t n, sign
 		for (size_t k = 0; k < n && !named[i]; k++)
 			named[i] = mine == ns[k];
 	}
-	plug_tree_charge(rtid__now() - t0);
 }

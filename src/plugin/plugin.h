@@ -179,7 +179,7 @@ void plug_record_dump(const int *pids, size_t n);
 size_t plug_descendants(int pid, int *pids, size_t max);
 /* Which of pids[0..np) (CRIU's tree at a restore) the record's ns pids
  * ns[0..n) name: named[i] 1 named, 0 not, -1 no NSpid to tell (said in
- * CRIU's log: asked alone). Its time is charged to the tree (plug_tree_charge). */
+ * CRIU's log: asked alone). */
 void plug_record_match(const int *pids, size_t np, const int *ns, size_t n, signed char *named);
 /* No record in the directory (any earlier one removed): 0 or -errno. */
 int plug_record_remove(int dirfd);
