@@ -441,6 +441,27 @@ static void test_tool_no_pipe_no_wait(void **state)
 }
 
 /* CRIU's plugin's init test: the tool runs and its help knows --action. */
+/* Batches with no daemon there: every pid asked alone, pids of any length
+ * (fewer per message where the numbers are long). */
+static void test_batch_without_daemon(void **state)
+{
+	enum { N = RTID__SVC_BATCH_MAX + 6 };
+	int pids[N], values[N];
+	enum plug_ans ans[N];
+	static char msgs[N][160];
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		pids[i] = 2000000000 + i;
+		ans[i] = ANS_VALUE;
+	}
+	plug_serve_batch(RTID__OP_RESTORE_TID, pids, N, ans, values, msgs);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(ans[i], ANS_ALONE);
+	plug_serve_open(); /* no daemon: nothing kept, the first question says why */
+	plug_serve_close();
+}
+
 static void test_tool_usable(void **state)
 {
 	(void)state;
@@ -1029,6 +1050,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_file_has_cstring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_no_pipe_no_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_usable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_without_daemon, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_interrupted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_tid_from_the_tool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_from_the_tool, setup, teardown),

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -286,6 +287,39 @@ static void test_batch_waits_for_a_batch(void **state)
 	rtid__svc_close(&c);
 }
 
+/* A batch on a connection made before a stop began is refused at once, each
+ * pid shutting-down, while a query still hangs in the driver. */
+static void test_batch_while_stopping(void **state)
+{
+	struct rtid__svc_req q = { .op = RTID__OP_RESTORE_TID, .pid = 400 };
+	static const int pids[] = { 100, 500 };
+	struct rtid__svc_ans a[2];
+	struct rtid__svc_conn c, c2;
+	char buf[RTID__SVC_MSG_MAX];
+	size_t n;
+
+	(void)state;
+	hd_start(&d, ARGS("--timeout", "60"));
+	assert_int_equal(rtid__svc_open(d.sock, &c), 0);
+	n = rtid__svc_req_format(&q, buf);
+	assert_int_equal(send(c.fd, buf, n, 0), (ssize_t)n);
+	hd_log_wait(&d, "start", 400, 0);
+	assert_int_equal(rtid__svc_open(d.sock, &c2), 0);
+	assert_int_equal(rtid__svc_greeted(&c2, rtid__now() + 20), 0);
+	assert_int_equal(kill(d.pid, SIGTERM), 0);
+	for (int i = 0; i < 2000 * time_factor() && !hd_said(&d, "rtid serve: stopping"); i++)
+		poll(NULL, 0, 10);
+	assert_int_equal(rtid__svc_batch(&c2, RTID__OP_RESTORE_TID, pids, 2, rtid__now() + 20, a),
+			 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(a[i].kind, RTID__SVC_ERROR);
+		assert_string_equal(a[i].name, "shutting-down");
+	}
+	rtid__svc_close(&c2);
+	rtid__svc_close(&c);
+	assert_int_equal(hd_stop(&d), 0);
+}
+
 /* Malformed batches close the connection, as any malformed request: an
  * action, no pid, too many pids, a pid that is no number. */
 static void test_batch_malformed(void **state)
@@ -335,6 +369,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_batch_recorded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_holds_its_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_waits_for_a_batch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_while_stopping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_malformed, setup, teardown),
 	};
 
