@@ -441,6 +441,41 @@ static void test_tool_no_pipe_no_wait(void **state)
 }
 
 /* CRIU's plugin's init test: the tool runs and its help knows --action. */
+/* A tree as /proc shows it: this process first, its children after, all
+ * counted where fewer fit. */
+static void test_descendants(void **state)
+{
+	int pids[16], kids[3];
+	size_t n;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		if ((kids[i] = fork()) == 0) {
+			close_range(0, ~0U, 0);
+			pause();
+			_exit(0);
+		}
+		assert_true(kids[i] > 0);
+	}
+	n = plug_descendants(getpid(), pids, 16);
+	assert_true(n >= 4);
+	assert_int_equal(pids[0], getpid());
+	for (int i = 0; i < 3; i++) {
+		bool found = false;
+
+		for (size_t k = 1; k < n; k++)
+			found |= pids[k] == kids[i];
+		assert_true(found);
+	}
+	assert_int_equal(plug_descendants(getpid(), pids, 2), n); /* all counted, 2 kept */
+	assert_int_equal(plug_descendants(getpid(), pids, 0), 0);
+	assert_int_equal(plug_descendants(kids[0], pids, 16), 1); /* no children */
+	for (int i = 0; i < 3; i++) {
+		kill(kids[i], SIGKILL);
+		waitpid(kids[i], NULL, 0);
+	}
+}
+
 /* Batches with no daemon there: every pid asked alone, pids of any length
  * (fewer per message where the numbers are long). */
 static void test_batch_without_daemon(void **state)
@@ -1051,6 +1086,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tool_no_pipe_no_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_usable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_without_daemon, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_descendants, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_interrupted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_tid_from_the_tool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_from_the_tool, setup, teardown),
