@@ -43,6 +43,14 @@ static int setup(void **state)
 	return 0;
 }
 
+/* The batch whose worker dies: its own case file (cases/). */
+static int setup_crash(void **state)
+{
+	(void)state;
+	hd_prepare(&d, "@serve-batch-worker-crash", basic_pids);
+	return 0;
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -320,6 +328,48 @@ static void test_batch_while_stopping(void **state)
 	assert_int_equal(hd_stop(&d), 0);
 }
 
+/* get-state in a batch, asked as CRIU's plugin asks it, of restore threads
+ * (the rule of get-state takes a thread). */
+static void test_batch_get_state(void **state)
+{
+	static const int pids[] = { 501, 101 };
+	struct rtid__svc_ans a[2];
+	struct rtid__svc_conn c;
+
+	(void)state;
+	hd_start(&d, NULL);
+	assert_int_equal(rtid__svc_open(d.sock, &c), 0);
+	assert_int_equal(rtid__svc_batch(&c, RTID__OP_GET_STATE, pids, 2, rtid__now() + 30, a), 0);
+	assert_int_equal(a[0].kind, RTID__SVC_STATE);
+	assert_int_equal(a[1].kind, RTID__SVC_STATE);
+	assert_int_equal(a[1].pid, 101);
+	rtid__svc_close(&c);
+}
+
+/* A client that leaves while its batch is in the driver: the batch ends
+ * (its hung pid at the deadline), its answers dropped, and the daemon serves
+ * the next client. */
+static void test_batch_client_leaves(void **state)
+{
+	static const int pids[] = { 400, 100 };
+	struct rtid__svc_ans one;
+	struct rtid__svc_conn c;
+	char buf[RTID__SVC_MSG_MAX];
+	size_t n = rtid__svc_batch_format(RTID__OP_RESTORE_TID, pids, 2, buf);
+
+	(void)state;
+	hd_start(&d, ARGS("--timeout", "0.5"));
+	assert_int_equal(rtid__svc_open(d.sock, &c), 0);
+	assert_int_equal(send(c.fd, buf, n, 0), (ssize_t)n);
+	hd_log_wait(&d, "start", 400, 0);
+	rtid__svc_close(&c);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 500, 0, &one), 0);
+	assert_int_equal(one.kind, RTID__SVC_TID);
+	assert_int_equal(hd_ask(&d, RTID__OP_RESTORE_TID, 100, 0, &one), 0); /* after the batch */
+	assert_int_equal(one.kind, RTID__SVC_TID);
+	assert_int_equal(hd_stop(&d), 0);
+}
+
 /* Malformed batches close the connection, as any malformed request: an
  * action, no pid, too many pids, a pid that is no number. */
 static void test_batch_malformed(void **state)
@@ -364,12 +414,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_batch_rules_per_pid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_beside_a_call_in_the_driver, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_batch_worker_dies, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_worker_dies, setup_crash, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_pid_reused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_recorded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_holds_its_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_waits_for_a_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_while_stopping, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_get_state, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_client_leaves, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_malformed, setup, teardown),
 	};
 
