@@ -495,6 +495,24 @@ static void test_batch_without_daemon(void **state)
 		assert_int_equal(ans[i], ANS_ALONE);
 	plug_serve_open(); /* no daemon: nothing kept, the first question says why */
 	plug_serve_close();
+	/* A socket that takes the connection and never greets: given up at the
+	 * query's timeout, nothing kept. */
+	{
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		char path[100];
+		int l = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+		snprintf(path, sizeof(path), "%s/mute.sock", dir);
+		memcpy(sa.sun_path, path, strlen(path) + 1);
+		assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		assert_int_equal(listen(l, 4), 0);
+		setenv("RTID_SOCKET", path, 1);
+		setenv("RTID_SERVICE_TIMEOUT", "0.1", 1);
+		plug_serve_open();
+		plug_serve_close();
+		unsetenv("RTID_SERVICE_TIMEOUT");
+		close(l);
+	}
 }
 
 static void test_tool_usable(void **state)

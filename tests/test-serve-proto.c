@@ -348,6 +348,26 @@ static void test_client_batch(void **state)
 		"unknown get-restore-tid 8 x -" }, 3), -EIO);
 	assert_int_equal(batch_against((const char *[]){ "hello 2 queries", "" }, 2), -EIO);
 	assert_int_equal(batch_against((const char *[]){ "refused 2 version" }, 1), -EPROTO);
+	{
+		char big[RTID__SVC_MSG_MAX + 40];
+
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		assert_int_equal(batch_against((const char *[]){ "hello 2 queries", big }, 2), -EIO);
+	}
+	/* A connection whose daemon has gone: the request cannot go out. */
+	{
+		static const int one[] = { 7 };
+		struct rtid__svc_ans a[1];
+		struct rtid__svc_conn c;
+		int daemon = scripted(NULL, 0, &c);
+
+		close(daemon);
+		assert_int_equal(rtid__svc_batch(&c, RTID__OP_RESTORE_TID, one, 1, rtid__now() + 5, a),
+				 -EIO);
+		assert_int_equal(rtid__svc_status(&c, rtid__now() + 5, NULL, NULL), -EIO);
+		rtid__svc_close(&c);
+	}
 	/* Greeted early, as the plugin does at init. */
 	{
 		struct rtid__svc_conn c;
