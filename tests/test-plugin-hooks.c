@@ -829,6 +829,20 @@ static void test_tree_asked_at_once(void **state)
 	assert_int_equal(asked(&d, c3), 2); /* a task locked at its pause is not asked again */
 	plug_fini(PLUG_DUMP, 0);
 	assert_int_equal(count_calls("--get-restore-tid"), 0); /* never the tool */
+	/* The daemon's socket gone between the pause and the freeze (no batch
+	 * then): the answers from before the freeze spare nothing; the task is
+	 * asked again (here on the connection the plugin kept). */
+	assert_int_equal(plug_init(PLUG_DUMP), 0);
+	assert_int_equal(plug_pause(me), 0);
+	assert_int_equal(plug_pause(c1), 0);
+	assert_int_equal(asked(&d, c1), 3);
+	setenv("RTID_SOCKET", "/nonexistent/rtid.sock", 1);
+	criu_pids[0] = c1, criu_n = 1;
+	assert_int_equal(plug_checkpoint(c1), 0);
+	assert_int_equal(asked(&d, c1), 4);
+	setenv("RTID_SOCKET", d.sock, 1);
+	plug_fini(PLUG_DUMP, 0);
+	unlink(calls);
 	kill(c1, SIGKILL);
 	kill(c3, SIGKILL);
 	waitpid(c1, NULL, 0);

@@ -227,10 +227,9 @@ int plug_checkpoint(int pid)
 			if (tasks[i].initial != ST_CHECKPOINTED)
 				resume(&tasks[i]);
 		start_all(RTID__OP_CHECKPOINT, -1);
-		/* Frozen now: the tasks paused as without CUDA asked at once (nothing
-		 * asked before the freeze spares one: they ran since). */
-		if (plug_serve_present())
-			plug_ahead_tree(paused_cuda);
+		/* Frozen now: the tasks paused as without CUDA asked at once; nothing
+		 * asked before the freeze spares one (they ran since), daemon or not. */
+		plug_serve_present() ? plug_ahead_tree(paused_cuda) : plug_ahead_clear();
 	}
 	if (!(t = find(pid))) {
 		int tid;
