@@ -5,12 +5,10 @@
  * is a live thread of its process, whoever answered. */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,8 +97,7 @@ bool plug_tool_usable(void)
 	return plug_tool_run(args, out, sizeof(out)) == 0 && strstr(out, "--action");
 }
 
-/* A thread of pid, alive now. */
-static bool thread_of(int pid, int tid)
+bool plug_thread_of(int pid, int tid)
 {
 	char path[64];
 
@@ -157,132 +154,11 @@ int plug_restore_tid(int pid)
 		tid = tool_tid(pid);
 		break;
 	}
-	if (tid > 0 && !thread_of(pid, tid)) {
+	if (tid > 0 && !plug_thread_of(pid, tid)) {
 		plug_log(PLUG_ERR, "pid %d: restore tid %d is no thread of it\n", pid, tid);
 		return -1;
 	}
 	return tid;
-}
-
-/* --- restore tids asked ahead, many in one request, each answer used only
- * for the process it was given for: a frozen tree's tasks are bound by the
- * freeze (seized, none reaped: no pid reused), a running tree's by a pidfd
- * taken first (a live process's pid is its own), for the first AHEAD_FDS
- * only (CRIU's own fds take the top of its range) --- */
-
-#define AHEAD_FDS 512
-
-struct ahead {
-	int pid, tid; /* tid > 0, 0 none, -1 failed (said), -2 not answered: ask alone */
-	int pidfd;    /* -1: none */
-	bool frozen;  /* asked of a frozen tree: bound without a pidfd */
-};
-static struct ahead ahead[PLUG_TASKS_MAX];
-static size_t nahead;
-static double ahead_s;
-
-double plug_ahead_s(void)
-{
-	return ahead_s;
-}
-
-void plug_tree_charge(double s)
-{
-	ahead_s += s;
-}
-
-void plug_ahead_ask(const int *pids, size_t n, bool frozen)
-{
-	static int values[PLUG_TASKS_MAX];
-	static enum plug_ans ans[PLUG_TASKS_MAX];
-	static char msgs[PLUG_TASKS_MAX][160];
-	double t0 = rtid__now();
-
-	plug_ahead_clear();
-	if (n > PLUG_TASKS_MAX)
-		return;
-	/* Each pidfd taken before the question: an answer then speaks for the
-	 * process it names (pidfd_open sets close-on-exec). */
-	for (size_t i = 0; i < n; i++)
-		ahead[i] = (struct ahead){ .pid = pids[i], .tid = -2, .frozen = frozen,
-					   .pidfd = frozen || i >= AHEAD_FDS ? -1
-						    : (int)syscall(SYS_pidfd_open, pids[i], 0) };
-	plug_serve_batch(RTID__OP_RESTORE_TID, pids, n, ans, values, msgs);
-	for (size_t i = 0; i < n; i++) {
-		if (ans[i] == ANS_NONE) {
-			ahead[i].tid = 0;
-		} else if (ans[i] == ANS_VALUE) {
-			ahead[i].tid = values[i];
-		} else if (ans[i] == ANS_FAILED) {
-			plug_log(PLUG_ERR, "pid %d: no restore tid: %s\n", pids[i], msgs[i]);
-			ahead[i].tid = -1;
-		}
-	}
-	nahead = n;
-	ahead_s += rtid__now() - t0;
-
-}
-
-void plug_ahead_tree(bool (*skip)(int pid))
-{
-	static int pids[PLUG_TASKS_MAX];
-	size_t n = plug_criu_tasks(pids, PLUG_TASKS_MAX), k = 0;
-
-	plug_ahead_clear();
-	if (n > PLUG_TASKS_MAX) /* each asked alone, in its own call */
-		return;
-	for (size_t i = 0; i < n; i++)
-		if (!skip(pids[i]))
-			pids[k++] = pids[i];
-	plug_ahead_ask(pids, k, true);
-}
-
-void plug_ahead_below(int pid)
-{
-	static int pids[PLUG_TASKS_MAX];
-	size_t n = plug_descendants(pid, pids, PLUG_TASKS_MAX);
-
-	plug_ahead_clear();
-	if (n > 1 && n <= PLUG_TASKS_MAX) /* pid itself is asked alone, as it is asked now */
-		plug_ahead_ask(pids + 1, n - 1, false);
-}
-
-void plug_ahead_clear(void)
-{
-	for (size_t i = 0; i < nahead; i++)
-		if (ahead[i].pidfd >= 0)
-			close(ahead[i].pidfd);
-	nahead = 0;
-}
-
-/* Whether the process of pidfd has exited (or cannot be told). */
-static bool exited(int pidfd)
-{
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-	return pidfd < 0 || poll(&p, 1, 0) != 0;
-}
-
-int plug_ahead_tid(int pid, bool none_only)
-{
-	for (size_t i = 0; i < nahead; i++) {
-		const struct ahead *a = &ahead[i];
-
-		if (a->pid != pid)
-			continue;
-		/* Not answered, or not of the kind wanted, or the pid is another
-		 * process's now: asked alone. */
-		if (a->tid == -2 || (none_only && a->tid != 0) || (!a->frozen && exited(a->pidfd)))
-			break;
-		/* The rule of every answer: a tid is a live thread of its process. */
-		if (a->tid > 0 && !thread_of(pid, a->tid)) {
-			plug_log(PLUG_ERR, "pid %d: restore tid %d is no thread of it\n", pid,
-				 a->tid);
-			return -1;
-		}
-		return a->tid;
-	}
-	return plug_restore_tid(pid);
 }
 
 static enum plug_state state_of(const char *s)

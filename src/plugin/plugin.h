@@ -99,10 +99,20 @@ void plug_serve_close(void);
 /* The restore tid: > 0, 0 for none (no CUDA), -1 on an error. The tid is a
  * live thread of pid. */
 int plug_restore_tid(int pid);
+/* Whether tid is a live thread of pid now. */
+bool plug_thread_of(int pid, int tid);
+/* The state of pid's CUDA by its restore thread tid, the daemon's answer or
+ * the tool's: ST_UNKNOWN when neither gives one (said). */
+enum plug_state plug_get_state(int pid, int tid);
+/* An action: 0 or -1 (msg). tool: the daemon said "the tool's turn". */
+int plug_act_tool(int op, int pid, unsigned timeout_ms, char *msg, size_t len);
+int plug_act(int op, int pid, unsigned timeout_ms, char *msg, size_t len);
+
+/* --- plug-ahead.c: answers asked ahead, each bound to its process --- */
 /* Restore tids asked ahead: of pids[0..n), asked of the daemon in batches,
  * each bound to its process (frozen: by CRIU's freeze of the tree; else by a
- * pidfd taken first, for the first 512), kept until plug_ahead_clear or the
- * next plug_ahead_ask. */
+ * pidfd taken first, for the first 512, or its start time), kept until
+ * plug_ahead_clear or the next plug_ahead_ask. */
 void plug_ahead_ask(const int *pids, size_t n, bool frozen);
 void plug_ahead_clear(void);
 /* plug_ahead_ask for every task of CRIU's tree but those skip names (none
@@ -120,13 +130,7 @@ int plug_ahead_tid(int pid, bool none_only);
  * call paid it), and adding to it. */
 double plug_ahead_s(void);
 void plug_tree_charge(double s);
-/* pid's restore tid as plug_restore_tid says it, from the batch's answer
- * where it has one (a tid a live thread of pid), else asked alone. */
-int plug_frozen_tid(int pid);
-enum plug_state plug_get_state(int pid, int tid);
-/* An action: 0 or -1 (msg). tool: the daemon said "the tool's turn". */
-int plug_act_tool(int op, int pid, unsigned timeout_ms, char *msg, size_t len);
-int plug_act(int op, int pid, unsigned timeout_ms, char *msg, size_t len);
+
 /* plug-init.c: whether the plugin works at stage s (init): -1 refused (the running CRIU
  * is not the one built for, said), 0 disabled (a pre-dump, an image CRIU's
  * plugin did not need, no GPU, neither daemon nor tool), 1 enabled; the
