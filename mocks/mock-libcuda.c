@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "casefile.h"
+#include "mock-gpus.h"
 #include "mock-log.h"
 
 #define WHO "libcuda"
@@ -136,6 +137,7 @@ static const struct { int code; const char *name, *text; } errors[] = {
 	{ 1, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
 	{ 2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory" },
 	{ 3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error" },
+	{ 101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
 	{ 401, "CUDA_ERROR_ILLEGAL_STATE", "the operation cannot be performed in the present state" },
 	{ 700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered" },
 	{ 999, "CUDA_ERROR_UNKNOWN", "unknown error" },
@@ -363,12 +365,19 @@ static int act(const char *op, int pid, const void *args, int from, int to)
 	mock_log(WHO, end, pid, 0, NULL, NULL);
 	if (done)
 		return r;
-	/* The driver requires the reserved fields zeroed (lock: all after timeoutMs). */
-	if (!s || !args || memcmp((const char *)args + 4, zero, 60) != 0 ||
-	    (strcmp(op, "lock") && memcmp(args, zero, 4) != 0))
+	/* The driver requires the reserved fields zeroed (lock: all after
+	 * timeoutMs; restore: all after its pairs, mock-gpus.c). */
+	if (!s || !args)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (strcmp(op, "restore") && (memcmp((const char *)args + 4, zero, 60) != 0 ||
+				      (strcmp(op, "lock") && memcmp(args, zero, 4) != 0)))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (*s != from)
 		return CUDA_ERROR_ILLEGAL_STATE;
+	if (!strcmp(op, "restore") && (r = mock_gpus_restore(pid, args)) != CUDA_SUCCESS)
+		return r;
+	if (!strcmp(op, "checkpoint"))
+		mock_gpus_checkpoint(pid);
 	*s = to;
 	keep_state(pid, to);
 	return CUDA_SUCCESS;

@@ -824,7 +824,7 @@ static void test_what_ends_a_connection(void **state)
 	fd = greeted(0);
 	assert_int_equal(send(fd, "hello 0", 7, 0), 7);
 	assert_true(hd_recv(fd, buf, sizeof(buf), 5) > 0);
-	assert_string_equal(buf, "refused 2 version");
+	assert_string_equal(buf, "refused 3 version");
 	close(fd);
 	fd = greeted(2);
 	memset(buf, 'a', sizeof(buf));

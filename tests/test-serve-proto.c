@@ -186,7 +186,7 @@ static void test_paths(void **state)
 static int call_against(const char *const *said, size_t n, double wait)
 {
 	struct rtid__svc_req q = { .op = RTID__OP_RESTORE_TID, .pid = 7 };
-	struct rtid__svc_conn c = { .fd = -1 };
+	struct rtid__svc_conn c = { .fd = -1, .version = RTID__SVC_VERSION_PLAIN };
 	struct rtid__svc_ans a;
 	int sv[2], r;
 
@@ -237,7 +237,7 @@ static int scripted(const char *const *said, size_t n, struct rtid__svc_conn *c)
 	int sv[2];
 
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
-	*c = (struct rtid__svc_conn){ .fd = sv[0] };
+	*c = (struct rtid__svc_conn){ .fd = sv[0], .version = RTID__SVC_VERSION_PLAIN };
 	for (size_t i = 0; i < n; i++)
 		if (said[i][0])
 			assert_true(send(sv[1], said[i], strlen(said[i]), 0) >= 0);
@@ -301,10 +301,14 @@ static void test_batch_wire(void **state)
 						buf), 0);
 	assert_int_equal(rtid__svc_batch_format(RTID__OP_RESTORE_TID, pids, 0, buf), 0);
 	assert_int_equal(rtid__svc_batch_format(RTID__OP_LOCK, pids, 1, buf), 0);
+	/* The longest batch fits in one message, and reads back whole. */
 	for (int i = 0; i < RTID__SVC_BATCH_MAX; i++)
 		pids[i] = 2000000000 + i;
-	assert_int_equal(rtid__svc_batch_format(RTID__OP_RESTORE_TID, pids, RTID__SVC_BATCH_MAX,
-						buf), 0);
+	len = rtid__svc_batch_format(RTID__OP_RESTORE_TID, pids, RTID__SVC_BATCH_MAX, buf);
+	assert_true(len > 0);
+	assert_int_equal(rtid__svc_batch_parse(buf, len, &op, got, &n), 0);
+	assert_int_equal(n, RTID__SVC_BATCH_MAX);
+	assert_int_equal(got[RTID__SVC_BATCH_MAX - 1], 2000000000 + RTID__SVC_BATCH_MAX - 1);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(rtid__svc_batch_parse(bad[i], strlen(bad[i]), &op, got, &n), -EINVAL);
 	len = (size_t)snprintf(buf, sizeof(buf), "batch get-restore-tid");

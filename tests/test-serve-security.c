@@ -31,6 +31,9 @@
 #include "rtid.h"
 #include "serve-harness.h"
 
+/* A request without a map (only a restore takes one). */
+#define REQ(o, p, t) { .op = (o), .pid = (p), .timeout_ms = (t) }
+
 #define NOBODY 65534
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
@@ -133,7 +136,7 @@ static void as_nobody(const struct rtid__svc_req *q, size_t n, unsigned char *ki
  * own process. */
 static void test_action_group_supplementary(void **state)
 {
-	const struct rtid__svc_req q[] = { { RTID__OP_LOCK, 500, 1000 }, { RTID__OP_UNLOCK, 500, 0 } };
+	const struct rtid__svc_req q[] = { REQ(RTID__OP_LOCK, 500, 1000), REQ(RTID__OP_UNLOCK, 500, 0) };
 	unsigned char k[2];
 
 	(void)state;
@@ -148,7 +151,7 @@ static void test_action_group_supplementary(void **state)
  * and nobody in bin alone, asking next, may not. */
 static void test_action_group_per_connection(void **state)
 {
-	const struct rtid__svc_req q[] = { { RTID__OP_LOCK, 500, 1000 }, { RTID__OP_UNLOCK, 500, 0 } };
+	const struct rtid__svc_req q[] = { REQ(RTID__OP_LOCK, 500, 1000), REQ(RTID__OP_UNLOCK, 500, 0) };
 	const gid_t member[] = { 2, 3 }, other[] = { 2 };
 	unsigned char k[2];
 
@@ -273,13 +276,13 @@ static void test_facts_changed_while_queued(void **state)
 	slow_lock("3");
 	hd_start(&d, ARGS("--actions"));
 	for (int j = 0; j < 2; j++) {
-		lk[j] = bg_as_user((gid_t)-1, 0, &(struct rtid__svc_req){ RTID__OP_LOCK, who[j], 1000 },
+		lk[j] = bg_as_user((gid_t)-1, 0, &(struct rtid__svc_req)REQ(RTID__OP_LOCK, who[j], 1000),
 				   &lfd[j]);
 		hd_log_wait(&d, "lock", who[j], 0);
 	}
 	for (int j = 0; j < 2; j++)
 		ck[j] = bg_as_user((gid_t)-1, 0,
-				   &(struct rtid__svc_req){ RTID__OP_CHECKPOINT, who[j], 0 }, &cfd[j]);
+				   &(struct rtid__svc_req)REQ(RTID__OP_CHECKPOINT, who[j], 0), &cfd[j]);
 	wait_queued(2);
 	write_file(d.proc, "500/status", "Name:\tpython3\nTgid:\t400\nThreads:\t2\n");
 	write_file(d.proc, "100/stat", "100 (python3) S 1 100 100 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 "
@@ -335,9 +338,9 @@ static void test_owner_changed_while_queued(void **state)
 	slow_lock("3");
 	hd_start(&d, ARGS("--group", "65534", "--actions", "--action-group", "nogroup", "--proc",
 			  "/proc"));
-	lk = bg_as_user(1, NOBODY, &(struct rtid__svc_req){ RTID__OP_LOCK, x, 1000 }, &lfd);
+	lk = bg_as_user(1, NOBODY, &(struct rtid__svc_req)REQ(RTID__OP_LOCK, x, 1000), &lfd);
 	hd_log_wait(&d, "lock", x, 0); /* in the driver, for a while */
-	ck = bg_as_user(1, NOBODY, &(struct rtid__svc_req){ RTID__OP_CHECKPOINT, x, 0 }, &cfd);
+	ck = bg_as_user(1, NOBODY, &(struct rtid__svc_req)REQ(RTID__OP_CHECKPOINT, x, 0), &cfd);
 	wait_queued(1); /* taken at intake (the rule passed: X is nobody's), waiting its turn */
 	assert_int_equal(write(go[1], "g", 1), 1);
 	assert_int_equal(read(ready[0], &c, 1), 1);
@@ -349,7 +352,7 @@ static void test_owner_changed_while_queued(void **state)
 	assert_int_equal(hd_log_count(&d, "\"event\":\"checkpoint\""), 0);
 	assert_true(hd_said(&d, "belongs to another user"));
 	/* The same request sent now: denied as well. */
-	ck = bg_as_user(1, NOBODY, &(struct rtid__svc_req){ RTID__OP_CHECKPOINT, x, 0 }, &cfd);
+	ck = bg_as_user(1, NOBODY, &(struct rtid__svc_req)REQ(RTID__OP_CHECKPOINT, x, 0), &cfd);
 	assert_int_equal(bg_wait(ck, cfd), RTID__SVC_DENIED);
 	assert_int_equal(hd_log_count(&d, "\"event\":\"checkpoint\""), 0);
 	close(go[1]);
@@ -362,11 +365,11 @@ static void test_owner_changed_while_queued(void **state)
 static void test_denied_peer(void **state)
 {
 	const struct rtid__svc_req q[] = {
-		{ RTID__OP_RESTORE_TID, 100, 0 }, /* root's process */
-		{ RTID__OP_RESTORE_TID, 500, 0 }, /* nobody's own */
-		{ RTID__OP_GET_STATE, 500, 0 },
-		{ RTID__OP_LOCK, 500, 1000 },     /* an action */
-		{ RTID__OP_RESTORE_TID, 777, 0 }, /* no such process */
+		REQ(RTID__OP_RESTORE_TID, 100, 0), /* root's process */
+		REQ(RTID__OP_RESTORE_TID, 500, 0), /* nobody's own */
+		REQ(RTID__OP_GET_STATE, 500, 0),
+		REQ(RTID__OP_LOCK, 500, 1000),     /* an action */
+		REQ(RTID__OP_RESTORE_TID, 777, 0), /* no such process */
 	};
 	unsigned char k[5];
 	struct rtid__svc_ans a;
@@ -638,7 +641,7 @@ static void connector_gone(size_t m, bool reuse, unsigned char *kinds)
 			    rtid__parse_pid(self, &host) < 0 || rtid__svc_open(d.sock, &conn) < 0)
 				_exit(2);
 			if ((k2 = fork()) == 0) {
-				struct rtid__svc_req q = { RTID__OP_LOCK, me, 1000 };
+				struct rtid__svc_req q = REQ(RTID__OP_LOCK, me, 1000);
 				struct rtid__svc_ans a;
 				unsigned char kk[2] = { 0xff, 0xff };
 
@@ -739,9 +742,9 @@ static void test_peer_gone(void **state)
  * never on another user's: root's process 100 stays out of reach. */
 static void test_action_group(void **state)
 {
-	const struct rtid__svc_req q[] = { { RTID__OP_LOCK, 500, 1000 }, { RTID__OP_UNLOCK, 500, 0 },
-					   { RTID__OP_LOCK, 100, 1000 },
-					   { RTID__OP_CHECKPOINT, 100, 0 } };
+	const struct rtid__svc_req q[] = { REQ(RTID__OP_LOCK, 500, 1000), REQ(RTID__OP_UNLOCK, 500, 0),
+					   REQ(RTID__OP_LOCK, 100, 1000),
+					   REQ(RTID__OP_CHECKPOINT, 100, 0) };
 	unsigned char k[4];
 
 	(void)state;
@@ -757,7 +760,7 @@ static void test_action_group(void **state)
 /* Membership is the user's groups, not the peer's word: nobody is not in root's. */
 static void test_action_group_non_member(void **state)
 {
-	const struct rtid__svc_req q[] = { { RTID__OP_LOCK, 500, 1000 } };
+	const struct rtid__svc_req q[] = { REQ(RTID__OP_LOCK, 500, 1000) };
 	unsigned char k[1];
 
 	(void)state;
@@ -769,7 +772,7 @@ static void test_action_group_non_member(void **state)
 /* Without --group only root reaches the socket at all. */
 static void test_default_root_only(void **state)
 {
-	const struct rtid__svc_req q[] = { { RTID__OP_RESTORE_TID, 500, 0 } };
+	const struct rtid__svc_req q[] = { REQ(RTID__OP_RESTORE_TID, 500, 0) };
 	unsigned char k[1];
 
 	(void)state;

@@ -835,7 +835,7 @@ static void test_silent_client(void **state)
 static void test_bad_messages(void **state)
 {
 	struct rtid__svc_ans a;
-	char buf[600];
+	char buf[RTID__SVC_MSG_MAX + 100];
 	int fd;
 
 	(void)state;
@@ -845,12 +845,12 @@ static void test_bad_messages(void **state)
 	fd = hd_connect_raw(d.sock);
 	assert_int_equal(send(fd, "hi", 2, 0), 2);
 	assert_true(hd_recv(fd, buf, sizeof(buf), 5) > 0);
-	assert_string_equal(buf, "refused 2 version");
+	assert_string_equal(buf, "refused 3 version");
 	close(fd);
 	fd = hd_connect_raw(d.sock);
-	assert_int_equal(send(fd, "hello 3", 7, 0), 7);
+	assert_int_equal(send(fd, "hello 4", 7, 0), 7);
 	assert_true(hd_recv(fd, buf, sizeof(buf), 5) > 0);
-	assert_string_equal(buf, "refused 2 version");
+	assert_string_equal(buf, "refused 3 version");
 	assert_int_equal(hd_recv(fd, buf, sizeof(buf), 5), 0);
 	close(fd);
 	fd = hd_connect_raw(d.sock);
@@ -860,8 +860,8 @@ static void test_bad_messages(void **state)
 	assert_int_equal(hd_recv(fd, buf, sizeof(buf), 5), 0);
 	close(fd);
 	fd = hd_connect_raw(d.sock);
-	memset(buf, 'a', 400);
-	send(fd, buf, 400, 0);
+	memset(buf, 'a', sizeof(buf)); /* longer than any message may be */
+	send(fd, buf, sizeof(buf), 0);
 	assert_int_equal(hd_recv(fd, buf, sizeof(buf), 5), 0);
 	close(fd);
 	/* Clients at the bound: a connection that has not greeted gives its

@@ -177,9 +177,12 @@ static pid_t fake_daemon_says(const char *path, uid_t uid, const struct rtid__sv
 			_exit(4);
 		if (write(ready[1], "r", 1) != 1 || (fd = accept(lfd, NULL, NULL)) < 0)
 			_exit(5);
-		if (recv(fd, buf, sizeof(buf), 0) <= 0)
+		int v;
+
+		if ((n = recv(fd, buf, sizeof(buf), 0)) <= 0 ||
+		    rtid__svc_hello_parse(buf, (size_t)n, &v) < 0)
 			_exit(0); /* the shim hung up at once */
-		n = snprintf(buf, sizeof(buf), "hello %d actions", RTID__SVC_VERSION);
+		n = snprintf(buf, sizeof(buf), "hello %d actions", v); /* in its own version */
 		if (send(fd, buf, (size_t)n, 0) != n || (n = recv(fd, buf, sizeof(buf), 0)) <= 0 ||
 		    rtid__svc_req_parse(buf, (size_t)n, &q) < 0)
 			_exit(0);

@@ -152,6 +152,12 @@ size_t rtid__svc_req_format(const struct rtid__svc_req *q, char *buf)
 	if (q->op == RTID__OP_LOCK)
 		return fmt(buf, snprintf(buf, RTID__SVC_MSG_MAX, "%s %d %u", op, q->pid,
 					 q->timeout_ms));
+	if (q->op == RTID__OP_RESTORE && q->map.n) {
+		char map[RTID__MAP_TEXT + 1];
+
+		rtid__devmap_format(&q->map, map, sizeof(map));
+		return fmt(buf, snprintf(buf, RTID__SVC_MSG_MAX, "%s %d map %s", op, q->pid, map));
+	}
 	return fmt(buf, snprintf(buf, RTID__SVC_MSG_MAX, "%s %d", op ? op : "-", q->pid));
 }
 
@@ -220,6 +226,16 @@ int rtid__svc_req_parse(const char *buf, size_t len, struct rtid__svc_req *out)
 	q.op = index_of(&w, 0, op_names, RTID__OP_COUNT);
 	if (q.op < 0 || positive(&w, 1, &q.pid) < 0)
 		return -EINVAL;
+	if (q.op == RTID__OP_RESTORE && w.n == 4) {
+		char text[RTID__MAP_TEXT + 1], why[8];
+
+		/* The map as its one reader takes it (devmap.c). */
+		if (!is(&w, 2, "map") || copy_word(&w, 3, text, sizeof(text)) < 0 ||
+		    rtid__devmap_parse(text, &q.map, why, sizeof(why)) < 0)
+			return -EINVAL;
+		*out = q;
+		return 0;
+	}
 	if (w.n != (q.op == RTID__OP_LOCK ? 3u : 2u) || (w.n == 3 && number(&w, 2, &ms) < 0))
 		return -EINVAL;
 	q.timeout_ms = (unsigned)ms;

@@ -10,14 +10,22 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "proto/devmap.h"
 #include "proto/worker-proto.h"
 #include "rules/rules.h"
 
 /* 2 adds "started" and "unknown" (exactly-once actions); a client of 1 is
- * still answered its queries, and its actions are refused before any start. */
-#define RTID__SVC_VERSION 2
+ * still answered its queries, and its actions are refused before any start.
+ * 3 adds a device map to restore ("restore PID map MAP"): a client greets
+ * with 3 only to send one, so that a daemon that does not know maps refuses
+ * it at the greeting and never serves the restore without its map; every
+ * other client greets with 2, which every daemon since actions takes. */
+#define RTID__SVC_VERSION 3
 #define RTID__SVC_VERSION_MIN 1
-#define RTID__SVC_MSG_MAX 256
+#define RTID__SVC_VERSION_PLAIN 2
+#define RTID__SVC_VERSION_MAP 3
+/* Room for a restore with the longest map (RTID__MAP_TEXT) and the rest. */
+#define RTID__SVC_MSG_MAX 1536
 /* /run/rtid/rtid.sock, or under the build tree in a build with its tests
  * (-Ddefaults, src/meson.build). */
 #define RTID__SVC_SOCKET_DEFAULT RTID_DEFAULT_SOCKET
@@ -42,6 +50,7 @@ struct rtid__svc_req {
 	int op;              /* enum rtid__worker_op */
 	int pid;
 	unsigned timeout_ms; /* lock only */
+	struct rtid__devmap map; /* restore only, protocol 3 (map.n 0: none) */
 };
 
 enum rtid__svc_kind {
@@ -77,7 +86,8 @@ enum rtid__req_kind rtid__svc_op_kind(int op);
 const char *rtid__svc_state_name(int state);
 
 /* Format into buf (RTID__SVC_MSG_MAX bytes), without a newline. Return the
- * length. Text that is not printable ASCII is replaced by '?'. */
+ * length. Text that is not printable ASCII is replaced by '?'. A request's
+ * map is written for restore only. */
 size_t rtid__svc_hello_format(char *buf, int version);
 size_t rtid__svc_req_format(const struct rtid__svc_req *q, char *buf);
 size_t rtid__svc_ans_format(const struct rtid__svc_ans *a, char *buf);

@@ -33,9 +33,14 @@ const char *rtid__svc_path(const char *path)
 
 int rtid__svc_open(const char *path, struct rtid__svc_conn *c)
 {
+	return rtid__svc_open_version(path, c, RTID__SVC_VERSION_PLAIN);
+}
+
+int rtid__svc_open_version(const char *path, struct rtid__svc_conn *c, int version)
+{
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char hello[RTID__SVC_MSG_MAX];
-	size_t n = rtid__svc_hello_format(hello, RTID__SVC_VERSION);
+	size_t n = rtid__svc_hello_format(hello, version);
 	int fd, e;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -51,7 +56,7 @@ int rtid__svc_open(const char *path, struct rtid__svc_conn *c)
 		close(fd);
 		return -e;
 	}
-	*c = (struct rtid__svc_conn){ .fd = fd };
+	*c = (struct rtid__svc_conn){ .fd = fd, .version = version };
 	return 0;
 }
 
@@ -128,7 +133,7 @@ static ssize_t cancel(struct rtid__svc_conn *c, char *buf)
 /* The daemon's greeting in buf: 0, -EPROTO when it refused us, else -EIO. */
 static int welcomed(struct rtid__svc_conn *c, const char *buf, ssize_t n)
 {
-	int r = rtid__svc_welcome_parse(buf, (size_t)n, RTID__SVC_VERSION, &c->actions);
+	int r = rtid__svc_welcome_parse(buf, (size_t)n, c->version, &c->actions);
 
 	if (r < 0)
 		return r == -EPROTO ? r : -EIO;
@@ -159,6 +164,10 @@ int rtid__svc_call(struct rtid__svc_conn *c, const struct rtid__svc_req *q, doub
 	int r;
 
 	c->started = false;
+	/* A map goes only with a restore, on a connection greeted for maps: a
+	 * daemon that does not know them never gets the restore without it. */
+	if (q->map.n && (q->op != RTID__OP_RESTORE || c->version < RTID__SVC_VERSION_MAP))
+		return -EINVAL;
 	if (send(c->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)len)
 		return -EIO;
 	/* The request is out: from here on, a wait that runs out on an action

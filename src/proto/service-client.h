@@ -10,6 +10,7 @@
 
 struct rtid__svc_conn {
 	int fd;
+	int version;  /* the protocol it greeted with */
 	bool greeted; /* the daemon's greeting has been read */
 	bool actions; /* the daemon serves actions (known once greeted) */
 	/* Set by each call: the daemon said its action was started (handed to the
@@ -26,6 +27,10 @@ const char *rtid__svc_path(const char *path);
  * there is no socket, -ECONNREFUSED when nobody listens, -EAGAIN when the
  * daemon's backlog is full, or another negative errno. */
 int rtid__svc_open(const char *path, struct rtid__svc_conn *c);
+/* rtid__svc_open greeting with version: RTID__SVC_VERSION_MAP to send a
+ * restore with a device map (a daemon that does not know maps refuses the
+ * greeting: rtid__svc_call says -EPROTO). */
+int rtid__svc_open_version(const char *path, struct rtid__svc_conn *c, int version);
 
 /* Whether the daemon at the other end of c may be believed: only root's,
  * ours, or the uid RTID_SERVE_UID names (anyone else listening on the path
@@ -43,7 +48,9 @@ int rtid__svc_greeted(struct rtid__svc_conn *c, double until);
 
 /* Send q and wait until `until` (monotonic seconds) for its answer. Returns 0
  * and *out, -ETIMEDOUT, -EPROTO when the daemon refused us (our version, or
- * busy), -EIO for a closed connection or a malformed or mismatched answer.
+ * busy), -EIO for a closed connection or a malformed or mismatched answer,
+ * -EINVAL (nothing sent) for a map on anything but a restore or on a
+ * connection not greeted with RTID__SVC_VERSION_MAP.
  * For an action, c->started tells whether a failure may have reached the
  * driver: once the daemon says "started", the wait becomes the daemon's own
  * deadline for it plus a margin, whatever `until` said; an action still

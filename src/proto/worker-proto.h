@@ -6,8 +6,14 @@
 
 #include <sys/types.h>
 
+#include "proto/devmap.h"
+
 #define RTID__WORKER_FD 3          /* the worker's end of the socketpair */
 #define RTID__API_MIN_VERSION 12080 /* CUDA 12.8: the checkpoint API appeared */
+/* CUDA 13.0 (r580): CUcheckpointRestoreArgs takes GPU pairs. */
+#define RTID__API_MAP_VERSION 13000
+/* In rtid__hello.ops beside the ops: restore takes a device map. */
+#define RTID__OPS_MAP (1u << 31)
 
 struct rtid__hello {
 	int ok;          /* 1: ready for queries; 0: see why */
@@ -31,6 +37,7 @@ struct rtid__query {
 	int pid;
 	int op;              /* enum rtid__worker_op */
 	unsigned timeout_ms; /* lock: CUcheckpointLockArgs.timeoutMs (0: none) */
+	struct rtid__devmap map; /* restore: CUcheckpointRestoreArgs.gpuPairs (n 0: none) */
 };
 
 struct rtid__reply {

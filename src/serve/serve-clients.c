@@ -136,6 +136,10 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 		sv_fail(s, i, "protocol-1", "actions need protocol 2; not started");
 		return;
 	}
+	if (c->req.map.n && c->version < RTID__SVC_VERSION_MAP) {
+		sv_fail(s, i, "protocol-2", "a device map needs protocol 3; not started");
+		return;
+	}
 	why = c->other_ns ? from_client_ns(c) : NULL;
 	if (!why) {
 		struct rtid__svc_req q = c->req;
@@ -158,7 +162,7 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 	c->req_until = rtid__now() + sv_deadline_of(s->cfg, &c->req);
 }
 
-/* The greeting of client i: protocol 1 or 2, answered in its own version. */
+/* The greeting of client i: protocol 1 to 3, answered in its own version. */
 static void greet(struct server *s, int i, const char *msg, size_t len)
 {
 	struct client *c = &s->c[i];

@@ -217,7 +217,8 @@ static void hand(struct server *s, int i, unsigned k)
 {
 	struct client *c = &s->c[i];
 	struct sworker *w = &s->pool.w[k];
-	struct rtid__query q = { .pid = c->pid, .op = c->req.op, .timeout_ms = c->req.timeout_ms };
+	struct rtid__query q = { .pid = c->pid, .op = c->req.op, .timeout_ms = c->req.timeout_ms,
+				 .map = c->req.map };
 	double deadline = sv_deadline_of(s->cfg, &c->req);
 	bool action = c->req.op >= RTID__OP_LOCK;
 	/* A thread's start time is not its process's: unknown then. */
@@ -228,6 +229,12 @@ static void hand(struct server *s, int i, unsigned k)
 	 * have started, so that the client may still ask the tool. */
 	if (action && !(w->ops & 1u << c->req.op)) {
 		sv_fail(s, i, "unsupported", "this driver lacks the action; not started");
+		return;
+	}
+	/* Never served without its map: refused where the driver takes none. */
+	if (c->req.map.n && !(w->ops & RTID__OPS_MAP)) {
+		sv_fail(s, i, "no-device-map", "this driver's API takes no device map (CUDA 13.0, "
+			"r580); not started");
 		return;
 	}
 	/* Recorded before the driver may have it: a daemon started after this

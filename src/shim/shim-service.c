@@ -57,7 +57,8 @@ static bool action(const char *a, struct rtid__svc_req *q)
 /* The calls the daemon can answer, options in any order, each once. */
 static bool parse(int argc, char **argv, struct rtid__svc_req *q)
 {
-	bool op = false, pid = false, timeout = false;
+	bool op = false, pid = false, timeout = false, map = false;
+	char why[160];
 	int ms;
 
 	for (int i = 1; i < argc; i++) {
@@ -72,10 +73,17 @@ static bool parse(int argc, char **argv, struct rtid__svc_req *q)
 		else if (!timeout && !strcmp(a, "--timeout") && v &&
 			 (rtid__parse_pid(v, &ms) == 0 || !strcmp(v, "0")))
 			timeout = true, q->timeout_ms = strcmp(v, "0") ? (unsigned)ms : 0, i++;
+		else if (!map && !strcmp(a, "--device-map") && v &&
+			 rtid__devmap_parse(v, &q->map, why, sizeof(why)) == 0)
+			map = true, i++;
+		else if (!map && !strcmp(a, "--device-map") && v)
+			return shim_note("%s: the real tool's to judge", why), false;
 		else
 			return false;
 	}
-	/* The real tool takes --timeout for lock only; anything else is its to judge. */
+	/* The real tool takes --timeout for lock only; anything else is its to
+	 * judge. A map with anything but a restore the client never sends
+	 * (rtid__svc_call): the tool judges that too. */
 	return op && pid && (!timeout || q->op == RTID__OP_LOCK);
 }
 
@@ -194,7 +202,8 @@ bool shim_try_service(int argc, char **argv, int *rc, bool *to_tool)
 		return false;
 	}
 	/* A daemon is set up from here on: why it did not answer is worth a line. */
-	if ((r = rtid__svc_open(path, &c)) < 0) {
+	if ((r = rtid__svc_open_version(path, &c, q.map.n ? RTID__SVC_VERSION_MAP
+						      : RTID__SVC_VERSION_PLAIN)) < 0) {
 		shim_note("rtid serve at %s: cannot connect: %s", path, strerror(-r));
 		return false;
 	}

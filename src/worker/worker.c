@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -34,6 +35,15 @@ struct cu_lock_args {
 struct cu_args {
 	unsigned long long reserved[8];
 };
+/* CUcheckpointRestoreArgs since CUDA 13.0: the pairs, then reserved. */
+struct cu_restore_args {
+	const struct rtid__gpu_pair *pairs; /* CUcheckpointGpuPair: two CUuuid, old then new */
+	unsigned npairs;
+	char reserved[52 - sizeof(void *)];
+	unsigned long long reserved1;
+};
+_Static_assert(sizeof(struct rtid__gpu_pair) == 32, "CUcheckpointGpuPair is two CUuuid");
+_Static_assert(sizeof(struct cu_restore_args) == 64, "CUcheckpointRestoreArgs is 64 bytes");
 _Static_assert(sizeof(struct cu_lock_args) == 64, "CUcheckpointLockArgs is 64 bytes");
 _Static_assert(sizeof(struct cu_args) == 64, "the checkpoint argument structs are 64 bytes");
 
@@ -44,6 +54,7 @@ struct api {
 	cu_error_name_fn error_name, error_string;
 	cu_state_fn state;
 	cu_action_fn action[RTID__OP_COUNT]; /* lock .. unlock; NULL where the driver lacks it */
+	bool maps; /* restore takes GPU pairs */
 };
 
 static const char *const action_sym[RTID__OP_COUNT] = {
@@ -105,6 +116,8 @@ static int open_driver(const char *path, struct api *a, struct rtid__hello *h)
 	h->ops = 1u << RTID__OP_RESTORE_TID | (a->state ? 1u << RTID__OP_GET_STATE : 0);
 	for (int op = RTID__OP_LOCK; op < RTID__OP_COUNT; op++)
 		h->ops |= a->action[op] ? 1u << op : 0;
+	a->maps = a->action[RTID__OP_RESTORE] && h->version >= RTID__API_MAP_VERSION;
+	h->ops |= a->maps ? RTID__OPS_MAP : 0;
 	h->ok = 1;
 	return say(h);
 }
@@ -114,6 +127,7 @@ static void call(const struct api *a, const struct rtid__query *q, struct rtid__
 {
 	struct cu_lock_args lock = { .timeout_ms = q->timeout_ms };
 	struct cu_args args = { { 0 } };
+	struct cu_restore_args restore = { .pairs = q->map.pair, .npairs = q->map.n };
 
 	if (q->op == RTID__OP_RESTORE_TID)
 		r->cuerr = a->restore_tid(q->pid, &r->tid);
@@ -121,6 +135,10 @@ static void call(const struct api *a, const struct rtid__query *q, struct rtid__
 		r->cuerr = a->state(q->pid, &r->tid);
 	else if (q->op == RTID__OP_LOCK && a->action[q->op])
 		r->cuerr = a->action[q->op](q->pid, &lock);
+	else if (q->op == RTID__OP_RESTORE && q->map.n && a->maps)
+		r->cuerr = a->action[q->op](q->pid, &restore);
+	else if (q->op == RTID__OP_RESTORE && q->map.n) /* never without its map */
+		r->missing = 1;
 	else if (q->op > RTID__OP_LOCK && q->op < RTID__OP_COUNT && a->action[q->op])
 		r->cuerr = a->action[q->op](q->pid, &args);
 	else
