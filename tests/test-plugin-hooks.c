@@ -32,6 +32,7 @@
 #include <cmocka.h>
 
 #include "plugin/plugin.h"
+#include "proto/devmap.h"
 #include "proto/serve-proto.h"
 #include "plug-log.h"
 #include "serve-harness.h"
@@ -493,6 +494,99 @@ static void put_record(const char *text)
 	fclose(f);
 }
 
+#define GA "GPU-0a1b2c3d-0000-4000-8000-00000000000a"
+#define GB "GPU-0a1b2c3d-0000-4000-8000-00000000000b"
+
+static void put_map(const char *text, mode_t mode)
+{
+	char p[200];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/" PLUG_MAP_FILE, dir);
+	unlink(p);
+	if (!text)
+		return;
+	assert_non_null(f = fopen(p, "w"));
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(chmod(p, mode), 0);
+}
+
+/* A restore onto other GPUs: the map of RTID_DEVICE_MAP, else of the file
+ * beside the images bound to this image's dump, goes with every restore
+ * (the tool's as --device-map, the unlock without); a map that cannot be
+ * used fails the restore at init, naming why; none is no map. */
+static void test_restore_device_map(void **state)
+{
+	char rec[128], want[200];
+	static const struct {
+		const char *text, *said;
+		mode_t mode;
+	} bad[] = {
+		{ "rtid-cuda-map 1\nrun " RUN "\nmap " GA "=" GA "," GB "=" GA "\n",
+		  "beside the images: device map: a GPU the target twice", 0644 },
+		{ "rtid-cuda-map 1\nrun 0000-ffff\nmap " GA "=" GB "\n",
+		  "is for the dump of run 0000-ffff, not this image's (" RUN "): not used", 0644 },
+		{ "rtid-cuda-map 1\nrun " RUN "\nmap " GA "=" GB "\nmap " GA "=" GB "\n",
+		  PLUG_MAP_FILE ": line 4 is malformed", 0644 },
+		{ "rtid-cuda-map 2\nrun " RUN "\nmap " GA "=" GB "\n",
+		  PLUG_MAP_FILE ": line 1 is malformed", 0644 },
+		{ "rtid-cuda-map 1\nmap " GA "=" GB "\n", "no run line or no map line", 0644 },
+		{ "rtid-cuda-map 1\nrun " RUN "\n", "no run line or no map line", 0644 },
+		{ "rtid-cuda-map 1\nrun " RUN "\nmap " GA "=" GB "\n", "someone but root", 0664 },
+	};
+
+	(void)state;
+	snprintf(rec, sizeof(rec), "rtid-cuda-plugin 1\nrun " RUN "\ndriver -\ntask %d\n",
+		 plug_nspid(me));
+	put_record(rec);
+	snprintf(want, sizeof(want), "--action restore --pid %d --device-map " GA "=" GB "\n", me);
+	/* From CRIU's environment. */
+	take = true;
+	setenv("RTID_DEVICE_MAP", GA "=" GB, 1);
+	assert_int_equal(plug_init(PLUG_RESTORE), 0);
+	assert_non_null(strstr(logged, "restoring onto other GPUs: " GA "=" GB " (RTID_DEVICE_MAP)"));
+	assert_int_equal(plug_resume_late(me), 0);
+	assert_int_equal(count_calls(want), 1);
+	assert_int_equal(count_calls("--action unlock"), 1);
+	assert_int_equal(count_calls("--device-map"), 1); /* the restore's only */
+	plug_fini(PLUG_RESTORE, 0);
+	setup(NULL);
+	take = true;
+	setenv("RTID_DEVICE_MAP", GA, 1);
+	assert_int_equal(plug_init(PLUG_RESTORE), -1);
+	assert_non_null(strstr(logged, "RTID_DEVICE_MAP: device map: a pair not OLD=NEW: '" GA "'"));
+	unsetenv("RTID_DEVICE_MAP");
+	/* From the file beside the images, bound to this image's dump. */
+	setup(NULL);
+	take = true;
+	put_map("rtid-cuda-map 1\nrun " RUN "\nmap " GA "=" GB "\n", 0644);
+	assert_int_equal(plug_init(PLUG_RESTORE), 0);
+	assert_non_null(strstr(logged, "restoring onto other GPUs: " GA "=" GB " (" PLUG_MAP_FILE
+				       " beside the images)"));
+	assert_int_equal(plug_resume_late(me), 0);
+	assert_int_equal(count_calls(want), 1);
+	plug_fini(PLUG_RESTORE, 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setup(NULL);
+		take = true;
+		put_map(bad[i].text, bad[i].mode);
+		assert_int_equal(plug_init(PLUG_RESTORE), -1);
+		if (!strstr(logged, bad[i].said))
+			fail_msg("case %zu: %s", i, logged);
+	}
+	/* None: the restore as ever, no map. */
+	setup(NULL);
+	take = true;
+	put_map(NULL, 0);
+	assert_int_equal(plug_init(PLUG_RESTORE), 0);
+	assert_int_equal(plug_resume_late(me), 0);
+	assert_int_equal(count_calls("--device-map"), 0);
+	assert_int_equal(count_calls("--action restore"), 1);
+	plug_fini(PLUG_RESTORE, 0);
+	put_record(NULL);
+}
+
 static void test_restore(void **state)
 {
 	char rec[128], rec2[64];
@@ -786,6 +880,44 @@ static pid_t sleeper(void)
 	return p;
 }
 
+/* The map reaches the driver through the daemon with the restore (the mock
+ * driver logs the pairs it took), no tool spawned; a daemon whose driver
+ * takes no map leaves the restore to the tool, map and all. */
+static void test_restore_map_to_daemon(void **state)
+{
+	static struct daemon d;
+	static const char *const api[] = { "", "api-version 12090\n" };
+	struct rtid__devmap m;
+	char text[600], sock[200], msg[200], why[160], want[200];
+	int pids[] = { me, 0 };
+
+	(void)state;
+	assert_int_equal(rtid__devmap_parse(GA "=" GB, &m, why, sizeof(why)), 0);
+	snprintf(sock, sizeof(sock), "%s", getenv("RTID_SOCKET"));
+	snprintf(want, sizeof(want), "--action restore --pid %d --device-map " GA "=" GB "\n", me);
+	setenv("RTID_MOCK_GPUS", GA "," GB, 1);
+	for (int k = 0; k < 2; k++) {
+		snprintf(text, sizeof(text),
+			 "title map\nproves hooks\ndriver 580.159.03\nbackend api\n%s"
+			 "task %d %d python3\ntask %d %d cuda00001400006\nanswer %d tid %d\n"
+			 "expect driver %d tid=%d\n",
+			 api[k], me, me, me, thread_tid, me, thread_tid, me, thread_tid);
+		hd_prepare(&d, text, pids);
+		hd_start(&d, ((const char *const[]){ "--actions", NULL }));
+		setenv("RTID_SOCKET", d.sock, 1);
+		assert_int_equal(plug_act(RTID__OP_LOCK, me, 1000, msg, sizeof(msg)), 0);
+		assert_int_equal(plug_act(RTID__OP_CHECKPOINT, me, 0, msg, sizeof(msg)), 0);
+		plug_serve_map(&m);
+		assert_int_equal(plug_act(RTID__OP_RESTORE, me, 0, msg, sizeof(msg)), 0);
+		plug_serve_map(&(struct rtid__devmap){ .n = 0 });
+		assert_int_equal(hd_log_count(&d, "\"note\":\"" GA "=" GB "\""), k == 0);
+		assert_int_equal(count_calls(want), k == 1);
+		setenv("RTID_SOCKET", sock, 1);
+		hd_cleanup(&d);
+	}
+	unsetenv("RTID_MOCK_GPUS");
+}
+
 /* A tree asked at once: at the root's PAUSE_DEVICES its descendants in one
  * batch, whose answers of none spare each its own question, but only while
  * the process answered for has the pid (one gone is asked alone); at the
@@ -884,7 +1016,10 @@ static void *old_daemon_run(void *arg)
 
 		while ((n = recv(c, buf, RTID__SVC_MSG_MAX, 0)) > 0) {
 			buf[n] = '\0';
-			if (!strncmp(buf, "hello", 5)) {
+			if (!strcmp(buf, "hello 3")) { /* from before device maps */
+				send(c, "refused 2 version", 17, MSG_NOSIGNAL);
+				break;
+			} else if (!strncmp(buf, "hello", 5)) {
 				send(c, "hello 2 queries", 15, MSG_NOSIGNAL);
 			} else if (!strncmp(buf, "batch ", 6)) {
 				__atomic_add_fetch(&o->batches, 1, __ATOMIC_SEQ_CST);
@@ -930,6 +1065,19 @@ static void test_daemon_without_batches(void **state)
 	assert_null(strstr(logged, "error"));
 	plug_fini(PLUG_DUMP, 0);
 	assert_int_equal(count_calls("--get-restore-tid"), 0);
+	/* A restore with a map: refused at the greeting, so not served without
+	 * its map, and not run by the tool beside whatever that daemon runs. */
+	{
+		struct rtid__devmap m;
+		char msg[300], why[160];
+
+		assert_int_equal(rtid__devmap_parse(GA "=" GB, &m, why, sizeof(why)), 0);
+		plug_serve_map(&m);
+		assert_int_equal(plug_act(RTID__OP_RESTORE, c1, 0, msg, sizeof(msg)), -1);
+		plug_serve_map(&(struct rtid__devmap){ .n = 0 });
+		assert_non_null(strstr(msg, "refused protocol 3: a daemon without device maps"));
+		assert_int_equal(count_calls("--action restore"), 0);
+	}
 	shutdown(o.fd, SHUT_RDWR);
 	pthread_join(t, NULL);
 	close(o.fd);
@@ -1180,9 +1328,11 @@ int main(void)
 		cmocka_unit_test_setup(test_no_word_fails_the_dump, setup),
 		cmocka_unit_test_setup(test_failure_says_pending, setup),
 		cmocka_unit_test_setup(test_restore, setup),
+		cmocka_unit_test_setup(test_restore_device_map, setup),
 		cmocka_unit_test_setup(test_side_by_side, setup),
 		cmocka_unit_test_setup(test_queries_only_daemon, setup),
 		cmocka_unit_test_setup(test_tree_asked_at_once, setup),
+		cmocka_unit_test_setup(test_restore_map_to_daemon, setup),
 		cmocka_unit_test_setup(test_daemon_without_batches, setup),
 		cmocka_unit_test_setup(test_runner, setup),
 		cmocka_unit_test_setup(test_without_pidfd, setup), /* the last: seccomp stays */

@@ -198,7 +198,7 @@ enum plug_state plug_get_state(int pid, int tid)
 
 int plug_act_tool(int op, int pid, unsigned timeout_ms, char *msg, size_t len)
 {
-	char arg[16], ms[16], out[OUT];
+	char arg[16], ms[16], out[OUT], map[RTID__MAP_TEXT + 1];
 	const char *args[] = { "--action", rtid__svc_op_name(op), "--pid", arg, NULL, NULL, NULL };
 	int rc;
 
@@ -207,6 +207,9 @@ int plug_act_tool(int op, int pid, unsigned timeout_ms, char *msg, size_t len)
 		snprintf(ms, sizeof(ms), "%u", timeout_ms);
 		args[4] = "--timeout";
 		args[5] = ms;
+	} else if (op == RTID__OP_RESTORE && plug_serve_map_text(map, sizeof(map))) {
+		args[4] = "--device-map";
+		args[5] = map;
 	}
 	if ((rc = plug_tool_run(args, out, sizeof(out))) == 0)
 		return 0;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "basic/basic.h"
@@ -122,16 +123,17 @@ struct reading {
 	char run[PLUG_RUN_MAX];
 };
 
-/* A run id as CRIU makes one (uuid_unparse): hex digits and dashes. */
-static int run_line(struct reading *r, const char *id, size_t len)
+/* A run id as CRIU makes one (uuid_unparse): hex digits and dashes, into
+ * run (PLUG_RUN_MAX bytes), once. */
+static int run_line(char *run, const char *id, size_t len)
 {
-	if (len == 0 || len >= sizeof(r->run) || r->run[0])
+	if (len == 0 || len >= PLUG_RUN_MAX || run[0])
 		return -EINVAL;
 	for (size_t i = 0; i < len; i++)
 		if (!strchr("0123456789abcdef-", id[i]) || !id[i])
 			return -EINVAL;
-	memcpy(r->run, id, len);
-	r->run[len] = '\0';
+	memcpy(run, id, len);
+	run[len] = '\0';
 	return 0;
 }
 
@@ -146,7 +148,7 @@ static int record_line(const char *line, size_t len, bool whole, void *arg)
 	if (len > 7 && !memcmp(line, "driver ", 7)) /* "-" where it was not known */
 		return 0;
 	if (len >= 4 && !memcmp(line, "run ", 4))
-		return run_line(r, line + 4, len - 4);
+		return run_line(r->run, line + 4, len - 4);
 	if (len < 5 || memcmp(line, "task ", 5) || r->n == r->max)
 		return -EINVAL;
 	return rtid__parse_tid(line + 5, len - 5, &r->pids[r->n++]) < 0 ? -EINVAL : 0;
@@ -163,6 +165,67 @@ int plug_record_read(int dirfd, int *nspids, size_t max, size_t *n, char *run)
 		return -EINVAL;
 	*n = r.n;
 	memcpy(run, r.run, sizeof(r.run));
+	return 0;
+}
+
+/* --- the device map an operator puts beside the images for one restore
+ * (doc/plugin.md), bound to the image by its dump's run id as the record is:
+ *
+ *   rtid-cuda-map 1
+ *   run 1b4e28ba-2fa1-...      (the dump's CRIU run: the record's run line)
+ *   map GPU-...=GPU-...,...    (cuda-checkpoint's --device-map syntax) --- */
+
+#define MAP_HEAD "rtid-cuda-map 1"
+
+struct map_reading {
+	unsigned line;
+	char run[PLUG_RUN_MAX];
+	char *map;
+	size_t cap;
+	bool have;
+};
+
+static int map_line(const char *line, size_t len, bool whole, void *arg)
+{
+	struct map_reading *m = arg;
+
+	if (!whole)
+		return -EINVAL;
+	if (m->line++ == 0)
+		return len == strlen(MAP_HEAD) && !memcmp(line, MAP_HEAD, len) ? 0 : -EINVAL;
+	if (len >= 4 && !memcmp(line, "run ", 4))
+		return run_line(m->run, line + 4, len - 4);
+	if (len < 4 || memcmp(line, "map ", 4) || m->have || len - 4 >= m->cap)
+		return -EINVAL;
+	memcpy(m->map, line + 4, len - 4);
+	m->map[len - 4] = '\0';
+	m->have = true;
+	return 0;
+}
+
+int plug_map_read(int dirfd, char *map, size_t cap, char *run, unsigned *line)
+{
+	struct map_reading m = { .map = map, .cap = cap };
+	int fd = openat(dirfd, PLUG_MAP_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), e;
+	char self[40];
+	struct stat st;
+
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : errno == ELOOP ? -ELOOP : -EIO;
+	/* Trusted as a settings file is: whoever else could write it could send
+	 * a restore to any GPU. Read through the descriptor checked. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_uid && st.st_uid != geteuid()) ||
+	    (st.st_mode & 022)) {
+		close(fd);
+		return -EPERM;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	e = rtid__read_lines(AT_FDCWD, self, map_line, &m);
+	close(fd);
+	*line = e < 0 ? m.line : 0;
+	if (e < 0 || !m.have || !m.run[0])
+		return -EINVAL;
+	memcpy(run, m.run, sizeof(m.run));
 	return 0;
 }
 

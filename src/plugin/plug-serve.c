@@ -76,7 +76,8 @@ bool plug_serve_present(void)
 static bool tool_may_run(const char *reason)
 {
 	static const char *const ok[] = { "not-served", "unsupported", "protocol-1", "busy",
-					  "worker-failed", "no-record" };
+					  "worker-failed", "no-record", "no-device-map",
+					  "protocol-2" };
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
 		if (!strcmp(reason, ok[i]))
@@ -107,14 +108,29 @@ static enum plug_ans failed(char *msg, size_t len, const struct rtid__svc_ans *a
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rtid__svc_conn kept = { .fd = -1 };
 
-/* An open, trusted connection into *c: 0, or ANS_TO_TOOL with msg. */
-static int connect_to(const char *path, struct rtid__svc_conn *c, char *msg, size_t len)
+/* This restore's device map (n 0: none), set once at init. */
+static struct rtid__devmap map;
+
+void plug_serve_map(const struct rtid__devmap *m)
+{
+	map = *m;
+}
+
+size_t plug_serve_map_text(char *buf, size_t len)
+{
+	return rtid__devmap_format(&map, buf, len);
+}
+
+/* An open, trusted connection into *c: 0, or ANS_TO_TOOL with msg. One
+ * greeted for maps (protocol 3) where version says so. */
+static int connect_version(const char *path, struct rtid__svc_conn *c, char *msg, size_t len,
+			   int version)
 {
 	char whybuf[160];
 	const char *why;
 	int r;
 
-	if ((r = rtid__svc_open(path, c)) < 0) {
+	if ((r = rtid__svc_open_version(path, c, version)) < 0) {
 		snprintf(msg, len, "rtid serve at %s: cannot connect: %s", path, strerror(-r));
 		return -1;
 	}
@@ -125,6 +141,11 @@ static int connect_to(const char *path, struct rtid__svc_conn *c, char *msg, siz
 		return -1;
 	}
 	return 0;
+}
+
+static int connect_to(const char *path, struct rtid__svc_conn *c, char *msg, size_t len)
+{
+	return connect_version(path, c, msg, len, RTID__SVC_VERSION_PLAIN);
 }
 
 /* q on the kept connection, under kept_lock: a connection the daemon closed
@@ -227,7 +248,8 @@ static enum plug_ans judge(const char *path, int op, int pid, bool started, int 
 enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, char *msg,
 			     size_t len)
 {
-	struct rtid__svc_req q = { .op = op, .pid = pid, .timeout_ms = timeout_ms };
+	struct rtid__svc_req q = { .op = op, .pid = pid, .timeout_ms = timeout_ms,
+				   .map = op == RTID__OP_RESTORE ? map : (struct rtid__devmap){ 0 } };
 	const char *path = rtid__svc_path(NULL);
 	struct rtid__svc_conn c;
 	struct rtid__svc_ans a;
@@ -244,10 +266,17 @@ enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, c
 		if (r > 0)
 			return ANS_TO_TOOL;
 	} else {
-		if (connect_to(path, &c, msg, len) < 0)
+		if (connect_version(path, &c, msg, len, q.map.n ? RTID__SVC_VERSION_MAP
+								: RTID__SVC_VERSION_PLAIN) < 0)
 			return ANS_TO_TOOL;
 		r = rtid__svc_call(&c, &q, rtid__now() + wait, &a);
 		rtid__svc_close(&c);
+	}
+	if (r == -EPROTO && q.map.n) { /* refused at the greeting, as ever, or for the map */
+		snprintf(msg, len, "rtid serve at %s refused protocol %d: a daemon without device "
+			 "maps, or too busy; the restore is not run without its map, nor beside it",
+			 path, RTID__SVC_VERSION_MAP);
+		return ANS_FAILED;
 	}
 	return judge(path, op, pid, c.started, r, &a, value, msg, len);
 }

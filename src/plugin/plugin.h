@@ -9,11 +9,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct rtid__devmap;
+
 #define PLUG_NAME "cuda_plugin" /* CRIU's own plugin's: the inventory names it */
 #define PLUG_PREFIX "rtid_cuda_plugin: "
 #define PLUG_TASKS_MAX 4096
 #define PLUG_PARALLEL_DEFAULT 8
 #define PLUG_RECORD "rtid-cuda.txt" /* in the image directory */
+#define PLUG_MAP_FILE "rtid-cuda-map.txt" /* an operator's device map, beside it */
 
 enum plug_level { PLUG_ERR = 1, PLUG_WARN, PLUG_INFO, PLUG_DEBUG };
 enum plug_stage { PLUG_DUMP, PLUG_PRE_DUMP, PLUG_RESTORE };
@@ -94,6 +97,12 @@ void plug_serve_batch(int op, const int *pids, size_t n, enum plug_ans *ans, int
 void plug_serve_open(void);
 /* The end of the CRIU run: the kept connection closed. */
 void plug_serve_close(void);
+/* This restore's device map: every restore asked of the daemon carries it
+ * (on a connection of protocol 3: a daemon without maps refuses it, and the
+ * tool gets it), and the tool's restore gets it as --device-map. */
+void plug_serve_map(const struct rtid__devmap *m);
+/* The map in the tool's syntax into buf: its length, 0 for none. */
+size_t plug_serve_map_text(char *buf, size_t len);
 
 /* --- plug-ops.c: one call, the daemon first, else the tool (CRIU's thread) --- */
 /* The restore tid: > 0, 0 for none (no CUDA), -1 on an error. The tid is a
@@ -191,6 +200,13 @@ int plug_record_remove(int dirfd);
  * (run, PLUG_RUN_MAX bytes; "" in a record without one); -ENOENT without a
  * record, or -EINVAL. Nothing written on failure. */
 int plug_record_read(int dirfd, int *nspids, size_t max, size_t *n, char *run);
+/* The device map beside the images (PLUG_MAP_FILE in dirfd): 0 with map
+ * (cap bytes, not yet checked as a map) and run (PLUG_RUN_MAX bytes);
+ * -ENOENT without one; -EPERM when someone but root or us could write it,
+ * or it is no regular file; -ELOOP for a link; -EINVAL when malformed (*line:
+ * the line at fault, from 1; 0: no run or no map line); -EIO when it cannot
+ * be opened. */
+int plug_map_read(int dirfd, char *map, size_t cap, char *run, unsigned *line);
 
 /* --- plug-ops.c, too: a process whose GPU state cannot be had --- */
 /* At a dump (hook: its name, for the log): -1, the dump fails, said; or 0,
