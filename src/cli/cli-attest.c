@@ -255,3 +255,41 @@ int cmd_attest(int argc, char **argv)
 			"--help)\n", argv[!strcmp(argv[1], "show") ? argc - 1 : 1]);
 	return 2;
 }
+
+/* Whether the scan is attested for the running driver: needed only when the
+ * shim's mode scans (scan, canary); driver mode never scans. */
+void cli_doctor_attested(struct cli_doctor *d, const char *version)
+{
+	const char *env = cli_doctor_env(d, "RTID_ATTESTATION"), *mode = cli_doctor_env(d, "RTID_MODE");
+	struct rtid_attestation *a = NULL;
+	const struct rtid_attest_entry *e;
+	char path[1100], err[600] = "";
+	bool trusted = false, clean, scans;
+	enum rtid_mode m = RTID_MODE_DRIVER;
+
+	if (env && *env)
+		snprintf(path, sizeof(path), "%s", env);
+	else if (d->attestation[0] || !d->root[0])
+		cli_doctor_under(d, d->attestation[0] ? d->attestation : RTID_DEFAULT_ATTESTATION,
+				 path, sizeof(path));
+	else
+		snprintf(path, sizeof(path), "%s/%s", d->root, RTID_NODE_ATTESTATION);
+	mode = mode && *mode ? mode : d->mode;
+	scans = *mode && rtid_mode_parse(mode, &m) == 0 && m != RTID_MODE_DRIVER;
+	if (rtid_attest_load_trusted(path, &a, &trusted, err, sizeof(err)) < 0) {
+		cli_doctor_add(d, "scan-attested", !scans, "fix or remove the file (rtid attest show)",
+			       "%s: %s", path, err);
+		return;
+	}
+	clean = rtid_attest_clean(a, version);
+	e = rtid_attest_find(a, version);
+	cli_doctor_add(d, "scan-attested", clean || !scans, "run 'rtid validate --all --report "
+		       "r.json' on this node's GPU processes (doc/fleet.md), or set RTID_MODE=driver",
+		       "driver %s: %s (%lu of %d agreements%s%s)%s", version,
+		       clean ? "attested" : trusted ? "not attested" : "not trusted", e ? e->agree : 0,
+		       RTID_ATTEST_MIN_AGREE, e && e->revoked ? "; revoked: " : "",
+		       e && e->revoked ? e->why : "", !scans ? "; the shim's driver mode does not scan"
+		       : clean ? "; the shim may scan" : "; the shim's mode scans: every call falls "
+		       "back to the driver");
+	rtid_attest_free(a);
+}

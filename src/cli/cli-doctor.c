@@ -42,64 +42,60 @@ static const char doctor_help[] =
 	"Exit status: 0 when every check passes, 1 otherwise, 2 usage error.\n";
 
 /* --- the driver --- */
-/* Whether the scan is attested for the running driver: needed only when the
- * shim's mode scans (scan, canary); driver mode never scans. */
-static void check_attested(struct cli_doctor *d, const char *version)
+/* "GPU UUID:" of a GPU's information file: the UUID after the blanks. */
+static int uuid_line(const char *line, size_t len, bool whole, void *arg)
 {
-	const char *env = cli_doctor_env(d, "RTID_ATTESTATION"), *mode = cli_doctor_env(d, "RTID_MODE");
-	struct rtid_attestation *a = NULL;
-	const struct rtid_attest_entry *e;
-	char path[1100], err[600] = "";
-	bool trusted = false, clean, scans;
-	enum rtid_mode m = RTID_MODE_DRIVER;
+	char *out = arg;
+	size_t i = 9, j;
 
-	if (env && *env)
-		snprintf(path, sizeof(path), "%s", env);
-	else if (d->attestation[0] || !d->root[0])
-		cli_doctor_under(d, d->attestation[0] ? d->attestation : RTID_DEFAULT_ATTESTATION,
-				 path, sizeof(path));
-	else
-		snprintf(path, sizeof(path), "%s/%s", d->root, RTID_NODE_ATTESTATION);
-	mode = mode && *mode ? mode : d->mode;
-	scans = *mode && rtid_mode_parse(mode, &m) == 0 && m != RTID_MODE_DRIVER;
-	if (rtid_attest_load_trusted(path, &a, &trusted, err, sizeof(err)) < 0) {
-		cli_doctor_add(d, "scan-attested", !scans, "fix or remove the file (rtid attest show)",
-			       "%s: %s", path, err);
-		return;
+	if (!whole || len < 9 || memcmp(line, "GPU UUID:", 9))
+		return 0;
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	for (j = i; j < len && line[j] != ' ' && line[j] != '\t'; j++)
+		;
+	snprintf(out, 48, "%.*s", (int)(j - i < 47 ? j - i : 47), line + i);
+	return 1;
+}
+
+static int not_dot(const struct dirent *e)
+{
+	return e->d_name[0] != '.';
+}
+
+/* The node's GPUs by PCI address, each with its UUID as the driver lists it
+ * (what an operator writes a device map with, doc/plugin.md). */
+static void check_gpus(struct cli_doctor *d, const char *proc)
+{
+	char gpus[1100], list[360] = "", path[1400], uuid[48];
+	struct dirent **e = NULL;
+	int n = scandir(strcat(strcpy(gpus, proc), "/driver/nvidia/gpus"), &e, not_dot, alphasort);
+	size_t at = 0;
+
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s/information", gpus, e[i]->d_name);
+		strcpy(uuid, "no UUID");
+		rtid__read_lines(AT_FDCWD, path, uuid_line, uuid);
+		if (at < sizeof(list) - 1)
+			at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s %s", i ? ", " : ": ",
+					       e[i]->d_name, uuid);
+		free(e[i]);
 	}
-	clean = rtid_attest_clean(a, version);
-	e = rtid_attest_find(a, version);
-	cli_doctor_add(d, "scan-attested", clean || !scans, "run 'rtid validate --all --report "
-		       "r.json' on this node's GPU processes (doc/fleet.md), or set RTID_MODE=driver",
-		       "driver %s: %s (%lu of %d agreements%s%s)%s", version,
-		       clean ? "attested" : trusted ? "not attested" : "not trusted", e ? e->agree : 0,
-		       RTID_ATTEST_MIN_AGREE, e && e->revoked ? "; revoked: " : "",
-		       e && e->revoked ? e->why : "", !scans ? "; the shim's driver mode does not scan"
-		       : clean ? "; the shim may scan" : "; the shim's mode scans: every call falls "
-		       "back to the driver");
-	rtid_attest_free(a);
+	free(e);
+	cli_doctor_add(d, "nvidia-gpus", n > 0, "load the NVIDIA driver (nvidia.ko): CRIU's CUDA plugin "
+	    "stays off without /proc/driver/nvidia/gpus", "%d GPU%s in %s%s", n > 0 ? n : 0,
+	    n == 1 ? "" : "s", gpus, list);
 }
 
 static void check_driver(struct cli_doctor *d)
 {
-	char proc[1024], gpus[1100], version[128];
-	struct dirent *de;
-	unsigned n = 0;
-	DIR *dir;
+	char proc[1024], version[128];
 
 	cli_doctor_under(d, "/proc", proc, sizeof(proc));
-	snprintf(gpus, sizeof(gpus), "%s/driver/nvidia/gpus", proc);
-	if ((dir = opendir(gpus))) {
-		while ((de = readdir(dir)))
-			n += de->d_name[0] != '.';
-		closedir(dir);
-	}
-	cli_doctor_add(d, "nvidia-gpus", n > 0, "load the NVIDIA driver (nvidia.ko): CRIU's CUDA plugin "
-	    "stays off without /proc/driver/nvidia/gpus", "%u GPU%s in %s", n, n == 1 ? "" : "s",
-	    gpus);
+	check_gpus(d, proc);
 	if (rtid__driver_version_read(proc, version, sizeof(version)) == 0) {
 		cli_doctor_add(d, "nvidia-driver", true, NULL, "version %s", version);
-		check_attested(d, version);
+		cli_doctor_attested(d, version);
 	} else
 		cli_doctor_add(d, "nvidia-driver", false, "install the NVIDIA driver (550 or later for "
 		    "cuda-checkpoint; 570 for the driver API)", "no readable %s/driver/nvidia/version",

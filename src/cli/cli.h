@@ -106,6 +106,9 @@ struct cli_doctor {
  * only) and what was found. CLI_DOCTOR_MAX holds every check. */
 struct cli_check *cli_doctor_add(struct cli_doctor *d, const char *name, bool ok, const char *fix,
 				 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* cli-attest.c: whether the scan is attested for the running driver
+ * version (a check of d). */
+void cli_doctor_attested(struct cli_doctor *d, const char *version);
 /* Run tool -h as CRIU's CUDA plugin runs cuda-checkpoint (argv[0]
  * "cuda-checkpoint", the engines' PATH under d's root, no LD_LIBRARY_PATH
  * nor LD_PRELOAD; behind_shim: with RTID_SHIM_ACTIVE, as the shim runs the

@@ -26,6 +26,10 @@ chmod 755 "$r/usr/bin/cuda-checkpoint" "$r/usr/sbin/criu"
 : > "$r/usr/lib/criu/cuda_plugin.so"
 printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Thu Jan  1 2026\n' \
 	> "$r/proc/driver/nvidia/version"
+# Each GPU's information as the driver writes it; the doctor lists the
+# UUIDs, for a device map.
+printf 'Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 93\nGPU UUID: \t GPU-0a1b2c3d-0000-4000-8000-00000000000a\nBus Location: \t 0000:01:00.0\n' \
+	> "$r/proc/driver/nvidia/gpus/0000:01:00.0/information"
 # The tree's own settings file (paths in it are the tree's): --root judges
 # the tree alone, whatever this shell's RTID_* say.
 conf=$r/etc/rtid/shim.conf
@@ -83,6 +87,11 @@ if [ -z "$as_root" ]; then
 	setconf 'RTID_SOCKET=/s\n'
 fi
 doctor 0 "ok and all(x['ok'] for x in o['checks']) and len(c) == 12 and c['criu-version']['detail'] == 'CRIU 4.2'"
+doctor 0 "c['nvidia-gpus']['detail'] == '1 GPU in $r/proc/driver/nvidia/gpus: 0000:01:00.0 GPU-0a1b2c3d-0000-4000-8000-00000000000a'"
+mkdir "$r/proc/driver/nvidia/gpus/0000:41:00.0"
+printf 'Model: \t\t NVIDIA H100 80GB HBM3\n' > "$r/proc/driver/nvidia/gpus/0000:41:00.0/information"
+doctor 0 "c['nvidia-gpus']['detail'].endswith('gpus: 0000:01:00.0 GPU-0a1b2c3d-0000-4000-8000-00000000000a, 0000:41:00.0 no UUID')"
+rm -r "$r/proc/driver/nvidia/gpus/0000:41:00.0"
 # One line says what was checked: the tree's file, socket and PATH, and no
 # setting of this shell's (before, doctor judged the host's file and socket,
 # and the shim it ran for -h read the host's settings).
