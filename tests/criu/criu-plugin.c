@@ -59,7 +59,12 @@ struct scenario {
 	bool lost;   /* no daemon, and the driver refuses every restore: killed */
 	bool stuck;  /* with fail: the roll-back's restore of the first CUDA process
 		      * never returns from the driver (the daemon's deadline: STUCK_S) */
+	bool map;    /* the restore onto other GPUs: a map beside the images */
 };
+
+/* The node's two GPUs (the mock driver's); each process is on the first. */
+#define GPU_A "GPU-0a1b2c3d-0000-4000-8000-00000000000a"
+#define GPU_B "GPU-0a1b2c3d-0000-4000-8000-00000000000b"
 
 #define STUCK_S 2.0
 
@@ -81,6 +86,7 @@ static const struct scenario scenarios[] = {
 	{ .name = "plugin-reused-dir", .serve = true, .reuse = true },
 	{ .name = "plugin-broken-tool", .broken = true },
 	{ .name = "plugin-restore-fails", .lost = true },
+	{ .name = "plugin-device-map", .serve = true, .map = true },
 };
 
 static struct criu_env env;
@@ -526,6 +532,48 @@ static int run_untold(const struct scenario *s)
 	return failures ? 1 : 0;
 }
 
+/* The operator's map beside the images, as doc/plugin.md says to write it:
+ * the record's run line, and the map. */
+static void put_map(void)
+{
+	char path[700], text[400];
+	const char *rec, *run;
+
+	snprintf(path, sizeof(path), "%s/rtid-cuda.txt", img);
+	rec = slurp(path);
+	run = rec ? strstr(rec, "\nrun ") : NULL;
+	if (!run) {
+		check(false, "%s has no run line", path);
+		return;
+	}
+	snprintf(text, sizeof(text), "rtid-cuda-map 1\n%.*s\nmap %s=%s\n",
+		 (int)strcspn(run + 1, "\n"), run + 1, GPU_A, GPU_B);
+	write_file(img, "rtid-cuda-map.txt", text);
+	snprintf(path, sizeof(path), "%s/rtid-cuda-map.txt", img);
+	chmod(path, 0644);
+}
+
+/* Every CUDA process restored onto the mapped GPU by the driver, through
+ * the daemon (no tool), and the restore's log says from where. */
+static void check_map(const struct tree *t)
+{
+	char log[700];
+
+	for (int i = 0; i < t->n; i++) {
+		const struct proc *p = &t->p[i];
+
+		if (!p->restore_tid)
+			continue;
+		check(driver_saw("restore-map", p->pid) == 1, "pid %d: the driver took no map",
+		      p->pid);
+		check(tool_saw("restore", p->pid) == 0, "pid %d: restored by the tool", p->pid);
+	}
+	snprintf(log, sizeof(log), "%s/restore.log", img);
+	check(file_has(log, "restoring onto other GPUs: " GPU_A "=" GPU_B " (rtid-cuda-map.txt "
+		       "beside the images)"), "%s does not say the map was taken", log);
+	unsetenv("RTID_MOCK_GPUS");
+}
+
 static int run(const struct scenario *s)
 {
 	char record[700];
@@ -550,6 +598,8 @@ static int run(const struct scenario *s)
 		setenv("RTID_MOCK_STUCK_OPS", "restore", 1);
 		setenv("RTID_MOCK_STUCK_PIDS", pid, 1);
 	}
+	if (s->map) /* before the daemon: its workers take the environment */
+		setenv("RTID_MOCK_GPUS", GPU_A "," GPU_B, 1);
 	if (s->serve)
 		daemon = serve_start(s, "8", s->stuck ? STUCK_S * time_factor() : 0);
 	/* The daemon's driver only: a tool run beside it would not hang, and is
@@ -606,7 +656,11 @@ static int run(const struct scenario *s)
 			serve_stop(daemon);
 			daemon = serve_start(s, "2", 0); /* actions: --workers less one */
 		}
+		if (s->map)
+			put_map();
 		r = restore(s);
+		if (s->map)
+			check_map(&t);
 		if (s->spoil) {
 			char log[700];
 
