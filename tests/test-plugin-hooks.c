@@ -575,6 +575,34 @@ static void test_restore_device_map(void **state)
 		if (!strstr(logged, bad[i].said))
 			fail_msg("case %zu: %s", i, logged);
 	}
+	/* A link, and a directory, by that name: not trusted. */
+	{
+		char p[200], big[RTID__MAP_TEXT + 8];
+
+		snprintf(p, sizeof(p), "%s/" PLUG_MAP_FILE, dir);
+		put_map(NULL, 0);
+		assert_int_equal(symlink(PLUG_RECORD, p), 0);
+		setup(NULL);
+		take = true;
+		assert_int_equal(plug_init(PLUG_RESTORE), -1);
+		assert_non_null(strstr(logged, PLUG_MAP_FILE " beside the images: a symbolic link"));
+		unlink(p);
+		assert_int_equal(mkdir(p, 0755), 0);
+		setup(NULL);
+		take = true;
+		assert_int_equal(plug_init(PLUG_RESTORE), -1);
+		assert_non_null(strstr(logged, "or it is no file"));
+		rmdir(p);
+		/* A map longer than any is refused as one, not cut to fit. */
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		setenv("RTID_DEVICE_MAP", big, 1);
+		setup(NULL);
+		take = true;
+		assert_int_equal(plug_init(PLUG_RESTORE), -1);
+		assert_non_null(strstr(logged, "RTID_DEVICE_MAP: longer than any map"));
+		unsetenv("RTID_DEVICE_MAP");
+	}
 	/* None: the restore as ever, no map. */
 	setup(NULL);
 	take = true;

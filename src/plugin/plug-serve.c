@@ -272,7 +272,9 @@ enum plug_ans plug_serve_ask(int op, int pid, unsigned timeout_ms, int *value, c
 		r = rtid__svc_call(&c, &q, rtid__now() + wait, &a);
 		rtid__svc_close(&c);
 	}
-	if (r == -EPROTO && q.map.n) { /* refused at the greeting, as ever, or for the map */
+	/* Refused at the greeting (as ever, or for the map), or closed before it
+	 * greeted: an old daemon's refusal may come as a closed connection. */
+	if (r < 0 && q.map.n && (r == -EPROTO || !c.greeted)) {
 		snprintf(msg, len, "rtid serve at %s refused protocol %d: a daemon without device "
 			 "maps, or too busy; the restore is not run without its map, nor beside it",
 			 path, RTID__SVC_VERSION_MAP);
