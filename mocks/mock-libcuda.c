@@ -357,12 +357,16 @@ static int act(const char *op, int pid, const void *args, int from, int to)
 {
 	static const unsigned char zero[64];
 	char end[32];
-	int done, r = fault_of(op, &pid, &done);
+	int done, r = fault_of(op, &pid, &done), job = 0;
 	int *s = done ? NULL : state_of(pid);
 
 	snprintf(end, sizeof(end), "%s-end", op);
+	if (!done && (job = mock_job_enter(op, pid)) < 0)
+		return CUDA_ERROR_ILLEGAL_STATE;
 	mock_slow_op_on(op, pid);
 	mock_log(WHO, end, pid, 0, NULL, NULL);
+	if (job > 0)
+		mock_job_leave(pid);
 	if (done)
 		return r;
 	/* The driver requires the reserved fields zeroed (lock: all after

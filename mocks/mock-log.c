@@ -192,3 +192,55 @@ int mock_state_key(int pid, char *buf, size_t len)
 	fclose(f);
 	return snprintf(buf, len, "%016llx.%d", h, ns) < (int)len ? 0 : -1;
 }
+
+/* The group of $RTID_MOCK_JOBS ("100,200;300,400": the pids of each launch
+ * job) that pid is in, from 0; -1 for none. */
+static int job_of(int pid)
+{
+	const char *p = getenv("RTID_MOCK_JOBS");
+	int g = 0;
+
+	while (p && *p) {
+		char *end;
+		long v = strtol(p, &end, 10); /* the test's own setting */
+
+		if (end == p)
+			return -1;
+		if (v == pid)
+			return g;
+		g += *end == ';';
+		p = *end ? end + 1 : end;
+	}
+	return -1;
+}
+
+int mock_job_enter(const char *op, int pid)
+{
+	const char *dir = getenv("RTID_MOCK_STATE");
+	char path[1024], note[64];
+	int g = job_of(pid), fd;
+
+	if (g < 0 || !dir || !*dir)
+		return 0;
+	snprintf(path, sizeof(path), "%s/job-%d.busy", dir, g);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(note, sizeof(note), "job %d busy: %s refused", g, op);
+		mock_log("libcuda", "job-overlap", pid, 0, NULL, note);
+		return -1;
+	}
+	close(fd);
+	return 1;
+}
+
+void mock_job_leave(int pid)
+{
+	const char *dir = getenv("RTID_MOCK_STATE");
+	char path[1024];
+	int g = job_of(pid);
+
+	if (g < 0 || !dir || !*dir)
+		return;
+	snprintf(path, sizeof(path), "%s/job-%d.busy", dir, g);
+	unlink(path);
+}

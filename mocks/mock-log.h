@@ -50,4 +50,12 @@ int mock_by_name(int *pid, int *tid);
  * /proc/PID/root reads "/".) Returns 0, or -1 when the process is gone. */
 int mock_state_key(int pid, char *buf, size_t len);
 
+/* Launch jobs as the driver requires them: no two actions at once on
+ * processes of one job ($RTID_MOCK_JOBS, "100,200;300,400", kept in
+ * $RTID_MOCK_STATE). mock_job_enter: 1 entered (mock_job_leave when done),
+ * 0 no job, -1 another action of its job is in the driver (logged
+ * "job-overlap": the action fails). */
+int mock_job_enter(const char *op, int pid);
+void mock_job_leave(int pid);
+
 #endif

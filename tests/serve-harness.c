@@ -420,3 +420,29 @@ void hd_listener_end(pid_t pid, int release)
 	close(release);
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
 }
+
+/* One counter of the daemon's status ("stat NAME N"). */
+struct stat_want {
+	const char *name;
+	long value;
+};
+
+static void stat_seen(void *ctx, const char *stat)
+{
+	struct stat_want *w = ctx;
+	size_t n = strlen(w->name);
+
+	if (!strncmp(stat, w->name, n) && stat[n] == ' ')
+		w->value = strtol(stat + n + 1, NULL, 10);
+}
+
+long hd_stat(const struct daemon *d, const char *name)
+{
+	struct rtid__svc_conn c;
+	struct stat_want w = { name, -1 };
+
+	assert_int_equal(rtid__svc_open(d->sock, &c), 0);
+	assert_int_equal(rtid__svc_status(&c, rtid__now() + 10, stat_seen, &w), 0);
+	rtid__svc_close(&c);
+	return w.value;
+}

@@ -59,6 +59,8 @@ int hd_log_count(const struct daemon *d, const char *needle);
 int hd_log_self(const struct daemon *d, const char *needle);
 /* Whether the daemon's stderr holds needle. */
 bool hd_said(const struct daemon *d, const char *needle);
+/* The daemon's counter NAME of its status ("stat NAME N"); -1 when absent. */
+long hd_stat(const struct daemon *d, const char *name);
 /* A raw connection to the socket (no greeting sent), or -1. */
 int hd_connect_raw(const char *sock);
 /* A listener of another user's on sock (a process run as uid, which binds it

@@ -136,36 +136,10 @@ static void test_long_action_holds_up_no_one(void **state)
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
 }
 
-/* One counter of the daemon's status ("stat NAME N"). */
-struct stat_want {
-	const char *name;
-	long value;
-};
-
-static void stat_seen(void *ctx, const char *stat)
-{
-	struct stat_want *w = ctx;
-	size_t n = strlen(w->name);
-
-	if (!strncmp(stat, w->name, n) && stat[n] == ' ')
-		w->value = strtol(stat + n + 1, NULL, 10);
-}
-
-static long stat_now(const char *name)
-{
-	struct rtid__svc_conn c;
-	struct stat_want w = { name, -1 };
-
-	assert_int_equal(rtid__svc_open(d.sock, &c), 0);
-	assert_int_equal(rtid__svc_status(&c, rtid__now() + 10, stat_seen, &w), 0);
-	rtid__svc_close(&c);
-	return w.value;
-}
-
 /* The daemon's count of requests queued and not yet at a worker. */
 static long queued_now(void)
 {
-	return stat_now("queued");
+	return hd_stat(&d, "queued");
 }
 
 /* The line of the driver's log where the nth event for pid is, or -1. */
@@ -313,7 +287,7 @@ static void test_waiting_requests_all_handed_out(void **state)
 /* The daemon's count of attaches started (counted as each worker starts). */
 static long attaches_now(void)
 {
-	return stat_now("attaches");
+	return hd_stat(&d, "attaches");
 }
 
 /* A spare worker is started while an action runs only when no worker is

@@ -1,6 +1,7 @@
 /* What rtid reads of /proc: a listing of a process's threads proven
  * complete (walk.c), the scan of their names (scan.c, match.c), the running
- * driver's version (version.c), the processes that may use CUDA
+ * driver's version (version.c), a process's launch job (job.c), the
+ * processes that may use CUDA
  * (discover.c). Gathers facts only; what they mean is rules/. */
 #ifndef RTID_PROC_H
 #define RTID_PROC_H
@@ -46,6 +47,14 @@ size_t rtid__tasks_count(const struct rtid__tasks *l);
 /* The next tid of a listing from *off (start at 0); false at the end. */
 bool rtid__tasks_next(const struct rtid__tasks *l, size_t *off, int *tid);
 void rtid__tasks_free(struct rtid__tasks *l);
+
+/* --- job.c: a process's launch job --- */
+/* pid's job into *out (always written): none where its environment names
+ * no job file (or there is no <proc>/<pid>/environ), the file's device and
+ * inode, or unknown with why (len bytes): an environment that cannot be
+ * read, a job file's path that is not absolute, a file that cannot be
+ * looked at. */
+void rtid__job_read(const char *proc_root, int pid, struct rtid__job *out, char *why, size_t len);
 
 /* --- version.c --- */
 /* Read <proc>/driver/nvidia/version. Returns 0 and out, or a negative errno. */

@@ -123,4 +123,22 @@ enum rtid__req_verdict rtid__request_rule(const struct rtid__req_facts *f);
 /* The reason a daemon or a shim gives for a verdict ("" for OK). */
 const char *rtid__request_why(enum rtid__req_verdict v);
 
+/* --- jobs.c: launch jobs (cuda-checkpoint r590, --launch-job) ---
+ * The processes of one launch job must be operated on one after another
+ * (NVIDIA's rule, as ai-dynamo/dynamo#11304 cites it). A process's job is
+ * the file its CUDA_CHECKPOINT_JOB_FILE names, told by its device and inode
+ * (the tool makes it a memfd, which its children inherit). */
+enum rtid__job_kind {
+	RTID__JOB_NONE,    /* no CUDA_CHECKPOINT_JOB_FILE: in no job */
+	RTID__JOB_KNOWN,   /* in the job of the file (dev, ino) */
+	RTID__JOB_UNKNOWN, /* its job cannot be read: it may be in any job */
+};
+struct rtid__job {
+	enum rtid__job_kind kind;
+	unsigned long long dev, ino; /* RTID__JOB_KNOWN */
+};
+/* Whether actions on processes of jobs a and b may run side by side: not in
+ * one job, and not one that may be in any job beside one in a job. */
+bool rtid__jobs_apart(const struct rtid__job *a, const struct rtid__job *b);
+
 #endif

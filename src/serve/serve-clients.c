@@ -158,6 +158,16 @@ static void take_request(struct server *s, int i, const char *buf, size_t n)
 	/* Who the pid is now: checked again before the driver is called and
 	 * before a query's answer goes back. */
 	c->start_known = rtid_proc_start_time(s->cfg->proc_root, c->pid, &c->start) == 0;
+	/* An action's launch job: one job's actions run one after another. */
+	c->job = (struct rtid__job){ .kind = RTID__JOB_NONE };
+	if (c->req.op >= RTID__OP_LOCK) {
+		char jwhy[300];
+
+		rtid__job_read(s->cfg->proc_root, c->process, &c->job, jwhy, sizeof(jwhy));
+		if (c->job.kind == RTID__JOB_UNKNOWN)
+			serve_log("%s %d: its launch job cannot be read (%s): never run beside a "
+				  "process of a job", rtid__svc_op_name(c->req.op), c->req.pid, jwhy);
+	}
 	c->seq = ++s->seq;
 	c->req_until = rtid__now() + sv_deadline_of(s->cfg, &c->req);
 }

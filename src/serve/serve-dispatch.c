@@ -184,10 +184,22 @@ static bool its_turn(const struct server *s, const int *queue, unsigned j)
 		return true;
 	if (sv_in_driver(s, c->process))
 		return false;
+	/* A launch job's actions one at a time, in order: none beside an action
+	 * of the job with a worker, none before an older one still queued. */
+	for (unsigned k = 0; c->req.op >= RTID__OP_LOCK && k < s->pool.n; k++) {
+		const struct sjob *b = &s->pool.w[k].job;
+
+		if (s->pool.w[k].busy && !b->batch && b->op >= RTID__OP_LOCK &&
+		    !rtid__jobs_apart(&b->job, &c->job))
+			return false;
+	}
 	for (unsigned o = 0; o < j; o++) {
 		const struct client *e = &s->c[queue[o]];
 
-		if (e->fd >= 0 && e->queued && !e->inflight && e->process == c->process)
+		if (e->fd >= 0 && e->queued && !e->inflight &&
+		    (e->process == c->process ||
+		     (c->req.op >= RTID__OP_LOCK && e->req.op >= RTID__OP_LOCK && !e->batch &&
+		      !rtid__jobs_apart(&e->job, &c->job))))
 			return false;
 	}
 	return true;
@@ -259,6 +271,7 @@ static void hand(struct server *s, int i, unsigned k)
 	w->busy = true;
 	w->job = (struct sjob){ .client = i, .conn = c->conn, .op = c->req.op, .pid = c->pid,
 				.process = c->process, .pstart = next.pstart, .started = action,
+				.job = c->job,
 				.until = rtid__now() + deadline };
 	c->inflight = true;
 	if (send(w->sock, &q, sizeof(q), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(q)) {

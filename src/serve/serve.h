@@ -52,9 +52,9 @@ struct sjob {
 	int process;         /* the process pid is or is a thread of */
 	unsigned long long pstart; /* its start time at intake (0: unknown), for the record */
 	bool started;        /* the client was told "started" */
+	struct rtid__job job; /* an action's process's launch job: none beside it (its_turn) */
 	double until;        /* its deadline */
-	struct sbatch *batch; /* a batch's (serve-batch.c; pid and process: the one the
-			       * worker is on); NULL: one request */
+	struct sbatch *batch; /* a batch's (pid, process: the one on the worker); NULL: none */
 };
 
 struct sworker {
@@ -208,8 +208,8 @@ struct client {
 	bool start_known;         /* the start time of req.pid at intake */
 	unsigned long long start; /* (a pid reused meanwhile is another process) */
 	struct rtid__svc_req req;
-	double idle_until, req_until;
-	double asked;  /* when its request came */
+	double idle_until, req_until, asked; /* asked: when its request came */
+	struct rtid__job job; /* an action's process's launch job, read at intake */
 	struct sbatch *batch; /* a batch waiting for a worker (NULL: none or one request) */
 	unsigned long seq;
 };

@@ -1,0 +1,224 @@
+/* Launch jobs (cuda-checkpoint r590): the rule of which actions may run side
+ * by side (rules/jobs.c), a process's job as /proc shows it (proc/job.c:
+ * CUDA_CHECKPOINT_JOB_FILE of its environ, resolved from its side, told by
+ * device and inode), and rtid serve running one job's actions one after
+ * another, in order, while a process in no job runs beside them and one
+ * whose job cannot be read never runs beside a job's; the mock driver
+ * refuses two actions of one job at once, as the driver requires. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "proc/proc.h"
+#include "rules/rules.h"
+#include "serve-harness.h"
+
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define TOOL_CALLS "\"mock\":\"cuda-checkpoint\",\"event\":\"start\""
+
+static const char jobs_case[] = "title serve jobs\nproves serve\ndriver 580.159.03\nbackend api\n"
+				"task 100 100 python3\ntask 100 101 cuda00001400006\n"
+				"task 200 200 python3\ntask 200 201 cuda00001400006\n"
+				"task 300 300 python3\ntask 300 301 cuda00001400006\n"
+				"task 400 400 python3\ntask 400 401 cuda00001400006\n"
+				"answer 100 tid 101\nanswer 200 tid 201\nanswer 300 tid 301\n"
+				"answer 400 tid 401\nexpect driver 100 tid=101\n";
+static const int pids[] = { 100, 200, 300, 400, 0 };
+static struct daemon d;
+
+/* Every pair of kinds: apart unless one job, or an unknown one beside a job. */
+static void test_rule(void **state)
+{
+	const struct rtid__job none = { RTID__JOB_NONE, 0, 0 }, unk = { RTID__JOB_UNKNOWN, 0, 0 },
+			       a = { RTID__JOB_KNOWN, 5, 7 }, a2 = { RTID__JOB_KNOWN, 5, 7 },
+			       b = { RTID__JOB_KNOWN, 5, 8 }, c = { RTID__JOB_KNOWN, 6, 7 };
+
+	(void)state;
+	assert_true(rtid__jobs_apart(&none, &none));
+	assert_true(rtid__jobs_apart(&none, &a));
+	assert_true(rtid__jobs_apart(&a, &none));
+	assert_true(rtid__jobs_apart(&none, &unk));
+	assert_true(rtid__jobs_apart(&unk, &none));
+	assert_false(rtid__jobs_apart(&unk, &a));
+	assert_false(rtid__jobs_apart(&a, &unk));
+	assert_false(rtid__jobs_apart(&unk, &unk));
+	assert_false(rtid__jobs_apart(&a, &a2));
+	assert_true(rtid__jobs_apart(&a, &b)); /* another inode */
+	assert_true(rtid__jobs_apart(&a, &c)); /* another device */
+}
+
+static void put(const char *dir, const char *rel, const void *data, size_t len)
+{
+	char path[600];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	assert_true((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	close(fd);
+}
+
+#define ENV(s) s, sizeof(s) - 1 /* with its NULs, without the literal's own */
+
+/* A process's job in a tree: pid 100 and 200 share the job file (two fds on
+ * one file), 300 names none, 400 a relative path. */
+static void tree(const char *proc)
+{
+	char p[600], t[600];
+
+	put(proc, "jobfile", "", 0);
+	for (int pid = 100; pid <= 200; pid += 100) {
+		snprintf(p, sizeof(p), "%s/%d/fd", proc, pid);
+		mkdir(p, 0755);
+		snprintf(p, sizeof(p), "%s/%d/fd/7", proc, pid);
+		snprintf(t, sizeof(t), "%s/jobfile", proc);
+		unlink(p);
+		assert_int_equal(symlink(t, p), 0);
+	}
+	put(proc, "100/environ", ENV("HOME=/root\0CUDA_CHECKPOINT_JOB_FILE=/proc/self/fd/7\0"));
+	put(proc, "200/environ", ENV("CUDA_CHECKPOINT_JOB_FILE=/dev/fd/7\0PATH=/bin\0"));
+	put(proc, "300/environ", ENV("PATH=/bin\0CUDA_CHECKPOINT_JOB=x\0"));
+	put(proc, "400/environ", ENV("CUDA_CHECKPOINT_JOB_FILE=job\0"));
+}
+
+static void test_reader(void **state)
+{
+	struct rtid__job j[6];
+	char why[700], big[700];
+
+	(void)state;
+	hd_prepare(&d, jobs_case, pids);
+	tree(d.proc);
+	rtid__job_read(d.proc, 100, &j[0], why, sizeof(why));
+	rtid__job_read(d.proc, 200, &j[1], why, sizeof(why));
+	assert_int_equal(j[0].kind, RTID__JOB_KNOWN);
+	assert_int_equal(j[1].kind, RTID__JOB_KNOWN);
+	assert_false(rtid__jobs_apart(&j[0], &j[1])); /* one file: one job */
+	rtid__job_read(d.proc, 300, &j[2], why, sizeof(why));
+	assert_int_equal(j[2].kind, RTID__JOB_NONE);
+	rtid__job_read(d.proc, 400, &j[3], why, sizeof(why));
+	assert_int_equal(j[3].kind, RTID__JOB_UNKNOWN);
+	assert_string_equal(why, "CUDA_CHECKPOINT_JOB_FILE=job: Invalid argument");
+	rtid__job_read(d.proc, 999, &j[4], why, sizeof(why)); /* no environ: none */
+	assert_int_equal(j[4].kind, RTID__JOB_NONE);
+	/* An absolute path: under the process's root; a file not there: unknown. */
+	put(d.proc, "400/environ", ENV("CUDA_CHECKPOINT_JOB_FILE=/run/job\0"));
+	rtid__job_read(d.proc, 400, &j[5], why, sizeof(why));
+	assert_int_equal(j[5].kind, RTID__JOB_UNKNOWN);
+	snprintf(big, sizeof(big), "%s/400/root/run/job: No such file or directory", d.proc);
+	assert_string_equal(why, big);
+	hd_cleanup(&d);
+}
+
+/* Four checkpoints asked at once, each slow: 100 and 200 (one job) one
+ * after the other, in the order asked, never overlapping in the driver; 300
+ * (no job) beside them; 400 (its job unreadable) never beside 100 or 200,
+ * said in the daemon's log. Nothing refused busy, nothing to the tool. */
+static void test_one_job_at_a_time(void **state)
+{
+	static const char *const who[] = { "100", "200", "300", "400" };
+	struct shim_bg b[4];
+	char slow[32];
+	double t[4][2];
+
+	(void)state;
+	hd_prepare(&d, jobs_case, pids);
+	tree(d.proc);
+	setenv("RTID_MOCK_JOBS", "100,200", 1);
+	setenv("RTID_MOCK_SLOW_OPS", "checkpoint", 1);
+	snprintf(slow, sizeof(slow), "%g", 0.5 * time_factor());
+	setenv("RTID_MOCK_SLOW_S", slow, 1);
+	hd_start(&d, ARGS("--actions", "--timeout", "600"));
+	for (int i = 0; i < 4; i++) {
+		struct rtid__svc_ans a;
+
+		assert_int_equal(hd_ask(&d, RTID__OP_LOCK, 100 * (i + 1), 1000, &a), 0);
+		assert_int_equal(a.kind, RTID__SVC_DONE);
+	}
+	for (int i = 0; i < 4; i++) {
+		hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", who[i]), &b[i]);
+		if (i == 0) /* in order: 100's is the one in the driver first */
+			hd_log_wait(&d, "checkpoint", 100, 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		struct shim_run r = hd_shim_wait(&b[i]);
+
+		assert_string_equal(r.out, "");
+		assert_int_equal(r.status, 0);
+		t[i][0] = hd_log_time(&d, "checkpoint", 100 * (i + 1), 0);
+		t[i][1] = hd_log_time(&d, "checkpoint-end", 100 * (i + 1), 0);
+		assert_true(t[i][0] > 0 && t[i][1] >= t[i][0]);
+	}
+	assert_int_equal(hd_log_count(&d, "job-overlap"), 0);
+	assert_true(t[1][0] >= t[0][1]); /* 200 after 100 */
+	assert_true(t[2][0] < t[0][1]);  /* 300 beside 100 */
+	for (int k = 0; k < 2; k++)      /* 400 beside neither */
+		assert_true(t[3][0] >= t[k][1] || t[3][1] <= t[k][0]);
+	assert_true(hd_said(&d, "checkpoint 400: its launch job cannot be read "
+			    "(CUDA_CHECKPOINT_JOB_FILE=job: Invalid argument)"));
+	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
+	unsetenv("RTID_MOCK_JOBS");
+	unsetenv("RTID_MOCK_SLOW_OPS");
+	unsetenv("RTID_MOCK_SLOW_S");
+	hd_cleanup(&d);
+}
+
+/* In the order asked: 100's checkpoint waits behind a slow query about 100
+ * in the driver (a query is no job's action); 200's checkpoint, asked after
+ * it, waits for it rather than go first. */
+static void test_job_order(void **state)
+{
+	struct shim_bg q, b1, b2;
+	char slow[32];
+
+	(void)state;
+	hd_prepare(&d, jobs_case, pids);
+	tree(d.proc);
+	setenv("RTID_MOCK_JOBS", "100,200", 1);
+	setenv("RTID_MOCK_SLOW_OPS", "get-state", 1);
+	snprintf(slow, sizeof(slow), "%g", 0.5 * time_factor());
+	setenv("RTID_MOCK_SLOW_S", slow, 1);
+	hd_start(&d, ARGS("--actions", "--timeout", "600"));
+	for (int pid = 100; pid <= 200; pid += 100) {
+		struct rtid__svc_ans a;
+
+		assert_int_equal(hd_ask(&d, RTID__OP_LOCK, pid, 1000, &a), 0);
+		assert_int_equal(a.kind, RTID__SVC_DONE);
+	}
+	hd_shim_start(&d, ARGS("--get-state", "--pid", "100"), &q);
+	hd_log_wait(&d, "get-state", 100, 0);
+	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "100"), &b1);
+	while (hd_stat(&d, "queued") < 1) /* the daemon has it: 200's is later */
+		;
+	hd_shim_start(&d, ARGS("--action", "checkpoint", "--pid", "200"), &b2);
+	assert_int_equal(hd_shim_wait(&q).status, 0);
+	assert_int_equal(hd_shim_wait(&b1).status, 0);
+	assert_int_equal(hd_shim_wait(&b2).status, 0);
+	assert_true(hd_log_time(&d, "checkpoint", 200, 0) >= hd_log_time(&d, "checkpoint-end", 100, 0));
+	unsetenv("RTID_MOCK_JOBS");
+	unsetenv("RTID_MOCK_SLOW_OPS");
+	unsetenv("RTID_MOCK_SLOW_S");
+	hd_cleanup(&d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rule),
+		cmocka_unit_test(test_reader),
+		cmocka_unit_test(test_one_job_at_a_time),
+		cmocka_unit_test(test_job_order),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
