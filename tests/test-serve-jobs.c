@@ -108,10 +108,72 @@ static void test_reader(void **state)
 	assert_int_equal(j[2].kind, RTID__JOB_NONE);
 	rtid__job_read(d.proc, 400, &j[3], why, sizeof(why));
 	assert_int_equal(j[3].kind, RTID__JOB_UNKNOWN);
-	assert_string_equal(why, "CUDA_CHECKPOINT_JOB_FILE=job: Invalid argument");
+	assert_string_equal(why, "CUDA_CHECKPOINT_JOB_FILE=job: not a path of its own");
 	rtid__job_read(d.proc, 999, &j[4], why, sizeof(why)); /* no environ: none */
 	assert_int_equal(j[4].kind, RTID__JOB_NONE);
-	/* An absolute path: under the process's root; a file not there: unknown. */
+	{
+		struct stat st;
+		char f[600];
+
+		snprintf(f, sizeof(f), "%s/jobfile", d.proc);
+		assert_int_equal(stat(f, &st), 0);
+		assert_true(j[0].dev == st.st_dev && j[0].ino == st.st_ino);
+	}
+	/* Only an entry that is the name counts, the first of two, the last
+	 * one without its NUL too. */
+	put(d.proc, "300/environ", ENV("XCUDA_CHECKPOINT_JOB_FILE=/proc/self/fd/7\0"
+				       "CUDA_CHECKPOINT_JOB_FILE\0A=CUDA_CHECKPOINT_JOB_FILE=/x\0"));
+	rtid__job_read(d.proc, 300, &j[2], why, sizeof(why));
+	assert_int_equal(j[2].kind, RTID__JOB_NONE);
+	put(d.proc, "100/environ", ENV("A=1\0CUDA_CHECKPOINT_JOB_FILE=/proc/self/fd/7\0"
+				       "CUDA_CHECKPOINT_JOB_FILE=job\0"));
+	rtid__job_read(d.proc, 100, &j[2], why, sizeof(why));
+	assert_int_equal(j[2].kind, RTID__JOB_KNOWN);
+	put(d.proc, "100/environ", ENV("A=1\0CUDA_CHECKPOINT_JOB_FILE=/proc/self/fd/7"));
+	rtid__job_read(d.proc, 100, &j[2], why, sizeof(why));
+	assert_false(rtid__jobs_apart(&j[2], &j[1]));
+	/* An environ that cannot be read, or one larger than any: unknown. */
+	snprintf(big, sizeof(big), "%s/300/environ", d.proc);
+	unlink(big);
+	assert_int_equal(mkdir(big, 0755), 0);
+	rtid__job_read(d.proc, 300, &j[2], why, sizeof(why));
+	assert_int_equal(j[2].kind, RTID__JOB_UNKNOWN);
+	snprintf(big, sizeof(big), "%s/300/environ: Is a directory", d.proc);
+	assert_string_equal(why, big);
+	snprintf(big, sizeof(big), "%s/300/environ", d.proc);
+	rmdir(big);
+	{
+		size_t n = 256 * 1024 + 1;
+		char *env = malloc(n);
+
+		assert_non_null(env);
+		memset(env, 'a', n);
+		put(d.proc, "300/environ", env, n);
+		free(env);
+		rtid__job_read(d.proc, 300, &j[2], why, sizeof(why));
+		assert_int_equal(j[2].kind, RTID__JOB_UNKNOWN);
+		assert_non_null(strstr(why, "/300/environ: Value too large"));
+	}
+	/* A path longer than any: not one of its own. */
+	{
+		char env[5000] = "CUDA_CHECKPOINT_JOB_FILE=/";
+
+		memset(env + strlen(env), 'x', 4300);
+		env[26 + 4300] = '\0';
+		put(d.proc, "300/environ", env, strlen(env) + 1);
+		rtid__job_read(d.proc, 300, &j[2], why, sizeof(why));
+		assert_int_equal(j[2].kind, RTID__JOB_UNKNOWN);
+		assert_non_null(strstr(why, ": not a path of its own"));
+	}
+	/* An absolute path: under the process's root. */
+	snprintf(big, sizeof(big), "%s/400/root", d.proc);
+	assert_int_equal(mkdir(big, 0755), 0);
+	put(d.proc, "400/root/job", "", 0);
+	put(d.proc, "400/environ", ENV("CUDA_CHECKPOINT_JOB_FILE=/job\0"));
+	rtid__job_read(d.proc, 400, &j[5], why, sizeof(why));
+	assert_int_equal(j[5].kind, RTID__JOB_KNOWN);
+	assert_true(rtid__jobs_apart(&j[5], &j[0]));
+	/* A file not there: unknown. */
 	put(d.proc, "400/environ", ENV("CUDA_CHECKPOINT_JOB_FILE=/run/job\0"));
 	rtid__job_read(d.proc, 400, &j[5], why, sizeof(why));
 	assert_int_equal(j[5].kind, RTID__JOB_UNKNOWN);
@@ -165,7 +227,7 @@ static void test_one_job_at_a_time(void **state)
 	for (int k = 0; k < 2; k++)      /* 400 beside neither */
 		assert_true(t[3][0] >= t[k][1] || t[3][1] <= t[k][0]);
 	assert_true(hd_said(&d, "checkpoint 400: its launch job cannot be read "
-			    "(CUDA_CHECKPOINT_JOB_FILE=job: Invalid argument)"));
+			    "(CUDA_CHECKPOINT_JOB_FILE=job: not a path of its own)"));
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
 	unsetenv("RTID_MOCK_JOBS");
 	unsetenv("RTID_MOCK_SLOW_OPS");
