@@ -1106,6 +1106,23 @@ static void test_daemon_without_batches(void **state)
 		assert_non_null(strstr(msg, "refused protocol 3: a daemon without device maps"));
 		assert_int_equal(count_calls("--action restore"), 0);
 	}
+	/* A restore's recorded tasks: asked in a batch on the connection its
+	 * first question opens (this daemon closes it; each is then asked alone). */
+	{
+		char rec[160];
+		int before = __atomic_load_n(&o.batches, __ATOMIC_SEQ_CST);
+
+		snprintf(rec, sizeof(rec), "rtid-cuda-plugin 1\nrun " RUN "\ndriver -\ntask %d\n"
+			 "task %d\n", plug_nspid(me), plug_nspid(c1));
+		put_record(rec);
+		take = true;
+		criu_pids[0] = me, criu_pids[1] = c1, criu_n = 2;
+		assert_int_equal(plug_init(PLUG_RESTORE), 0);
+		plug_resume_late(me);
+		assert_true(__atomic_load_n(&o.batches, __ATOMIC_SEQ_CST) > before);
+		plug_fini(PLUG_RESTORE, 0);
+		put_record(NULL);
+	}
 	shutdown(o.fd, SHUT_RDWR);
 	pthread_join(t, NULL);
 	close(o.fd);
