@@ -165,6 +165,20 @@ static void test_reader(void **state)
 		assert_int_equal(j[2].kind, RTID__JOB_UNKNOWN);
 		assert_non_null(strstr(why, ": not a path of its own"));
 	}
+	/* A path that just fits, and one a byte longer: <proc>/400/root and the
+	 * value fill 4199 bytes and the NUL, or 4200 and no room for it. */
+	for (int extra = 0; extra < 2; extra++) {
+		char env[5000] = "CUDA_CHECKPOINT_JOB_FILE=/";
+		size_t fill = 4199 - strlen(d.proc) - strlen("/400/root/") + (size_t)extra;
+
+		memset(env + strlen(env), 'y', fill);
+		env[26 + fill] = '\0';
+		put(d.proc, "400/environ", env, strlen(env) + 1);
+		rtid__job_read(d.proc, 400, &j[2], why, sizeof(why));
+		assert_int_equal(j[2].kind, RTID__JOB_UNKNOWN);
+		/* The one that fits is looked at (and is not there); the other is refused. */
+		assert_int_equal(strstr(why, ": not a path of its own") != NULL, extra);
+	}
 	/* An absolute path: under the process's root. */
 	snprintf(big, sizeof(big), "%s/400/root", d.proc);
 	assert_int_equal(mkdir(big, 0755), 0);

@@ -17,6 +17,7 @@
 
 #define JOB_VAR "CUDA_CHECKPOINT_JOB_FILE="
 #define ENV_MAX (256 * 1024) /* more is no environment CUDA jobs are run with: unknown */
+#define ENV_BUF (ENV_MAX + 1)  /* and a NUL after the last byte read */
 
 /* The job file v (a NUL-ended value) as this side sees it, into path: 0, or
  * -EINVAL for a relative path or one too long. */
@@ -32,7 +33,7 @@ static int resolve(const char *proc_root, int pid, const char *v, char *path, si
 		r = snprintf(path, len, "%s/%d/fd/%s", proc_root, pid, v + 8);
 	else
 		r = snprintf(path, len, "%s/%d/root%s", proc_root, pid, v);
-	return (size_t)r < len ? 0 : -EINVAL;
+	return (size_t)r < len ? 0 : -ENAMETOOLONG;
 }
 
 /* The value of the first JOB_VAR entry of env (n bytes, NUL-ended entries,
@@ -48,14 +49,14 @@ static const char *job_var(const char *env, size_t n)
 void rtid__job_read(const char *proc_root, int pid, struct rtid__job *out, char *why, size_t len)
 {
 	char file[64], path[4200];
-	char *env = malloc(ENV_MAX + 1);
+	char *env = calloc(1, ENV_BUF); /* zeroed: a NUL after whatever is read */
 	const char *v;
 	ssize_t n = -ENOMEM;
 	struct stat st;
 
 	snprintf(file, sizeof(file), "%s/%d/environ", proc_root, pid);
-	if (env && (n = rtid__read_at(AT_FDCWD, file, env, ENV_MAX, RTID__READ_WHOLE)) >= 0)
-		env[n] = '\0';
+	if (env)
+		n = rtid__read_at(AT_FDCWD, file, env, ENV_MAX, RTID__READ_WHOLE);
 	*out = (struct rtid__job){ .kind = RTID__JOB_UNKNOWN };
 	/* No environ at all: gone (its action fails on its own), or a tree
 	 * that shows none: in no job. */
@@ -63,7 +64,7 @@ void rtid__job_read(const char *proc_root, int pid, struct rtid__job *out, char 
 		out->kind = RTID__JOB_NONE;
 	} else if (n < 0) {
 		snprintf(why, len, "%s: %s", file, strerror((int)-n));
-	} else if (resolve(proc_root, pid, v, path, sizeof(path)) < 0) {
+	} else if (resolve(proc_root, pid, v, path, sizeof(path)) != 0) {
 		snprintf(why, len, "CUDA_CHECKPOINT_JOB_FILE=%.200s: not a path of its own", v);
 	} else if (stat(path, &st) < 0) {
 		snprintf(why, len, "%s: %s", path, strerror(errno));
