@@ -534,6 +534,10 @@ static void test_restore_device_map(void **state)
 		{ "rtid-cuda-map 1\nmap " GA "=" GB "\n", "no run line or no map line", 0644 },
 		{ "rtid-cuda-map 1\nrun " RUN "\n", "no run line or no map line", 0644 },
 		{ "rtid-cuda-map 1\nrun " RUN "\nmap " GA "=" GB "\n", "someone but root", 0664 },
+		{ "rtid-cuda-map 1\nx\n", PLUG_MAP_FILE ": line 2 is malformed", 0644 },
+		{ "rtid-cuda-map 1\nrun " RUN "\nrun " RUN "\n", PLUG_MAP_FILE ": line 3 is malformed",
+		  0644 },
+		{ "rtid-cuda-map 1\nrun " RUN "\nmapx\n", PLUG_MAP_FILE ": line 3 is malformed", 0644 },
 	};
 
 	(void)state;
@@ -574,6 +578,38 @@ static void test_restore_device_map(void **state)
 		assert_int_equal(plug_init(PLUG_RESTORE), -1);
 		if (!strstr(logged, bad[i].said))
 			fail_msg("case %zu: %s", i, logged);
+	}
+	/* A map line longer than any map, and a line longer than a piece; no
+	 * image directory to read; an image of no dump run. */
+	{
+		static char text[6000];
+		size_t at = (size_t)snprintf(text, sizeof(text), "rtid-cuda-map 1\nrun " RUN "\nmap ");
+
+		memset(text + at, 'x', 1400);
+		strcpy(text + at + 1400, "\n");
+		setup(NULL);
+		take = true;
+		put_map(text, 0644);
+		assert_int_equal(plug_init(PLUG_RESTORE), -1);
+		assert_non_null(strstr(logged, PLUG_MAP_FILE ": line 3 is malformed"));
+		memset(text + at, 'x', 5000);
+		strcpy(text + at + 5000, "\n");
+		setup(NULL);
+		take = true;
+		put_map(text, 0644);
+		assert_int_equal(plug_init(PLUG_RESTORE), -1);
+		assert_non_null(strstr(logged, PLUG_MAP_FILE ": line 3 is malformed"));
+		setup(NULL);
+		take = true;
+		image_dir = -1;
+		assert_int_equal(plug_init(PLUG_RESTORE), -1);
+		assert_non_null(strstr(logged, PLUG_MAP_FILE " beside the images: cannot be opened"));
+		setup(NULL);
+		take = true;
+		dump_run = "";
+		put_map("rtid-cuda-map 1\nrun " RUN "\nmap " GA "=" GB "\n", 0644);
+		assert_int_equal(plug_init(PLUG_RESTORE), -1);
+		assert_non_null(strstr(logged, "not this image's (none): not used"));
 	}
 	/* A link, and a directory, by that name: not trusted. */
 	{

@@ -111,6 +111,9 @@ static void test_reader(void **state)
 	assert_string_equal(why, "CUDA_CHECKPOINT_JOB_FILE=job: not a path of its own");
 	rtid__job_read(d.proc, 999, &j[4], why, sizeof(why)); /* no environ: none */
 	assert_int_equal(j[4].kind, RTID__JOB_NONE);
+	put(d.proc, "300/environ", "", 0); /* an empty one (a kernel thread's): none */
+	rtid__job_read(d.proc, 300, &j[4], why, sizeof(why));
+	assert_int_equal(j[4].kind, RTID__JOB_NONE);
 	{
 		struct stat st;
 		char f[600];

@@ -68,6 +68,22 @@ static void test_map_reader(void **state)
 	assert_string_equal(back, A "=" B);
 	assert_int_equal(rtid__devmap_format(&m, back, 20), 0); /* only whole pairs */
 	assert_string_equal(back, "");
+	assert_int_equal(rtid__devmap_format(&m, back, 0), 0);
+	assert_int_equal(rtid__devmap_parse(NULL, &m, why, sizeof(why)), -EINVAL);
+	/* Every byte of a UUID a hex digit: not one just past 9, F or f, nor before 0, A, a. */
+	{
+		static const char *const bad[] = {
+			A "=GPU-0a1b2c3d-0000-4000-8000-00000000000:", A "=GPU-0a1b2c3d-0000-4000-8000-00000000000/",
+			A "=GPU-0a1b2c3d-0000-4000-8000-00000000000G", A "=GPU-0a1b2c3d-0000-4000-8000-00000000000@",
+			A "=GPU-0a1b2c3d-0000-4000-8000-00000000000g", A "=GPU-0a1b2c3d-0000-4000-8000-00000000000`",
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+			assert_int_equal(parse(bad[i], why), -EINVAL);
+		assert_int_equal(rtid__devmap_parse(A "=GPU-0A1B2C3D-0000-4000-8000-00000000009F", &m, why,
+						    sizeof(why)), 0);
+		assert_int_equal(m.pair[0].to[15], 0x9f);
+	}
 	assert_int_equal(parse("", why), -EINVAL);
 	assert_string_equal(why, "device map: empty");
 	assert_int_equal(parse(A "=" B ",", why), -EINVAL);

@@ -189,10 +189,8 @@ static int map_line(const char *line, size_t len, bool whole, void *arg)
 {
 	struct map_reading *m = arg;
 
-	if (!whole)
-		return -EINVAL;
-	if (m->line++ == 0)
-		return len == strlen(MAP_HEAD) && !memcmp(line, MAP_HEAD, len) ? 0 : -EINVAL;
+	if (++m->line == 1 || !whole) /* a line cut to a piece is none of these */
+		return whole && len == strlen(MAP_HEAD) && !memcmp(line, MAP_HEAD, len) ? 0 : -EINVAL;
 	if (len >= 4 && !memcmp(line, "run ", 4))
 		return run_line(m->run, line + 4, len - 4);
 	if (len < 4 || memcmp(line, "map ", 4) || m->have || len - 4 >= m->cap)

@@ -50,7 +50,7 @@ void rtid__job_read(const char *proc_root, int pid, struct rtid__job *out, char 
 {
 	char file[64], path[4200];
 	char *env = calloc(1, ENV_BUF); /* zeroed: a NUL after whatever is read */
-	const char *v;
+	const char *v = NULL;
 	ssize_t n = -ENOMEM;
 	struct stat st;
 
