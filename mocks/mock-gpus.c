@@ -52,12 +52,7 @@ static int find(const struct gpus *g, const char *id)
 
 static void path_of(int pid, char *buf, size_t len)
 {
-	const char *dir = getenv("RTID_MOCK_STATE");
-	char key[512];
-
-	buf[0] = '\0';
-	if (dir && *dir && mock_state_key(pid, key, sizeof(key)) == 0)
-		snprintf(buf, len, "%s/%s.gpus", dir, key);
+	mock_state_path(pid, ".gpus", buf, len);
 }
 
 static void keep(int pid, const struct gpus *g)

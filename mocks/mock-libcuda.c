@@ -245,15 +245,10 @@ static size_t nstates;
 
 /* The driver keeps a process's state where every caller sees it: with
  * $RTID_MOCK_STATE (a directory) the state is kept in a file per process
- * (mock_state_key), so that the several workers of one rtid serve, and separate processes, agree. */
+ * (mock_state_path), so that the several workers of one rtid serve, and separate processes, agree. */
 static void state_path(int pid, char *buf, size_t len)
 {
-	const char *dir = getenv("RTID_MOCK_STATE");
-	char key[512];
-
-	buf[0] = '\0';
-	if (dir && *dir && mock_state_key(pid, key, sizeof(key)) == 0)
-		snprintf(buf, len, "%s/%s", dir, key);
+	mock_state_path(pid, "", buf, len);
 }
 
 static int *state_of(int pid)

@@ -244,3 +244,13 @@ void mock_job_leave(int pid)
 	snprintf(path, sizeof(path), "%s/job-%d.busy", dir, g);
 	unlink(path);
 }
+
+void mock_state_path(int pid, const char *suffix, char *buf, size_t len)
+{
+	const char *dir = getenv("RTID_MOCK_STATE");
+	char key[512];
+
+	buf[0] = '\0';
+	if (dir && *dir && mock_state_key(pid, key, sizeof(key)) == 0)
+		snprintf(buf, len, "%s/%s%s", dir, key, suffix);
+}

@@ -49,6 +49,9 @@ int mock_by_name(int *pid, int *tid);
  * namespace; else the pid. (Its root is no key: from outside, a container's
  * /proc/PID/root reads "/".) Returns 0, or -1 when the process is gone. */
 int mock_state_key(int pid, char *buf, size_t len);
+/* $RTID_MOCK_STATE/KEY plus suffix, pid's file there (mock_state_key); ""
+ * when there is no such directory or the process is gone. */
+void mock_state_path(int pid, const char *suffix, char *buf, size_t len);
 
 /* Launch jobs as the driver requires them: no two actions at once on
  * processes of one job ($RTID_MOCK_JOBS, "100,200;300,400", kept in

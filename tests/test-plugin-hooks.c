@@ -585,20 +585,15 @@ static void test_restore_device_map(void **state)
 		static char text[6000];
 		size_t at = (size_t)snprintf(text, sizeof(text), "rtid-cuda-map 1\nrun " RUN "\nmap ");
 
-		memset(text + at, 'x', 1400);
-		strcpy(text + at + 1400, "\n");
-		setup(NULL);
-		take = true;
-		put_map(text, 0644);
-		assert_int_equal(plug_init(PLUG_RESTORE), -1);
-		assert_non_null(strstr(logged, PLUG_MAP_FILE ": line 3 is malformed"));
-		memset(text + at, 'x', 5000);
-		strcpy(text + at + 5000, "\n");
-		setup(NULL);
-		take = true;
-		put_map(text, 0644);
-		assert_int_equal(plug_init(PLUG_RESTORE), -1);
-		assert_non_null(strstr(logged, PLUG_MAP_FILE ": line 3 is malformed"));
+		for (size_t w = 1400; w <= 5000; w += 3600) {
+			memset(text + at, 'x', w);
+			strcpy(text + at + w, "\n");
+			setup(NULL);
+			take = true;
+			put_map(text, 0644);
+			assert_int_equal(plug_init(PLUG_RESTORE), -1);
+			assert_non_null(strstr(logged, PLUG_MAP_FILE ": line 3 is malformed"));
+		}
 		setup(NULL);
 		take = true;
 		image_dir = -1;
