@@ -27,13 +27,6 @@
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 #define TOOL_CALLS "\"mock\":\"cuda-checkpoint\",\"event\":\"start\""
 
-static const char jobs_case[] = "title serve jobs\nproves serve\ndriver 580.159.03\nbackend api\n"
-				"task 100 100 python3\ntask 100 101 cuda00001400006\n"
-				"task 200 200 python3\ntask 200 201 cuda00001400006\n"
-				"task 300 300 python3\ntask 300 301 cuda00001400006\n"
-				"task 400 400 python3\ntask 400 401 cuda00001400006\n"
-				"answer 100 tid 101\nanswer 200 tid 201\nanswer 300 tid 301\n"
-				"answer 400 tid 401\nexpect driver 100 tid=101\n";
 static const int pids[] = { 100, 200, 300, 400, 0 };
 static struct daemon d;
 
@@ -98,7 +91,7 @@ static void test_reader(void **state)
 	char why[700], big[700];
 
 	(void)state;
-	hd_prepare(&d, jobs_case, pids);
+	hd_prepare(&d, "@serve-launch-jobs", pids);
 	tree(d.proc);
 	rtid__job_read(d.proc, 100, &j[0], why, sizeof(why));
 	rtid__job_read(d.proc, 200, &j[1], why, sizeof(why));
@@ -221,7 +214,7 @@ static void test_one_job_at_a_time(void **state)
 	double t[4][2];
 
 	(void)state;
-	hd_prepare(&d, jobs_case, pids);
+	hd_prepare(&d, "@serve-launch-jobs", pids);
 	tree(d.proc);
 	setenv("RTID_MOCK_JOBS", "100,200", 1);
 	setenv("RTID_MOCK_SLOW_OPS", "checkpoint", 1);
@@ -271,7 +264,7 @@ static void test_job_order(void **state)
 	char slow[32];
 
 	(void)state;
-	hd_prepare(&d, jobs_case, pids);
+	hd_prepare(&d, "@serve-launch-jobs", pids);
 	tree(d.proc);
 	setenv("RTID_MOCK_JOBS", "100,200", 1);
 	setenv("RTID_MOCK_SLOW_OPS", "get-state", 1);

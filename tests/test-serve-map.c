@@ -29,9 +29,6 @@
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 #define TOOL_CALLS "\"mock\":\"cuda-checkpoint\",\"event\":\"start\""
 
-static const char map_case[] = "title serve map\nproves serve\ndriver 580.159.03\nbackend api\n"
-			       "task 100 100 python3\ntask 100 101 cuda00001400006\n"
-			       "answer 100 tid 101\nexpect driver 100 tid=101\n";
 static const int map_pids[] = { 100, 0 };
 
 static struct daemon d;
@@ -179,7 +176,7 @@ static void test_map_wire(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	hd_prepare(&d, map_case, map_pids);
+	hd_prepare(&d, "@serve-device-map", map_pids);
 	setenv("RTID_MOCK_GPUS", A "," B, 1);
 	return 0;
 }
@@ -267,9 +264,7 @@ static void test_map_never_dropped(void **state)
 
 	(void)state;
 	hd_cleanup(&d);
-	hd_prepare(&d, "title serve map old\nproves serve\ndriver 575.57.08\nbackend api\n"
-		       "api-version 12090\ntask 100 100 python3\ntask 100 101 cuda00001400006\n"
-		       "answer 100 tid 101\nexpect driver 100 tid=101\n", map_pids);
+	hd_prepare(&d, "@serve-device-map-old-driver", map_pids);
 	hd_start(&d, ARGS("--actions"));
 	checkpointed();
 	assert_int_equal(ask(3, RTID__OP_RESTORE, A "=" B, &a), 0);
