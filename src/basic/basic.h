@@ -41,6 +41,11 @@ typedef int (*rtid__line_fn)(const char *line, size_t len, bool whole, void *arg
  * at the end or when fn stopped it with > 0; fn's negative value; or the
  * open's or a read's -errno. */
 int rtid__read_lines(int dirfd, const char *path, rtid__line_fn fn, void *arg);
+/* pid's start time, field 22 of <proc_root>/<pid>/stat (NULL: /proc): 0 and
+ * *out, or a negative errno (-EINVAL for pid <= 0 or a line not of the
+ * kernel's shape). The one reader of it: rtid_proc_start_time (the library,
+ * the daemon) and rtid's CRIU plugin, which may not use proc/. */
+int rtid__start_time_read(const char *proc_root, int pid, unsigned long long *out);
 /* Whether the file at path holds s as a string of its own (a NUL on each
  * side, as a program's version string stands in its binary): 1 or 0, or the
  * -errno of the open, fstat or mmap. Maps the file; keeps no descriptor. */

@@ -162,3 +162,21 @@ int rtid__file_has_cstring(const char *path, const char *s)
 	munmap(map, (size_t)st.st_size);
 	return r;
 }
+
+int rtid__start_time_read(const char *proc_root, int pid, unsigned long long *out)
+{
+	char path[4096], buf[1024];
+	unsigned long long v;
+	ssize_t n;
+
+	if (pid <= 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/%d/stat", proc_root ? proc_root : "/proc", pid);
+	n = rtid__read_at(AT_FDCWD, path, buf, sizeof(buf), 0);
+	if (n < 0)
+		return (int)n;
+	if (rtid__parse_stat_start(buf, (size_t)n, &v) < 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}

@@ -7,14 +7,11 @@
  * the start time read first (a kernel without pidfd_open, before 5.3, or
  * the fds spent): the pid reused by another process starts later. */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <poll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "basic/basic.h"
-#include "basic/parse.h"
 #include "plugin/plugin.h"
 #include "proto/serve-proto.h"
 
@@ -40,24 +37,12 @@ void plug_tree_charge(double s)
 	ahead_s += s;
 }
 
-/* pid's start time (/proc/PID/stat): 0, or a negative errno. */
-static int start_of(int pid, unsigned long long *out)
-{
-	char path[32], buf[1024];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if ((n = rtid__read_at(AT_FDCWD, path, buf, sizeof(buf), 0)) < 0)
-		return (int)n;
-	return rtid__parse_stat_start(buf, (size_t)n, out);
-}
-
 /* What binds an answer for pids[i] to its process, taken before the
  * question (pidfd_open sets close-on-exec). */
 static void bind_to(struct ahead *a, size_t i)
 {
 	a->pidfd = a->frozen || i >= AHEAD_FDS ? -1 : (int)syscall(SYS_pidfd_open, a->pid, 0);
-	if (!a->frozen && a->pidfd < 0 && start_of(a->pid, &a->start) < 0)
+	if (!a->frozen && a->pidfd < 0 && rtid__start_time_read(NULL, a->pid, &a->start) < 0)
 		a->start = 0;
 }
 
@@ -72,7 +57,7 @@ static bool same_process(const struct ahead *a)
 		return true;
 	if (a->pidfd >= 0)
 		return poll(&p, 1, 0) == 0;
-	return a->start != 0 && start_of(a->pid, &now) == 0 && now == a->start;
+	return a->start != 0 && rtid__start_time_read(NULL, a->pid, &now) == 0 && now == a->start;
 }
 
 void plug_ahead_ask(const int *pids, size_t n, bool frozen)

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "basic/basic.h"
-#include "basic/parse.h"
 #include "basic/sys.h"
 #include "proc/proc.h"
 #include "rtid.h"
@@ -72,18 +71,5 @@ int rtid__thread_of(const char *proc_root, int pid, int tid)
 
 int rtid_proc_start_time(const char *proc_root, int pid, unsigned long long *out)
 {
-	char path[4096], buf[1024];
-	unsigned long long v;
-	ssize_t n;
-
-	if (pid <= 0)
-		return -EINVAL;
-	snprintf(path, sizeof(path), "%s/%d/stat", proc_root ? proc_root : "/proc", pid);
-	n = rtid__read_at(AT_FDCWD, path, buf, sizeof(buf), 0);
-	if (n < 0)
-		return (int)n;
-	if (rtid__parse_stat_start(buf, (size_t)n, &v) < 0)
-		return -EINVAL;
-	*out = v;
-	return 0;
+	return rtid__start_time_read(proc_root, pid, out);
 }
