@@ -939,6 +939,17 @@ static pid_t sleeper(void)
 	return p;
 }
 
+/* rtid serve (with actions) on the case text for pids, the plugin's socket
+ * pointed at it; the socket it had into sock, to put back. */
+static void serve_case(struct daemon *d, const char *text, const int *pids, char *sock,
+		       size_t len)
+{
+	hd_prepare(d, text, pids);
+	hd_start(d, ((const char *const[]){ "--actions", NULL }));
+	snprintf(sock, len, "%s", getenv("RTID_SOCKET"));
+	setenv("RTID_SOCKET", d->sock, 1);
+}
+
 /* The map reaches the driver through the daemon with the restore (the mock
  * driver logs the pairs it took), no tool spawned; a daemon whose driver
  * takes no map leaves the restore to the tool, map and all. */
@@ -998,10 +1009,7 @@ static void test_tree_asked_at_once(void **state)
 		 "answer %d none\nanswer %d none\ntask %d %d python3\nanswer %d tid %d\n"
 		 "expect driver %d tid=%d\n",
 		 me, me, me, thread_tid, me, thread_tid, c1, c2, c3, c3, c3, c3, me, thread_tid);
-	hd_prepare(&d, text, pids);
-	hd_start(&d, ((const char *const[]){ "--actions", NULL }));
-	snprintf(sock, sizeof(sock), "%s", getenv("RTID_SOCKET"));
-	setenv("RTID_SOCKET", d.sock, 1);
+	serve_case(&d, text, pids, sock, sizeof(sock));
 	assert_int_equal(plug_init(PLUG_DUMP), 0);
 	assert_int_equal(plug_pause(me), 0);
 	assert_int_equal(asked(&d, c1), 1);
@@ -1324,10 +1332,7 @@ static void test_without_pidfd(void **state)
 		 "task %d %d python3\ntask %d %d cuda00001400006\nanswer %d tid %d\n"
 		 "answer %d none\nanswer %d none\nexpect driver %d tid=%d\n",
 		 me, me, me, thread_tid, me, thread_tid, c1, c2, me, thread_tid);
-	hd_prepare(&d, text, pids);
-	hd_start(&d, ((const char *const[]){ "--actions", NULL }));
-	snprintf(sock, sizeof(sock), "%s", getenv("RTID_SOCKET"));
-	setenv("RTID_SOCKET", d.sock, 1);
+	serve_case(&d, text, pids, sock, sizeof(sock));
 	assert_int_equal(plug_init(PLUG_DUMP), 0);
 	assert_int_equal(plug_pause(me), 0);
 	assert_int_equal(asked(&d, c1), 1);

@@ -14,7 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -202,6 +206,93 @@ static void test_reader(void **state)
 	hd_cleanup(&d);
 }
 
+/* A child exec'd with env and the memfd as its fd 7, as cuda-checkpoint
+ * --launch-job starts a job's program; returned once it has exec'd (its
+ * end of a close-on-exec pipe closed). */
+static pid_t job_child(int memfd, const char *env)
+{
+	int p[2];
+	char c;
+	pid_t pid;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *const argv[] = { "sleep", "60", NULL };
+		char *const envp[] = { (char *)env, NULL };
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(p[0]);
+		if (memfd >= 0 && dup2(memfd, 7) != 7)
+			_exit(1);
+		execve("/bin/sleep", argv, envp);
+		_exit(1);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &c, 1), 0); /* exec'd */
+	close(p[0]);
+	return pid;
+}
+
+/* The reader against the real kernel, as the tool leaves a job: two
+ * processes holding one memfd (by /proc/self/fd/7 and /dev/fd/7) are one job,
+ * told by that memfd's inode; a process with another memfd is another job;
+ * one with no such variable is in none. */
+static void test_reader_real_kernel(void **state)
+{
+	int one = memfd_create("job", 0), two = memfd_create("job", 0);
+	pid_t c[4];
+	struct rtid__job j[4];
+	struct stat st;
+	char why[300];
+
+	(void)state;
+	assert_true(one >= 0 && two >= 0);
+	c[0] = job_child(one, "CUDA_CHECKPOINT_JOB_FILE=/proc/self/fd/7");
+	c[1] = job_child(one, "CUDA_CHECKPOINT_JOB_FILE=/dev/fd/7");
+	c[2] = job_child(two, "CUDA_CHECKPOINT_JOB_FILE=/proc/self/fd/7");
+	c[3] = job_child(-1, "PATH=/bin");
+	for (int i = 0; i < 4; i++)
+		rtid__job_read("/proc", c[i], &j[i], why, sizeof(why));
+	assert_int_equal(fstat(one, &st), 0);
+	assert_int_equal(j[0].kind, RTID__JOB_KNOWN);
+	assert_true(j[0].dev == st.st_dev && j[0].ino == st.st_ino);
+	assert_false(rtid__jobs_apart(&j[0], &j[1]));
+	assert_int_equal(j[2].kind, RTID__JOB_KNOWN);
+	assert_true(rtid__jobs_apart(&j[0], &j[2]));
+	assert_int_equal(j[3].kind, RTID__JOB_NONE);
+	for (int i = 0; i < 4; i++) {
+		kill(c[i], SIGKILL);
+		waitpid(c[i], NULL, 0);
+	}
+	close(one);
+	close(two);
+}
+
+/* The daemon on the case and the job tree, 100 and 200 one job to the mock
+ * driver too, slow_op taking half a second (scaled). */
+static void serve_jobs(const char *slow_op)
+{
+	char slow[32];
+
+	hd_prepare(&d, "@serve-launch-jobs", pids);
+	tree(d.proc);
+	setenv("RTID_MOCK_JOBS", "100,200", 1);
+	setenv("RTID_MOCK_SLOW_OPS", slow_op, 1);
+	snprintf(slow, sizeof(slow), "%g", 0.5 * time_factor());
+	setenv("RTID_MOCK_SLOW_S", slow, 1);
+	hd_start(&d, ARGS("--actions", "--timeout", "600"));
+}
+
+static void serve_jobs_end(void)
+{
+	unsetenv("RTID_MOCK_JOBS");
+	unsetenv("RTID_MOCK_SLOW_OPS");
+	unsetenv("RTID_MOCK_SLOW_S");
+	hd_cleanup(&d);
+}
+
 /* Four checkpoints asked at once, each slow: 100 and 200 (one job) one
  * after the other, in the order asked, never overlapping in the driver; 300
  * (no job) beside them; 400 (its job unreadable) never beside 100 or 200,
@@ -210,17 +301,10 @@ static void test_one_job_at_a_time(void **state)
 {
 	static const char *const who[] = { "100", "200", "300", "400" };
 	struct shim_bg b[4];
-	char slow[32];
 	double t[4][2];
 
 	(void)state;
-	hd_prepare(&d, "@serve-launch-jobs", pids);
-	tree(d.proc);
-	setenv("RTID_MOCK_JOBS", "100,200", 1);
-	setenv("RTID_MOCK_SLOW_OPS", "checkpoint", 1);
-	snprintf(slow, sizeof(slow), "%g", 0.5 * time_factor());
-	setenv("RTID_MOCK_SLOW_S", slow, 1);
-	hd_start(&d, ARGS("--actions", "--timeout", "600"));
+	serve_jobs("checkpoint");
 	for (int i = 0; i < 4; i++) {
 		struct rtid__svc_ans a;
 
@@ -249,10 +333,7 @@ static void test_one_job_at_a_time(void **state)
 	assert_true(hd_said(&d, "checkpoint 400: its launch job cannot be read "
 			    "(CUDA_CHECKPOINT_JOB_FILE=job: not a path of its own)"));
 	assert_int_equal(hd_log_count(&d, TOOL_CALLS), 0);
-	unsetenv("RTID_MOCK_JOBS");
-	unsetenv("RTID_MOCK_SLOW_OPS");
-	unsetenv("RTID_MOCK_SLOW_S");
-	hd_cleanup(&d);
+	serve_jobs_end();
 }
 
 /* In the order asked: 100's checkpoint waits behind a slow query about 100
@@ -261,16 +342,9 @@ static void test_one_job_at_a_time(void **state)
 static void test_job_order(void **state)
 {
 	struct shim_bg q, b1, b2;
-	char slow[32];
 
 	(void)state;
-	hd_prepare(&d, "@serve-launch-jobs", pids);
-	tree(d.proc);
-	setenv("RTID_MOCK_JOBS", "100,200", 1);
-	setenv("RTID_MOCK_SLOW_OPS", "get-state", 1);
-	snprintf(slow, sizeof(slow), "%g", 0.5 * time_factor());
-	setenv("RTID_MOCK_SLOW_S", slow, 1);
-	hd_start(&d, ARGS("--actions", "--timeout", "600"));
+	serve_jobs("get-state");
 	for (int pid = 100; pid <= 200; pid += 100) {
 		struct rtid__svc_ans a;
 
@@ -287,10 +361,7 @@ static void test_job_order(void **state)
 	assert_int_equal(hd_shim_wait(&b1).status, 0);
 	assert_int_equal(hd_shim_wait(&b2).status, 0);
 	assert_true(hd_log_time(&d, "checkpoint", 200, 0) >= hd_log_time(&d, "checkpoint-end", 100, 0));
-	unsetenv("RTID_MOCK_JOBS");
-	unsetenv("RTID_MOCK_SLOW_OPS");
-	unsetenv("RTID_MOCK_SLOW_S");
-	hd_cleanup(&d);
+	serve_jobs_end();
 }
 
 int main(void)
@@ -298,6 +369,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rule),
 		cmocka_unit_test(test_reader),
+		cmocka_unit_test(test_reader_real_kernel),
 		cmocka_unit_test(test_one_job_at_a_time),
 		cmocka_unit_test(test_job_order),
 	};
